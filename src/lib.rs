@@ -1,0 +1,20 @@
+//! `efficiency-audit` tells whether training, inference or data-processing code already runs at
+//! the speed its machine allows, and proves it with measurements.
+//!
+//! The pipeline, one module per arrow, in data-flow order:
+//!
+//! ```text
+//! config ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► report
+//! ```
+//!
+//! A program runs no faster than its slowest resource: if none of GPU compute, CPU compute or IO
+//! bandwidth reaches the threshold (70 % by default), speed-up is provably possible (RED).
+
+pub mod cli;
+pub mod config;
+pub mod exit;
+pub mod progress;
+
+pub mod ceilings;
+pub mod analysis;
+pub mod verdict;
