@@ -45,11 +45,19 @@ pub enum Command {
     /// Step 1: measure this machine's CPU, memory, disk and GPU ceilings and write
     /// theoretical_limits.yaml (≈10 s; never fails for a missing GPU).
     Ceilings(crate::ceilings::CeilingsArgs),
+    /// Step 5: read what the earlier steps wrote and render final_report.html, report.json
+    /// and comment.md.
+    Report(crate::report::command::ReportArgs),
+    /// Every step in order (ceilings → analyze → report), then publish: inside GitHub Actions
+    /// the job summary, step outputs, the report artifact and one sticky PR comment.
+    Audit(crate::pipeline::AuditArgs),
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
+        Command::Report(args) => crate::report::command::command(&cli.global, &args),
+        Command::Audit(args) => crate::pipeline::command(&cli.global, &args),
     }
 }

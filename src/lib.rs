@@ -15,6 +15,12 @@ pub mod config;
 pub mod exit;
 pub mod progress;
 
+pub mod event;
+pub mod changes;
+
 pub mod ceilings;
 pub mod analysis;
 pub mod verdict;
+pub mod report;
+pub mod publish;
+pub mod pipeline;

@@ -1,0 +1,135 @@
+//! What users see: comment.md and final_report.html rendered from one fixed report, and
+//! hostile text from the audited code rendered inert in HTML, Markdown and the log.
+
+mod common;
+
+use efficiency_audit::report::model::MARKER;
+use efficiency_audit::report::{comment, final_html};
+
+#[test]
+fn comment_snapshot_before_experiments() {
+    insta::assert_snapshot!(comment::render(&common::fixture_report()));
+}
+
+#[test]
+fn comment_snapshot_with_measured_speedups() {
+    insta::assert_snapshot!(comment::render(&common::measured_report()));
+}
+
+#[test]
+fn html_snapshot_before_experiments() {
+    insta::assert_snapshot!(final_html::render(&common::fixture_report()));
+}
+
+#[test]
+fn html_snapshot_with_measured_speedups() {
+    insta::assert_snapshot!(final_html::render(&common::measured_report()));
+}
+
+#[test]
+fn report_json_has_schema_1_shape() {
+    let v = serde_json::to_value(common::fixture_report()).unwrap();
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["verdict"]["value"], "RED");
+    assert_eq!(v["verdict"]["basis"], "estimated");
+    assert_eq!(v["verdict"]["bottleneck"], "gpu");
+    assert_eq!(v["verdict"]["threshold"], 0.7);
+    assert_eq!(v["saturation"]["cpu"]["estimated"], 0.0625);
+    assert!(v["saturation"]["gpu"]["measured"].is_null());
+    assert_eq!(v["findings"].as_array().unwrap().len(), 4);
+    assert_eq!(v["strategies"], serde_json::json!([]));
+    assert_eq!(v["experiments"], serde_json::json!([]));
+    assert!(v["summary"].as_str().unwrap().contains("not measured"));
+    let steps: Vec<_> = v["missing"].as_array().unwrap().iter().map(|m| m["step"].as_str().unwrap()).collect();
+    assert!(steps.contains(&"strategies") && steps.contains(&"experiments"), "{steps:?}");
+    assert!(steps.contains(&"diff"), "the fix in a missing file is reported: {steps:?}");
+}
+
+#[test]
+fn summary_recommends_the_top_three_findings_and_says_nothing_was_measured() {
+    let r = common::fixture_report();
+    assert_eq!(r.recommendations.len(), 3);
+    assert_eq!(r.recommendations[0].location.as_deref(), Some("src/train.py:8"));
+    assert!(r.summary.starts_with("Verdict: RED"), "{}", r.summary);
+    assert!(r.summary.contains("Top bottleneck: gpu at 7 %"), "{}", r.summary);
+    assert!(r.summary.contains("Measured speed-ups: not measured"), "{}", r.summary);
+}
+
+#[test]
+fn html_escapes_hostile_code_and_messages() {
+    let html = final_html::render(&common::fixture_report());
+    // The fixture's train.py and finding messages contain `</script>`, `<!--`, `::error::`,
+    // backticks and an @-mention. None may reach the page as markup.
+    assert!(!html.contains("</script>"), "raw </script> in the page");
+    assert!(!html.contains("<script"), "raw <script> in the page");
+    assert!(!html.contains("<!--"), "raw comment opener in the page");
+    assert!(html.contains("&lt;/script&gt;"));
+    assert!(html.contains("&lt;!-- --&gt;"));
+    assert!(html.contains("`rm -rf`"), "backticks are plain text in HTML");
+    for external in [" src=", "<link", "url(http", "@import", "<script"] {
+        assert!(!html.contains(external), "self-contained: found {external}");
+    }
+}
+
+#[test]
+fn markdown_escapes_hostile_messages() {
+    let md = comment::render(&common::fixture_report());
+    // Outside code fences, nothing audited can open HTML, mention, break a table or a command.
+    let outside_fences: String = {
+        let mut out = String::new();
+        let mut fenced = false;
+        for line in md.lines() {
+            if line.starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if !fenced {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    };
+    assert!(!outside_fences.contains("</script>"), "{outside_fences}");
+    assert!(!outside_fences.contains("::error::"), "{outside_fences}");
+    assert!(!outside_fences.contains("@octocat"), "{outside_fences}");
+    assert_eq!(outside_fences.matches("<!--").count(), 1, "only the marker: {outside_fences}");
+    assert!(outside_fences.contains("\\`loss.item()\\`"), "{outside_fences}");
+    assert!(md.trim_end().ends_with(MARKER));
+}
+
+#[test]
+fn comment_over_the_limit_drops_diffs_then_rows_and_keeps_the_marker() {
+    let mut r = common::fixture_report();
+    let big = r.findings[0].clone();
+    for i in 0..400 {
+        let mut f = big.clone();
+        f.finding.line = i + 1;
+        f.finding.message = "x".repeat(300);
+        r.findings.push(f);
+    }
+    let diff = r.diffs[0].clone();
+    for _ in 0..4 {
+        let mut d = diff.clone();
+        d.text = format!("{}{}", d.text, "+ padding line\n".repeat(2000));
+        r.diffs.push(d);
+    }
+    let full = comment::render_limited(&r, usize::MAX);
+    assert!(full.chars().count() > comment::MAX_CHARS, "the case must exceed the limit");
+    let md = comment::render(&r);
+    assert!(md.chars().count() <= comment::MAX_CHARS, "{}", md.chars().count());
+    assert!(md.trim_end().ends_with(MARKER));
+    assert!(md.contains("shortened to fit GitHub's 65 536-character limit"));
+    assert!(md.starts_with("## 🔴 efficiency-audit"), "the verdict stays first");
+    assert!(!md.contains("<details><summary>EA101"), "diffs go first");
+    assert!(md.contains("more in the full report"), "then rows");
+}
+
+#[test]
+fn comment_cut_hard_when_even_the_summary_is_too_long() {
+    let mut r = common::fixture_report();
+    r.summary = "y".repeat(70_000);
+    let md = comment::render(&r);
+    assert!(md.chars().count() <= comment::MAX_CHARS);
+    assert!(md.trim_end().ends_with(MARKER));
+}
