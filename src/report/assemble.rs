@@ -134,7 +134,7 @@ pub fn read_outputs(dir: &Path) -> StepOutputs {
         },
         Err(_) if !STEPS_3_4_BUILT => out.missing.push(missing(
             "strategies",
-            "not run: step 3 (strategies) is not built yet".to_owned(),
+            "not run — step 3 (strategies) is not built yet".to_owned(),
         )),
         Err(_) => out.missing.push(missing(
             "strategies",
@@ -154,7 +154,7 @@ pub fn read_outputs(dir: &Path) -> StepOutputs {
         },
         Err(_) if !STEPS_3_4_BUILT => out.missing.push(missing(
             "experiments",
-            "not run: step 4 (experiments) is not built yet; speed-ups and measured saturation are not measured".to_owned(),
+            "not run — step 4 (experiments) is not built yet, so speed-ups and measured saturation are unknown".to_owned(),
         )),
         Err(_) => out.missing.push(missing(
             "experiments",

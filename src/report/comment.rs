@@ -116,12 +116,11 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
             .missing
             .iter()
             .filter(|m| m.step == "strategies" || m.step == "experiments")
-            .map(|m| md_text(&m.reason))
+            .map(|m| format!("- {}: {}", md_text(&m.step), md_text(&m.reason)))
             .collect::<Vec<_>>();
-        if why.is_empty() {
-            writeln!(out, "\nSpeed-ups were not measured.")?;
-        } else {
-            writeln!(out, "\nSpeed-ups were not measured: {}.", why.join("; "))?;
+        writeln!(out, "\nSpeed-ups were not measured.")?;
+        if !why.is_empty() {
+            writeln!(out, "\n{}", why.join("\n"))?;
         }
     } else {
         writeln!(out, "\n| # | Strategy | Speed-up | 95 % interval | Status |")?;

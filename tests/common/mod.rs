@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use efficiency_audit::analysis::model::{Applicability, Resource};
 use efficiency_audit::report::assemble::{assemble, read_outputs};
+use efficiency_audit::report::summary;
 use efficiency_audit::report::model::{Context, Experiment, ExperimentStatus, Report, Strategy};
 
 pub fn fixture_dir() -> PathBuf {
@@ -91,6 +92,8 @@ pub fn measured_report() -> Report {
             status: ExperimentStatus::NoChange,
         },
     ];
+    r.recommendations = summary::recommendations(&r.strategies, &r.findings);
+    r.summary = summary::paragraph(r.verdict.as_ref(), &r.saturation, &r.recommendations, &r.experiments, false);
     r
 }
 
