@@ -91,7 +91,12 @@ pub fn git_diff(repo: &Path, base: &str, head: &str) -> Result<Vec<String>, Stri
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
-        .args(["diff", "--name-only", "--no-renames", &format!("{base}...{head}")])
+        .args([
+            "diff",
+            "--name-only",
+            "--no-renames",
+            &format!("{base}...{head}"),
+        ])
         .output()
         .map_err(|e| format!("cannot run git: {e}"))?;
     if !out.status.success() {
@@ -125,8 +130,15 @@ mod tests {
 
     #[test]
     fn globs_keep_python_files_at_any_depth() {
-        let files = vec!["train.py".to_owned(), "a/b/data.py".to_owned(), "README.md".to_owned()];
-        assert_eq!(filter(&files, &["**/*.py".to_owned()]), ["train.py", "a/b/data.py"]);
+        let files = vec![
+            "train.py".to_owned(),
+            "a/b/data.py".to_owned(),
+            "README.md".to_owned(),
+        ];
+        assert_eq!(
+            filter(&files, &["**/*.py".to_owned()]),
+            ["train.py", "a/b/data.py"]
+        );
     }
 
     #[test]
@@ -136,7 +148,14 @@ mod tests {
             let out = Command::new("git")
                 .arg("-C")
                 .arg(dir.path())
-                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
                 .args(args)
                 .output()
                 .unwrap();

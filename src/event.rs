@@ -106,7 +106,10 @@ impl GithubEnv {
     }
 
     fn get(&self, name: &str) -> Option<&str> {
-        self.vars.get(name).map(String::as_str).filter(|v| !v.is_empty())
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
     }
 
     /// Running as a GitHub Actions step (`GITHUB_ACTIONS=true`; `act` sets it too).
@@ -132,7 +135,13 @@ impl GithubEnv {
         let runner = format!("INPUT_{}", upper.replace(' ', "_"));
         let act: String = upper
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         self.get(&runner)
             .or_else(|| self.get(&format!("INPUT_{act}")))
@@ -300,7 +309,9 @@ impl Event {
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
     /// `GITHUB_EVENT_PATH` names a file that cannot be read.
-    #[error("cannot read the event payload {path}: {source} (inside a container, mount the file and pass GITHUB_EVENT_PATH)")]
+    #[error(
+        "cannot read the event payload {path}: {source} (inside a container, mount the file and pass GITHUB_EVENT_PATH)"
+    )]
     Read {
         /// The file.
         path: PathBuf,

@@ -4,8 +4,10 @@
 //! The pipeline, one module per arrow, in data-flow order:
 //!
 //! ```text
-//! config ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► report
+//! event ─► changes ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► report (step 5) ─► publish
 //! ```
+//!
+//! `pipeline` runs them in that order (`efficiency-audit audit`).
 //!
 //! A program runs no faster than its slowest resource: if none of GPU compute, CPU compute or IO
 //! bandwidth reaches the threshold (70 % by default), speed-up is provably possible (RED).
@@ -16,11 +18,15 @@ pub mod exit;
 pub mod progress;
 
 pub mod event;
+
 pub mod changes;
 
 pub mod ceilings;
 pub mod analysis;
 pub mod verdict;
+
 pub mod report;
+
 pub mod publish;
+
 pub mod pipeline;

@@ -81,21 +81,27 @@ fn settings(global: &GlobalArgs, args: &AuditArgs, env: &GithubEnv) -> anyhow::R
     };
     config = config.with_threshold(args.threshold.or(input_threshold))?;
     let enum_input = |id: &str| env.input(id).map(str::to_ascii_lowercase);
-    config.fail_on = args.fail_on.unwrap_or(match enum_input("fail-on").as_deref() {
-        Some("red") => FailOn::Red,
-        Some("never") => FailOn::Never,
-        _ => config.fail_on,
-    });
-    config.comment = args.comment.unwrap_or(match enum_input("comment").as_deref() {
-        Some("off") => CommentMode::Off,
-        Some("sticky") => CommentMode::Sticky,
-        _ => config.comment,
-    });
-    config.fork_bench = args.fork_bench.unwrap_or(match enum_input("fork-bench").as_deref() {
-        Some("allow") => ForkBench::Allow,
-        Some("skip") => ForkBench::Skip,
-        _ => config.fork_bench,
-    });
+    config.fail_on = args
+        .fail_on
+        .unwrap_or(match enum_input("fail-on").as_deref() {
+            Some("red") => FailOn::Red,
+            Some("never") => FailOn::Never,
+            _ => config.fail_on,
+        });
+    config.comment = args
+        .comment
+        .unwrap_or(match enum_input("comment").as_deref() {
+            Some("off") => CommentMode::Off,
+            Some("sticky") => CommentMode::Sticky,
+            _ => config.comment,
+        });
+    config.fork_bench = args
+        .fork_bench
+        .unwrap_or(match enum_input("fork-bench").as_deref() {
+            Some("allow") => ForkBench::Allow,
+            Some("skip") => ForkBench::Skip,
+            _ => config.fork_bench,
+        });
     Ok(Settings {
         config,
         dry_run: args.dry_run || env.input_bool("dry-run").unwrap_or(false),
@@ -109,7 +115,12 @@ pub fn command(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStat
 }
 
 /// The audit with its environment passed in.
-pub fn run(global: &GlobalArgs, args: &AuditArgs, env: &GithubEnv, retry: RetryPolicy) -> anyhow::Result<ExitStatus> {
+pub fn run(
+    global: &GlobalArgs,
+    args: &AuditArgs,
+    env: &GithubEnv,
+    retry: RetryPolicy,
+) -> anyhow::Result<ExitStatus> {
     let console = Console::new(global.quiet);
     let Settings { config, dry_run } = settings(global, args, env)?;
     let out_dir = global
@@ -124,11 +135,20 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs, env: &GithubEnv, retry: RetryP
         None
     });
     let api = pull_files_api(env, event.as_ref(), dry_run);
-    let changes = event
-        .as_ref()
-        .map(|e| changes::changed_files(e, &args.dir, api.as_ref().map(|a| a as &dyn PullFiles), &config.paths));
+    let changes = event.as_ref().map(|e| {
+        changes::changed_files(
+            e,
+            &args.dir,
+            api.as_ref().map(|a| a as &dyn PullFiles),
+            &config.paths,
+        )
+    });
     if let Some(c) = &changes {
-        console.status(&format!("changed files ({:?}): {}", c.source, c.files.len()));
+        console.status(&format!(
+            "changed files ({:?}): {}",
+            c.source,
+            c.files.len()
+        ));
     }
 
     let step_global = GlobalArgs {
@@ -140,7 +160,9 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs, env: &GithubEnv, retry: RetryP
 
     // 1 ceilings
     console.status("step 1: measuring this machine's ceilings");
-    let ceilings_args = crate::ceilings::CeilingsArgs { workspace: args.dir.clone() };
+    let ceilings_args = crate::ceilings::CeilingsArgs {
+        workspace: args.dir.clone(),
+    };
     if let Err(e) = crate::ceilings::command(&step_global, &ceilings_args) {
         console.warn(&format!("step 1 (ceilings) failed: {e:#}"));
     }
@@ -189,16 +211,25 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs, env: &GithubEnv, retry: RetryP
     if let Some(v) = &report.verdict {
         println!("{}", v.headline());
     }
-    let red = report.verdict.as_ref().is_none_or(|v| v.value == VerdictValue::Red);
-    Ok(if red && config.fail_on == FailOn::Red && report.verdict.is_some() {
-        ExitStatus::Red
-    } else {
-        ExitStatus::Success
-    })
+    let red = report
+        .verdict
+        .as_ref()
+        .is_none_or(|v| v.value == VerdictValue::Red);
+    Ok(
+        if red && config.fail_on == FailOn::Red && report.verdict.is_some() {
+            ExitStatus::Red
+        } else {
+            ExitStatus::Success
+        },
+    )
 }
 
 /// The pull request files API, when the run may talk to GitHub.
-fn pull_files_api(env: &GithubEnv, event: Option<&Event>, dry_run: bool) -> Option<crate::publish::github::GitHubPublisher> {
+fn pull_files_api(
+    env: &GithubEnv,
+    event: Option<&Event>,
+    dry_run: bool,
+) -> Option<crate::publish::github::GitHubPublisher> {
     if dry_run || env.is_act() || event?.pull_request.is_none() {
         return None;
     }
@@ -208,6 +239,12 @@ fn pull_files_api(env: &GithubEnv, event: Option<&Event>, dry_run: bool) -> Opti
 
 /// Step 2 on the changed files (or the whole folder). Wired to `crate::analysis` when the
 /// `analyze` command is part of the build.
-fn analyze(_global: &GlobalArgs, _dir: &Path, _changes: Option<&changes::Changes>) -> anyhow::Result<()> {
-    anyhow::bail!("the analyze step is not part of this build yet; the report lists analysis as missing")
+fn analyze(
+    _global: &GlobalArgs,
+    _dir: &Path,
+    _changes: Option<&changes::Changes>,
+) -> anyhow::Result<()> {
+    anyhow::bail!(
+        "the analyze step is not part of this build yet; the report lists analysis as missing"
+    )
 }

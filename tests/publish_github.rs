@@ -2,6 +2,8 @@
 //! permission errors, forks, the 65 536-character limit, GitHub Enterprise, and the token
 //! staying secret.
 
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
+
 mod common;
 
 use std::path::Path;
@@ -28,7 +30,9 @@ fn fast() -> RetryPolicy {
 }
 
 fn publisher(api: &str) -> GitHubPublisher {
-    GitHubPublisher::new(api, Token::new(TOKEN.into()), "o/r").unwrap().with_retry(fast())
+    GitHubPublisher::new(api, Token::new(TOKEN.into()), "o/r")
+        .unwrap()
+        .with_retry(fast())
 }
 
 fn body() -> String {
@@ -51,12 +55,27 @@ fn creates_the_comment_when_none_exists() {
         Mock::given(method("POST"))
             .and(path("/repos/o/r/issues/1/comments"))
             .and(body_string_contains("efficiency-audit:report v1"))
-            .respond_with(ResponseTemplate::new(201).set_body_json(common::comment_json(99, "github-actions[bot]", &body())))
+            .respond_with(
+                ResponseTemplate::new(201).set_body_json(common::comment_json(
+                    99,
+                    "github-actions[bot]",
+                    &body(),
+                )),
+            )
             .expect(1),
     );
     let out = publisher(&s.uri()).upsert_comment(1, &body()).unwrap();
-    assert_eq!(out, CommentOutcome::Created("https://github.com/o/r/pull/1#issuecomment-99".into()));
-    let auth = s.requests()[0].headers.get("authorization").unwrap().to_str().unwrap().to_owned();
+    assert_eq!(
+        out,
+        CommentOutcome::Created("https://github.com/o/r/pull/1#issuecomment-99".into())
+    );
+    let auth = s.requests()[0]
+        .headers
+        .get("authorization")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(auth, format!("Bearer {TOKEN}"));
     s.verify();
 }
@@ -64,10 +83,19 @@ fn creates_the_comment_when_none_exists() {
 #[test]
 fn finds_its_own_comment_on_page_two_and_updates_it_in_place() {
     let s = common::Server::start();
-    let mut page1: Vec<Value> = (0..100).map(|i| common::comment_json(i, "alice", "chatter")).collect();
+    let mut page1: Vec<Value> = (0..100)
+        .map(|i| common::comment_json(i, "alice", "chatter"))
+        .collect();
     // Someone quoting the bot's comment (marker last) is not the bot.
-    page1.push(common::comment_json(500, "mallory", &format!("> quoted\n{MARKER}")));
-    let next = format!("<{}/repos/o/r/issues/1/comments?per_page=100&page=2>; rel=\"next\"", s.uri());
+    page1.push(common::comment_json(
+        500,
+        "mallory",
+        &format!("> quoted\n{MARKER}"),
+    ));
+    let next = format!(
+        "<{}/repos/o/r/issues/1/comments?per_page=100&page=2>; rel=\"next\"",
+        s.uri()
+    );
     s.mount(
         Mock::given(method("GET"))
             .and(path("/repos/o/r/issues/1/comments"))
@@ -82,21 +110,47 @@ fn finds_its_own_comment_on_page_two_and_updates_it_in_place() {
     s.mount(
         Mock::given(method("GET"))
             .and(path("/repos/o/r/issues/1/comments"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(Value::Array(page1)).insert_header("link", next.as_str()))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(Value::Array(page1))
+                    .insert_header("link", next.as_str()),
+            )
             .with_priority(2)
             .expect(1),
     );
     s.mount(
         Mock::given(method("PATCH"))
             .and(path("/repos/o/r/issues/comments/777"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(common::comment_json(777, "github-actions[bot]", &body())))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(common::comment_json(
+                    777,
+                    "github-actions[bot]",
+                    &body(),
+                )),
+            )
             .expect(1),
     );
-    s.mount(Mock::given(method("POST")).respond_with(ResponseTemplate::new(201)).expect(0));
-    s.mount(Mock::given(method("PATCH")).and(path("/repos/o/r/issues/comments/500")).respond_with(ResponseTemplate::new(200)).expect(0));
+    s.mount(
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(201))
+            .expect(0),
+    );
+    s.mount(
+        Mock::given(method("PATCH"))
+            .and(path("/repos/o/r/issues/comments/500"))
+            .respond_with(ResponseTemplate::new(200))
+            .expect(0),
+    );
     let out = publisher(&s.uri()).upsert_comment(1, &body()).unwrap();
-    assert_eq!(out, CommentOutcome::Updated("https://github.com/o/r/pull/1#issuecomment-777".into()));
-    let patch = s.requests().into_iter().find(|r| r.method.as_str() == "PATCH").unwrap();
+    assert_eq!(
+        out,
+        CommentOutcome::Updated("https://github.com/o/r/pull/1#issuecomment-777".into())
+    );
+    let patch = s
+        .requests()
+        .into_iter()
+        .find(|r| r.method.as_str() == "PATCH")
+        .unwrap();
     let sent: Value = serde_json::from_slice(&patch.body).unwrap();
     assert_eq!(sent["body"], body());
     s.verify();
@@ -106,9 +160,24 @@ fn finds_its_own_comment_on_page_two_and_updates_it_in_place() {
 fn unchanged_body_is_not_posted_again() {
     let s = common::Server::start();
     // GitHub hands bodies back with CRLF line endings.
-    list(&s, json!([common::comment_json(7, "github-actions[bot]", &body().replace('\n', "\r\n"))]));
-    s.mount(Mock::given(method("PATCH")).respond_with(ResponseTemplate::new(200)).expect(0));
-    s.mount(Mock::given(method("POST")).respond_with(ResponseTemplate::new(201)).expect(0));
+    list(
+        &s,
+        json!([common::comment_json(
+            7,
+            "github-actions[bot]",
+            &body().replace('\n', "\r\n")
+        )]),
+    );
+    s.mount(
+        Mock::given(method("PATCH"))
+            .respond_with(ResponseTemplate::new(200))
+            .expect(0),
+    );
+    s.mount(
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(201))
+            .expect(0),
+    );
     let out = publisher(&s.uri()).upsert_comment(1, &body()).unwrap();
     assert!(matches!(out, CommentOutcome::Unchanged(_)), "{out:?}");
     s.verify();
@@ -128,9 +197,15 @@ fn forbidden_prints_the_permissions_block_and_never_the_token() {
             .expect(1),
     );
     let err = publisher(&s.uri()).upsert_comment(1, &body()).unwrap_err();
-    assert!(matches!(err, PublishError::Permission { status: 403, .. }), "{err:?}");
+    assert!(
+        matches!(err, PublishError::Permission { status: 403, .. }),
+        "{err:?}"
+    );
     let text = err.to_string();
-    assert!(text.contains("Resource not accessible by integration"), "{text}");
+    assert!(
+        text.contains("Resource not accessible by integration"),
+        "{text}"
+    );
     assert!(text.contains("permissions:\n  contents: read"), "{text}");
     assert!(text.contains("pull-requests: write"), "{text}");
     assert!(!text.contains(TOKEN) && !format!("{err:?}").contains(TOKEN));
@@ -150,7 +225,13 @@ fn bad_gateway_is_retried_then_succeeds() {
     );
     s.mount(
         Mock::given(method("POST"))
-            .respond_with(ResponseTemplate::new(201).set_body_json(common::comment_json(3, "github-actions[bot]", &body())))
+            .respond_with(
+                ResponseTemplate::new(201).set_body_json(common::comment_json(
+                    3,
+                    "github-actions[bot]",
+                    &body(),
+                )),
+            )
             .with_priority(2)
             .expect(1),
     );
@@ -164,24 +245,45 @@ fn rate_limit_is_retried_within_a_bounded_wait() {
     let s = common::Server::start();
     s.mount(
         Mock::given(method("GET"))
-            .respond_with(ResponseTemplate::new(403).insert_header("x-ratelimit-remaining", "0").insert_header("retry-after", "3600").set_body_json(json!({"message": "API rate limit exceeded"})))
+            .respond_with(
+                ResponseTemplate::new(403)
+                    .insert_header("x-ratelimit-remaining", "0")
+                    .insert_header("retry-after", "3600")
+                    .set_body_json(json!({"message": "API rate limit exceeded"})),
+            )
             .up_to_n_times(1)
             .with_priority(1),
     );
     list(&s, json!([]));
-    s.mount(Mock::given(method("POST")).respond_with(ResponseTemplate::new(201).set_body_json(common::comment_json(3, "github-actions[bot]", &body()))));
+    s.mount(Mock::given(method("POST")).respond_with(
+        ResponseTemplate::new(201).set_body_json(common::comment_json(
+            3,
+            "github-actions[bot]",
+            &body(),
+        )),
+    ));
     let started = std::time::Instant::now();
     let out = publisher(&s.uri()).upsert_comment(1, &body()).unwrap();
     assert!(matches!(out, CommentOutcome::Created(_)));
-    assert!(started.elapsed() < Duration::from_secs(5), "Retry-After is capped");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "Retry-After is capped"
+    );
 }
 
 #[test]
 fn server_errors_give_up_after_the_last_attempt() {
     let s = common::Server::start();
-    s.mount(Mock::given(method("GET")).respond_with(ResponseTemplate::new(500)).expect(3));
+    s.mount(
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(3),
+    );
     let err = publisher(&s.uri()).upsert_comment(1, &body()).unwrap_err();
-    assert!(matches!(err, PublishError::Http { status: 500, .. }), "{err:?}");
+    assert!(
+        matches!(err, PublishError::Http { status: 500, .. }),
+        "{err:?}"
+    );
     s.verify();
 }
 
@@ -197,10 +299,18 @@ fn enterprise_api_root_keeps_its_path_prefix() {
     s.mount(
         Mock::given(method("POST"))
             .and(path("/api/v3/repos/o/r/issues/1/comments"))
-            .respond_with(ResponseTemplate::new(201).set_body_json(common::comment_json(4, "github-actions[bot]", &body())))
+            .respond_with(
+                ResponseTemplate::new(201).set_body_json(common::comment_json(
+                    4,
+                    "github-actions[bot]",
+                    &body(),
+                )),
+            )
             .expect(1),
     );
-    let out = publisher(&format!("{}/api/v3", s.uri())).upsert_comment(1, &body()).unwrap();
+    let out = publisher(&format!("{}/api/v3", s.uri()))
+        .upsert_comment(1, &body())
+        .unwrap();
     assert!(matches!(out, CommentOutcome::Created(_)));
     s.verify();
 }
@@ -213,8 +323,14 @@ fn actions_env(s: &common::Server, dir: &Path, extra: &[(&str, String)]) -> Gith
         ("GITHUB_REPOSITORY", "o/r".to_owned()),
         ("GITHUB_RUN_ID", "123".to_owned()),
         ("GITHUB_TOKEN", TOKEN.to_owned()),
-        ("GITHUB_STEP_SUMMARY", dir.join("summary.md").display().to_string()),
-        ("GITHUB_OUTPUT", dir.join("output.txt").display().to_string()),
+        (
+            "GITHUB_STEP_SUMMARY",
+            dir.join("summary.md").display().to_string(),
+        ),
+        (
+            "GITHUB_OUTPUT",
+            dir.join("output.txt").display().to_string(),
+        ),
     ];
     vars.extend(extra.iter().cloned());
     GithubEnv::from_vars(vars)
@@ -224,7 +340,11 @@ fn pr_event(head_repo: &str) -> Event {
     Event {
         name: "pull_request".into(),
         repository: Some("o/r".into()),
-        pull_request: Some(PullRequest { number: 1, head_repo: Some(head_repo.into()), base_repo: Some("o/r".into()) }),
+        pull_request: Some(PullRequest {
+            number: 1,
+            head_repo: Some(head_repo.into()),
+            base_repo: Some("o/r".into()),
+        }),
         head_sha: Some("abc".into()),
         base_sha: Some("def".into()),
     }
@@ -242,7 +362,11 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+        if p.is_dir() {
+            out.extend(walk(&p))
+        } else {
+            out.push(p)
+        }
     }
     out
 }
@@ -250,20 +374,47 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn fork_pull_request_gets_summary_and_outputs_but_no_api_writes() {
     let s = common::Server::start();
-    s.mount(Mock::given(any()).respond_with(ResponseTemplate::new(500)).expect(0));
+    s.mount(
+        Mock::given(any())
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0),
+    );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
     let env = actions_env(&s, tmp.path(), &[]);
     let event = pr_event("mallory/r");
     let mut report = common::fixture_report();
-    let published = publish(&mut report, &PublishInput { env: &env, event: Some(&event), out_dir: &out_dir, dry_run: false, comment: CommentMode::Sticky, sarif: None, retry: fast() });
+    let published = publish(
+        &mut report,
+        &PublishInput {
+            env: &env,
+            event: Some(&event),
+            out_dir: &out_dir,
+            dry_run: false,
+            comment: CommentMode::Sticky,
+            sarif: None,
+            retry: fast(),
+        },
+    );
     assert!(published.comment.is_none());
-    assert!(published.skipped.iter().any(|m| m.contains("fork")), "{published:?}");
+    assert!(
+        published.skipped.iter().any(|m| m.contains("fork")),
+        "{published:?}"
+    );
     let summary = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap();
     assert!(summary.starts_with("## 🔴 efficiency-audit"), "{summary}");
     let outputs = std::fs::read_to_string(tmp.path().join("output.txt")).unwrap();
-    assert!(outputs.contains("verdict=red\n") && outputs.contains("bottleneck=gpu\n"), "{outputs}");
-    assert!(outputs.contains(&format!("report-path={}", out_dir.join("final_report.html").display())), "{outputs}");
+    assert!(
+        outputs.contains("verdict=red\n") && outputs.contains("bottleneck=gpu\n"),
+        "{outputs}"
+    );
+    assert!(
+        outputs.contains(&format!(
+            "report-path={}",
+            out_dir.join("final_report.html").display()
+        )),
+        "{outputs}"
+    );
     assert!(out_dir.join("final_report.html").is_file() && out_dir.join("report.json").is_file());
     s.verify();
 }
@@ -272,7 +423,18 @@ fn fork_pull_request_gets_summary_and_outputs_but_no_api_writes() {
 fn end_to_end_post_respects_the_limit_and_keeps_the_token_out_of_every_file() {
     let s = common::Server::start();
     list(&s, json!([]));
-    s.mount(Mock::given(method("POST")).and(path("/repos/o/r/issues/1/comments")).respond_with(ResponseTemplate::new(201).set_body_json(common::comment_json(9, "github-actions[bot]", "x"))).expect(1));
+    s.mount(
+        Mock::given(method("POST"))
+            .and(path("/repos/o/r/issues/1/comments"))
+            .respond_with(
+                ResponseTemplate::new(201).set_body_json(common::comment_json(
+                    9,
+                    "github-actions[bot]",
+                    "x",
+                )),
+            )
+            .expect(1),
+    );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
     let env = actions_env(&s, tmp.path(), &[]);
@@ -281,18 +443,40 @@ fn end_to_end_post_respects_the_limit_and_keeps_the_token_out_of_every_file() {
     let big = report.diffs[0].clone();
     for _ in 0..10 {
         let mut d = big.clone();
-        d.text.push_str(&"+ a long generated line of code\n".repeat(400));
+        d.text
+            .push_str(&"+ a long generated line of code\n".repeat(400));
         report.diffs.push(d);
     }
-    let published = publish(&mut report, &PublishInput { env: &env, event: Some(&event), out_dir: &out_dir, dry_run: false, comment: CommentMode::Sticky, sarif: None, retry: fast() });
-    assert_eq!(published.comment.as_ref().and_then(|c| c.url()), Some("https://github.com/o/r/pull/1#issuecomment-9"));
-    let post = s.requests().into_iter().find(|r| r.method.as_str() == "POST").unwrap();
+    let published = publish(
+        &mut report,
+        &PublishInput {
+            env: &env,
+            event: Some(&event),
+            out_dir: &out_dir,
+            dry_run: false,
+            comment: CommentMode::Sticky,
+            sarif: None,
+            retry: fast(),
+        },
+    );
+    assert_eq!(
+        published.comment.as_ref().and_then(|c| c.url()),
+        Some("https://github.com/o/r/pull/1#issuecomment-9")
+    );
+    let post = s
+        .requests()
+        .into_iter()
+        .find(|r| r.method.as_str() == "POST")
+        .unwrap();
     let sent: Value = serde_json::from_slice(&post.body).unwrap();
     let sent = sent["body"].as_str().unwrap();
     assert!(sent.chars().count() <= 65_536, "{}", sent.chars().count());
     assert!(sent.trim_end().ends_with(MARKER));
     let outputs = std::fs::read_to_string(tmp.path().join("output.txt")).unwrap();
-    assert!(outputs.contains("comment-url=https://github.com/o/r/pull/1#issuecomment-9\n"), "{outputs}");
+    assert!(
+        outputs.contains("comment-url=https://github.com/o/r/pull/1#issuecomment-9\n"),
+        "{outputs}"
+    );
     assert!(!everything_written(tmp.path()).contains(TOKEN));
     s.verify();
 }
@@ -300,14 +484,32 @@ fn end_to_end_post_respects_the_limit_and_keeps_the_token_out_of_every_file() {
 #[test]
 fn act_writes_the_comment_file_and_sends_nothing() {
     let s = common::Server::start();
-    s.mount(Mock::given(any()).respond_with(ResponseTemplate::new(500)).expect(0));
+    s.mount(
+        Mock::given(any())
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0),
+    );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
     let env = actions_env(&s, tmp.path(), &[("ACT", "true".to_owned())]);
     let event = pr_event("o/r");
     let mut report = common::fixture_report();
-    let published = publish(&mut report, &PublishInput { env: &env, event: Some(&event), out_dir: &out_dir, dry_run: false, comment: CommentMode::Sticky, sarif: None, retry: fast() });
-    assert!(matches!(published.comment, Some(CommentOutcome::Written(_))), "{published:?}");
+    let published = publish(
+        &mut report,
+        &PublishInput {
+            env: &env,
+            event: Some(&event),
+            out_dir: &out_dir,
+            dry_run: false,
+            comment: CommentMode::Sticky,
+            sarif: None,
+            retry: fast(),
+        },
+    );
+    assert!(
+        matches!(published.comment, Some(CommentOutcome::Written(_))),
+        "{published:?}"
+    );
     let md = std::fs::read_to_string(out_dir.join("comment.md")).unwrap();
     assert!(md.trim_end().ends_with(MARKER));
     s.verify();
@@ -316,15 +518,34 @@ fn act_writes_the_comment_file_and_sends_nothing() {
 #[test]
 fn api_failures_degrade_to_warnings_without_the_token() {
     let s = common::Server::start();
-    s.mount(Mock::given(any()).respond_with(ResponseTemplate::new(401).set_body_string(format!("{{\"message\":\"Bad credentials for {TOKEN}\"}}"))));
+    s.mount(
+        Mock::given(any()).respond_with(
+            ResponseTemplate::new(401)
+                .set_body_string(format!("{{\"message\":\"Bad credentials for {TOKEN}\"}}")),
+        ),
+    );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
     let env = actions_env(&s, tmp.path(), &[]);
     let event = pr_event("o/r");
     let mut report = common::fixture_report();
-    let published = publish(&mut report, &PublishInput { env: &env, event: Some(&event), out_dir: &out_dir, dry_run: false, comment: CommentMode::Sticky, sarif: None, retry: fast() });
+    let published = publish(
+        &mut report,
+        &PublishInput {
+            env: &env,
+            event: Some(&event),
+            out_dir: &out_dir,
+            dry_run: false,
+            comment: CommentMode::Sticky,
+            sarif: None,
+            retry: fast(),
+        },
+    );
     assert_eq!(published.warnings.len(), 1, "{published:?}");
-    assert!(published.warnings[0].contains("Bad credentials for ***"), "{published:?}");
+    assert!(
+        published.warnings[0].contains("Bad credentials for ***"),
+        "{published:?}"
+    );
     assert!(!published.warnings[0].contains(TOKEN));
     assert!(!everything_written(tmp.path()).contains(TOKEN));
 }
@@ -333,8 +554,29 @@ fn api_failures_degrade_to_warnings_without_the_token() {
 fn pull_request_files_are_listed_across_pages() {
     use efficiency_audit::changes::PullFiles;
     let s = common::Server::start();
-    let next = format!("<{}/repos/o/r/pulls/1/files?per_page=100&page=2>; rel=\"next\"", s.uri());
-    s.mount(Mock::given(method("GET")).and(path("/repos/o/r/pulls/1/files")).and(query_param("page", "2")).respond_with(ResponseTemplate::new(200).set_body_json(json!([{"filename": "b.py", "status": "added"}]))).with_priority(1));
-    s.mount(Mock::given(method("GET")).and(path("/repos/o/r/pulls/1/files")).respond_with(ResponseTemplate::new(200).set_body_json(json!([{"filename": "a.py", "status": "modified"}])).insert_header("link", next.as_str())).with_priority(2));
+    let next = format!(
+        "<{}/repos/o/r/pulls/1/files?per_page=100&page=2>; rel=\"next\"",
+        s.uri()
+    );
+    s.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/o/r/pulls/1/files"))
+            .and(query_param("page", "2"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(json!([{"filename": "b.py", "status": "added"}])),
+            )
+            .with_priority(1),
+    );
+    s.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/o/r/pulls/1/files"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(json!([{"filename": "a.py", "status": "modified"}]))
+                    .insert_header("link", next.as_str()),
+            )
+            .with_priority(2),
+    );
     assert_eq!(publisher(&s.uri()).pull_files(1).unwrap(), ["a.py", "b.py"]);
 }

@@ -1,6 +1,8 @@
 //! What users see: comment.md and final_report.html rendered from one fixed report, and
 //! hostile text from the audited code rendered inert in HTML, Markdown and the log.
 
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
+
 mod common;
 
 use efficiency_audit::report::model::MARKER;
@@ -40,19 +42,41 @@ fn report_json_has_schema_1_shape() {
     assert_eq!(v["strategies"], serde_json::json!([]));
     assert_eq!(v["experiments"], serde_json::json!([]));
     assert!(v["summary"].as_str().unwrap().contains("not measured"));
-    let steps: Vec<_> = v["missing"].as_array().unwrap().iter().map(|m| m["step"].as_str().unwrap()).collect();
-    assert!(steps.contains(&"strategies") && steps.contains(&"experiments"), "{steps:?}");
-    assert!(steps.contains(&"diff"), "the fix in a missing file is reported: {steps:?}");
+    let steps: Vec<_> = v["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["step"].as_str().unwrap())
+        .collect();
+    assert!(
+        steps.contains(&"strategies") && steps.contains(&"experiments"),
+        "{steps:?}"
+    );
+    assert!(
+        steps.contains(&"diff"),
+        "the fix in a missing file is reported: {steps:?}"
+    );
 }
 
 #[test]
 fn summary_recommends_the_top_three_findings_and_says_nothing_was_measured() {
     let r = common::fixture_report();
     assert_eq!(r.recommendations.len(), 3);
-    assert_eq!(r.recommendations[0].location.as_deref(), Some("src/train.py:8"));
+    assert_eq!(
+        r.recommendations[0].location.as_deref(),
+        Some("src/train.py:8")
+    );
     assert!(r.summary.starts_with("Verdict: RED"), "{}", r.summary);
-    assert!(r.summary.contains("Top bottleneck: gpu at 7 %"), "{}", r.summary);
-    assert!(r.summary.contains("Measured speed-ups: not measured"), "{}", r.summary);
+    assert!(
+        r.summary.contains("Top bottleneck: gpu at 7 %"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary.contains("Measured speed-ups: not measured"),
+        "{}",
+        r.summary
+    );
 }
 
 #[test]
@@ -65,7 +89,10 @@ fn html_escapes_hostile_code_and_messages() {
     assert!(!html.contains("<!--"), "raw comment opener in the page");
     assert!(html.contains("&lt;/script&gt;"));
     assert!(html.contains("&lt;!-- --&gt;"));
-    assert!(html.contains("`loss.item()`"), "backticks are plain text in HTML");
+    assert!(
+        html.contains("`loss.item()`"),
+        "backticks are plain text in HTML"
+    );
     for external in [" src=", "<link", "url(http", "@import", "<script"] {
         assert!(!html.contains(external), "self-contained: found {external}");
     }
@@ -93,8 +120,15 @@ fn markdown_escapes_hostile_messages() {
     assert!(!outside_fences.contains("</script>"), "{outside_fences}");
     assert!(!outside_fences.contains("::error::"), "{outside_fences}");
     assert!(!outside_fences.contains("@octocat"), "{outside_fences}");
-    assert_eq!(outside_fences.matches("<!--").count(), 1, "only the marker: {outside_fences}");
-    assert!(outside_fences.contains("\\`loss.item()\\`"), "{outside_fences}");
+    assert_eq!(
+        outside_fences.matches("<!--").count(),
+        1,
+        "only the marker: {outside_fences}"
+    );
+    assert!(
+        outside_fences.contains("\\`loss.item()\\`"),
+        "{outside_fences}"
+    );
     assert!(md.trim_end().ends_with(MARKER));
 }
 
@@ -115,12 +149,22 @@ fn comment_over_the_limit_drops_diffs_then_rows_and_keeps_the_marker() {
         r.diffs.push(d);
     }
     let full = comment::render_limited(&r, usize::MAX);
-    assert!(full.chars().count() > comment::MAX_CHARS, "the case must exceed the limit");
+    assert!(
+        full.chars().count() > comment::MAX_CHARS,
+        "the case must exceed the limit"
+    );
     let md = comment::render(&r);
-    assert!(md.chars().count() <= comment::MAX_CHARS, "{}", md.chars().count());
+    assert!(
+        md.chars().count() <= comment::MAX_CHARS,
+        "{}",
+        md.chars().count()
+    );
     assert!(md.trim_end().ends_with(MARKER));
     assert!(md.contains("shortened to fit GitHub's 65 536-character limit"));
-    assert!(md.starts_with("## 🔴 efficiency-audit"), "the verdict stays first");
+    assert!(
+        md.starts_with("## 🔴 efficiency-audit"),
+        "the verdict stays first"
+    );
     assert!(!md.contains("<details><summary>EA101"), "diffs go first");
     assert!(md.contains("more in the full report"), "then rows");
 }

@@ -59,7 +59,8 @@ pub fn publish(report: &mut Report, input: &PublishInput<'_>) -> Published {
     // 1. The artifact. Under act it goes to act's own local artifact server (when started with
     //    --artifact-server-path); an explicit dry run sends nothing at all.
     if input.dry_run {
-        out.skipped.push("artifact: dry run, nothing uploaded".to_owned());
+        out.skipped
+            .push("artifact: dry run, nothing uploaded".to_owned());
     } else if let Some((token, results_url)) = env.artifact_service() {
         if supported_server(&env.server_url()) {
             let uploaded = ArtifactClient::new(token, &results_url)
@@ -92,7 +93,9 @@ pub fn publish(report: &mut Report, input: &PublishInput<'_>) -> Published {
     }
     report.artifact_url.clone_from(&out.artifact_url);
     if let Err(e) = write_all(report, input.out_dir) {
-        out.warnings.push(format!("cannot rewrite the report with its artifact link: {e:#}"));
+        out.warnings.push(format!(
+            "cannot rewrite the report with its artifact link: {e:#}"
+        ));
     }
     let body = comment::render(report);
 
@@ -100,17 +103,25 @@ pub fn publish(report: &mut Report, input: &PublishInput<'_>) -> Published {
     if let Some(path) = env.step_summary()
         && let Err(e) = workflow::append_summary(&path, &body)
     {
-        out.warnings.push(format!("cannot write the job summary {}: {e}", path.display()));
+        out.warnings.push(format!(
+            "cannot write the job summary {}: {e}",
+            path.display()
+        ));
     }
 
     // 3. The sticky comment.
-    let pr = input.event.and_then(|e| e.pull_request.as_ref()).map(|p| p.number);
+    let pr = input
+        .event
+        .and_then(|e| e.pull_request.as_ref())
+        .map(|p| p.number);
     let fork = input.event.is_some_and(Event::is_fork);
     if input.comment == CommentMode::Off {
         out.skipped.push("comment: off (comment: off)".to_owned());
     } else if input.dry_run || act {
         let why = if act { "ACT=true" } else { "dry run" };
-        let publisher = DryRunPublisher { path: input.out_dir.join(COMMENT_MD) };
+        let publisher = DryRunPublisher {
+            path: input.out_dir.join(COMMENT_MD),
+        };
         match publisher.upsert_comment(pr.unwrap_or(0), &body) {
             Ok(o) => out.comment = Some(o),
             Err(e) => out.warnings.push(e.to_string()),
@@ -135,14 +146,16 @@ pub fn publish(report: &mut Report, input: &PublishInput<'_>) -> Published {
             }
         }
     } else {
-        out.skipped.push("comment: not a pull request event".to_owned());
+        out.skipped
+            .push("comment: not a pull request event".to_owned());
     }
 
     // 4. Step outputs.
     if let Some(path) = env.output_file() {
         let outputs = step_outputs(report, input, &out);
         if let Err(e) = workflow::write_outputs(&path, &outputs) {
-            out.warnings.push(format!("cannot write step outputs {}: {e}", path.display()));
+            out.warnings
+                .push(format!("cannot write step outputs {}: {e}", path.display()));
         }
     }
 
@@ -161,11 +174,18 @@ pub fn publish(report: &mut Report, input: &PublishInput<'_>) -> Published {
 
 /// The action's outputs (action.yml `outputs:`).
 #[must_use]
-pub fn step_outputs(report: &Report, input: &PublishInput<'_>, published: &Published) -> Vec<(&'static str, String)> {
-    let verdict = report.verdict.as_ref().map_or_else(String::new, |v| match v.value {
-        crate::verdict::VerdictValue::Red => "red".to_owned(),
-        crate::verdict::VerdictValue::Green => "green".to_owned(),
-    });
+pub fn step_outputs(
+    report: &Report,
+    input: &PublishInput<'_>,
+    published: &Published,
+) -> Vec<(&'static str, String)> {
+    let verdict = report
+        .verdict
+        .as_ref()
+        .map_or_else(String::new, |v| match v.value {
+            crate::verdict::VerdictValue::Red => "red".to_owned(),
+            crate::verdict::VerdictValue::Green => "green".to_owned(),
+        });
     let bottleneck = report
         .verdict
         .as_ref()
@@ -178,9 +198,34 @@ pub fn step_outputs(report: &Report, input: &PublishInput<'_>, published: &Publi
         ("verdict", verdict),
         ("bottleneck", bottleneck),
         ("best-speedup", best),
-        ("report-path", input.out_dir.join(crate::report::command::FINAL_HTML).display().to_string()),
-        ("comment-url", published.comment.as_ref().and_then(CommentOutcome::url).unwrap_or_default().to_owned()),
-        ("artifact-url", published.artifact_url.clone().unwrap_or_default()),
-        ("sarif-path", input.sarif.as_ref().map(|p| p.display().to_string()).unwrap_or_default()),
+        (
+            "report-path",
+            input
+                .out_dir
+                .join(crate::report::command::FINAL_HTML)
+                .display()
+                .to_string(),
+        ),
+        (
+            "comment-url",
+            published
+                .comment
+                .as_ref()
+                .and_then(CommentOutcome::url)
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        (
+            "artifact-url",
+            published.artifact_url.clone().unwrap_or_default(),
+        ),
+        (
+            "sarif-path",
+            input
+                .sarif
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        ),
     ]
 }

@@ -72,13 +72,22 @@ fn int64<'de, D: Deserializer<'de>>(de: D) -> Result<String, D::Error> {
 /// claim, `Actions.Results:<run>:<job>` (`shared/util.ts:getBackendIdsFromToken`). The JWT
 /// payload is base64url without padding.
 pub fn backend_ids(token: &Token) -> Result<(String, String), PublishError> {
-    let bad = |why: &str| PublishError::Local(format!("ACTIONS_RUNTIME_TOKEN is not usable: {why}"));
-    let payload = token.expose().split('.').nth(1).ok_or_else(|| bad("not a JWT"))?;
+    let bad =
+        |why: &str| PublishError::Local(format!("ACTIONS_RUNTIME_TOKEN is not usable: {why}"));
+    let payload = token
+        .expose()
+        .split('.')
+        .nth(1)
+        .ok_or_else(|| bad("not a JWT"))?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(payload.trim_end_matches('='))
         .map_err(|_| bad("payload is not base64url"))?;
-    let claims: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad("payload is not JSON"))?;
-    let scp = claims.get("scp").and_then(|s| s.as_str()).ok_or_else(|| bad("no scp claim"))?;
+    let claims: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|_| bad("payload is not JSON"))?;
+    let scp = claims
+        .get("scp")
+        .and_then(|s| s.as_str())
+        .ok_or_else(|| bad("no scp claim"))?;
     scp.split_whitespace()
         .find_map(|s| {
             let parts: Vec<&str> = s.split(':').collect();
@@ -90,7 +99,9 @@ pub fn backend_ids(token: &Token) -> Result<(String, String), PublishError> {
 
 /// Zips the files under `dir` (deflate), paths relative to it.
 pub fn zip_dir(dir: &Path) -> Result<Vec<u8>, PublishError> {
-    let local = |e: &dyn std::fmt::Display| PublishError::Local(format!("cannot zip {}: {e}", dir.display()));
+    let local = |e: &dyn std::fmt::Display| {
+        PublishError::Local(format!("cannot zip {}: {e}", dir.display()))
+    };
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
@@ -113,7 +124,10 @@ pub fn supported_server(server_url: &str) -> bool {
         .next()
         .unwrap_or_default()
         .to_ascii_lowercase();
-    host == "github.com" || host.ends_with(".ghe.com") || host.ends_with(".localhost") || host == "localhost"
+    host == "github.com"
+        || host.ends_with(".ghe.com")
+        || host.ends_with(".localhost")
+        || host == "localhost"
 }
 
 /// A client of the results service.
@@ -127,7 +141,9 @@ pub struct ArtifactClient {
 
 impl std::fmt::Debug for ArtifactClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArtifactClient").field("origin", &self.origin).finish_non_exhaustive()
+        f.debug_struct("ArtifactClient")
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
     }
 }
 
@@ -149,7 +165,13 @@ impl ArtifactClient {
             })
             .map_err(|e| PublishError::Local(format!("cannot build the HTTP client: {e}")))?;
         let origin = origin_of(results_url);
-        Ok(Self { rt, http, token, origin, retry: RetryPolicy::default() })
+        Ok(Self {
+            rt,
+            http,
+            token,
+            origin,
+            retry: RetryPolicy::default(),
+        })
     }
 
     /// Replaces the retry policy (tests use millisecond waits).
@@ -166,7 +188,14 @@ impl ArtifactClient {
         self.rt.block_on(self.upload_zip(name, &run, &job, zip))
     }
 
-    async fn request(&self, what: &str, method: &str, uri: &str, headers: &[(&str, String)], body: Vec<u8>) -> Result<String, PublishError> {
+    async fn request(
+        &self,
+        what: &str,
+        method: &str,
+        uri: &str,
+        headers: &[(&str, String)],
+        body: Vec<u8>,
+    ) -> Result<String, PublishError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -193,7 +222,10 @@ impl ArtifactClient {
             }
             let text = self.token.redact(&text);
             return match status {
-                0 => Err(PublishError::Transport { what: what.to_owned(), message: text }),
+                0 => Err(PublishError::Transport {
+                    what: what.to_owned(),
+                    message: text,
+                }),
                 200..=299 => Ok(text),
                 _ => {
                     // Twirp errors are `{"code": ..., "msg": ...}`; never echo a SAS URL.
@@ -201,24 +233,43 @@ impl ArtifactClient {
                         .ok()
                         .and_then(|v| v.get("msg").and_then(|m| m.as_str()).map(str::to_owned))
                         .unwrap_or_else(|| text.chars().take(200).collect());
-                    Err(PublishError::Http { what: what.to_owned(), status, message: msg })
+                    Err(PublishError::Http {
+                        what: what.to_owned(),
+                        status,
+                        message: msg,
+                    })
                 }
             };
         }
     }
 
-    async fn twirp<T: for<'de> Deserialize<'de>>(&self, method: &str, body: &serde_json::Value) -> Result<T, PublishError> {
+    async fn twirp<T: for<'de> Deserialize<'de>>(
+        &self,
+        method: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, PublishError> {
         let what = format!("artifact {method}");
         let uri = format!("{}/{TWIRP}/{method}", self.origin);
         let headers = [
             ("content-type", "application/json".to_owned()),
             ("authorization", format!("Bearer {}", self.token.expose())),
         ];
-        let text = self.request(&what, "POST", &uri, &headers, body.to_string().into_bytes()).await?;
-        serde_json::from_str(&text).map_err(|e| PublishError::Transport { what, message: format!("unexpected answer: {e}") })
+        let text = self
+            .request(&what, "POST", &uri, &headers, body.to_string().into_bytes())
+            .await?;
+        serde_json::from_str(&text).map_err(|e| PublishError::Transport {
+            what,
+            message: format!("unexpected answer: {e}"),
+        })
     }
 
-    async fn upload_zip(&self, name: &str, run: &str, job: &str, zip: Vec<u8>) -> Result<Uploaded, PublishError> {
+    async fn upload_zip(
+        &self,
+        name: &str,
+        run: &str,
+        job: &str,
+        zip: Vec<u8>,
+    ) -> Result<Uploaded, PublishError> {
         let created: CreateAnswer = self
             .twirp(
                 "CreateArtifact",
@@ -231,7 +282,11 @@ impl ArtifactClient {
             )
             .await?;
         if !created.ok {
-            return Err(PublishError::Http { what: "artifact CreateArtifact".into(), status: 200, message: "the service answered ok=false".into() });
+            return Err(PublishError::Http {
+                what: "artifact CreateArtifact".into(),
+                status: 200,
+                message: "the service answered ok=false".into(),
+            });
         }
         let url = created.signed_upload_url;
         let sep = if url.contains('?') { '&' } else { '?' };
@@ -240,20 +295,40 @@ impl ArtifactClient {
             // Equal-length ids, as Azure requires; digits only, so the base64 needs no escaping.
             let id = base64::engine::general_purpose::STANDARD.encode(format!("{i:06}"));
             let uri = format!("{url}{sep}comp=block&blockid={id}");
-            self.request("uploading the artifact", "PUT", &uri, &[("x-ms-blob-type", "BlockBlob".into())], chunk.to_vec()).await?;
+            self.request(
+                "uploading the artifact",
+                "PUT",
+                &uri,
+                &[("x-ms-blob-type", "BlockBlob".into())],
+                chunk.to_vec(),
+            )
+            .await?;
             ids.push(id);
         }
-        let list: String = ids.iter().map(|id| format!("<Latest>{id}</Latest>")).collect();
-        let xml = format!("<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>{list}</BlockList>");
+        let list: String = ids
+            .iter()
+            .map(|id| format!("<Latest>{id}</Latest>"))
+            .collect();
+        let xml =
+            format!("<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>{list}</BlockList>");
         self.request(
             "committing the artifact",
             "PUT",
             &format!("{url}{sep}comp=blocklist"),
-            &[("x-ms-blob-content-type", "application/zip".into()), ("content-type", "application/xml".into())],
+            &[
+                ("x-ms-blob-content-type", "application/zip".into()),
+                ("content-type", "application/xml".into()),
+            ],
             xml.into_bytes(),
         )
         .await?;
-        let digest = format!("sha256:{}", Sha256::digest(&zip).iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let digest = format!(
+            "sha256:{}",
+            Sha256::digest(&zip)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        );
         let finalized: FinalizeAnswer = self
             .twirp(
                 "FinalizeArtifact",
@@ -267,9 +342,17 @@ impl ArtifactClient {
             )
             .await?;
         if !finalized.ok {
-            return Err(PublishError::Http { what: "artifact FinalizeArtifact".into(), status: 200, message: "the service answered ok=false".into() });
+            return Err(PublishError::Http {
+                what: "artifact FinalizeArtifact".into(),
+                status: 200,
+                message: "the service answered ok=false".into(),
+            });
         }
-        Ok(Uploaded { id: finalized.artifact_id, size: zip.len(), digest })
+        Ok(Uploaded {
+            id: finalized.artifact_id,
+            size: zip.len(),
+            digest,
+        })
     }
 }
 
@@ -296,13 +379,21 @@ mod tests {
 
     fn jwt(claims: &str) -> Token {
         let enc = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        Token::new(format!("{}.{}.sig", enc.encode("{\"alg\":\"HS256\"}"), enc.encode(claims)))
+        Token::new(format!(
+            "{}.{}.sig",
+            enc.encode("{\"alg\":\"HS256\"}"),
+            enc.encode(claims)
+        ))
     }
 
     #[test]
     fn backend_ids_from_scp() {
-        let t = jwt(r#"{"scp":"Actions.ExampleScope Actions.Results:ce7f54c7-61c7:ca395085-040a"}"#);
-        assert_eq!(backend_ids(&t).unwrap(), ("ce7f54c7-61c7".into(), "ca395085-040a".into()));
+        let t =
+            jwt(r#"{"scp":"Actions.ExampleScope Actions.Results:ce7f54c7-61c7:ca395085-040a"}"#);
+        assert_eq!(
+            backend_ids(&t).unwrap(),
+            ("ce7f54c7-61c7".into(), "ca395085-040a".into())
+        );
         assert!(backend_ids(&jwt(r#"{"scp":"Actions.Other"}"#)).is_err());
     }
 
@@ -315,7 +406,10 @@ mod tests {
 
     #[test]
     fn origin_drops_the_path() {
-        assert_eq!(origin_of("https://results-receiver.actions.githubusercontent.com/"), "https://results-receiver.actions.githubusercontent.com");
+        assert_eq!(
+            origin_of("https://results-receiver.actions.githubusercontent.com/"),
+            "https://results-receiver.actions.githubusercontent.com"
+        );
         assert_eq!(origin_of("http://10.0.0.2:34567/"), "http://10.0.0.2:34567");
     }
 }

@@ -15,7 +15,9 @@ use serde_json::json;
 
 use crate::changes::PullFiles;
 use crate::event::Token;
-use crate::publish::{CommentOutcome, PublishError, Publisher, RetryPolicy, is_sticky, retryable, same_body};
+use crate::publish::{
+    CommentOutcome, PublishError, Publisher, RetryPolicy, is_sticky, retryable, same_body,
+};
 
 /// The login of `GITHUB_TOKEN`'s comments.
 pub const ACTIONS_BOT: &str = "github-actions[bot]";
@@ -91,7 +93,9 @@ impl GitHubPublisher {
                     .set_read_timeout(Some(Duration::from_secs(30)))
                     .build()
             })
-            .map_err(|e| PublishError::Local(token.redact(&format!("bad GITHUB_API_URL {api_url}: {e}"))))?;
+            .map_err(|e| {
+                PublishError::Local(token.redact(&format!("bad GITHUB_API_URL {api_url}: {e}")))
+            })?;
         Ok(Self {
             rt,
             client,
@@ -108,7 +112,13 @@ impl GitHubPublisher {
         self
     }
 
-    async fn send(&self, what: &str, method: &str, uri: &str, body: Option<&serde_json::Value>) -> Result<Answer, PublishError> {
+    async fn send(
+        &self,
+        what: &str,
+        method: &str,
+        uri: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, PublishError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -150,7 +160,11 @@ impl GitHubPublisher {
                 });
             }
             if (200..300).contains(&status) {
-                return Ok(Answer { status, headers, body: text });
+                return Ok(Answer {
+                    status,
+                    headers,
+                    body: text,
+                });
             }
             let message = serde_json::from_str::<ErrorJson>(&text)
                 .ok()
@@ -169,7 +183,11 @@ impl GitHubPublisher {
         }
     }
 
-    fn parse<T: for<'de> Deserialize<'de>>(&self, what: &str, a: &Answer) -> Result<T, PublishError> {
+    fn parse<T: for<'de> Deserialize<'de>>(
+        &self,
+        what: &str,
+        a: &Answer,
+    ) -> Result<T, PublishError> {
         serde_json::from_str(&a.body).map_err(|e| PublishError::Transport {
             what: what.to_owned(),
             message: format!("unexpected answer (HTTP {}): {e}", a.status),
@@ -177,7 +195,11 @@ impl GitHubPublisher {
     }
 
     /// Every page of a listing, following `Link: <...>; rel="next"`.
-    async fn all_pages<T: for<'de> Deserialize<'de>>(&self, what: &str, first: String) -> Result<Vec<T>, PublishError> {
+    async fn all_pages<T: for<'de> Deserialize<'de>>(
+        &self,
+        what: &str,
+        first: String,
+    ) -> Result<Vec<T>, PublishError> {
         let mut items = Vec::new();
         let mut next = Some(first);
         let mut pages = 0;
@@ -197,7 +219,10 @@ impl GitHubPublisher {
         if self.token.expose().starts_with("ghs_") {
             return ACTIONS_BOT.to_owned();
         }
-        match self.send("reading the token's user", "GET", "/user", None).await {
+        match self
+            .send("reading the token's user", "GET", "/user", None)
+            .await
+        {
             Ok(a) => self
                 .parse::<UserJson>("reading the token's user", &a)
                 .map_or_else(|_| ACTIONS_BOT.to_owned(), |u| u.login),
@@ -210,7 +235,10 @@ impl GitHubPublisher {
         let comments: Vec<CommentJson> = self
             .all_pages(
                 "listing the pull request's comments",
-                format!("/repos/{}/issues/{pr}/comments?per_page={PER_PAGE}", self.repo),
+                format!(
+                    "/repos/{}/issues/{pr}/comments?per_page={PER_PAGE}",
+                    self.repo
+                ),
             )
             .await?;
         // The newest of the bot's own comments that carries the marker.
@@ -225,14 +253,18 @@ impl GitHubPublisher {
             Some(c) => {
                 let what = "updating the sticky comment";
                 let uri = format!("/repos/{}/issues/comments/{}", self.repo, c.id);
-                let a = self.send(what, "PATCH", &uri, Some(&json!({ "body": body }))).await?;
+                let a = self
+                    .send(what, "PATCH", &uri, Some(&json!({ "body": body })))
+                    .await?;
                 let updated: CommentJson = self.parse(what, &a)?;
                 Ok(CommentOutcome::Updated(updated.html_url))
             }
             None => {
                 let what = "creating the sticky comment";
                 let uri = format!("/repos/{}/issues/{pr}/comments", self.repo);
-                let a = self.send(what, "POST", &uri, Some(&json!({ "body": body }))).await?;
+                let a = self
+                    .send(what, "POST", &uri, Some(&json!({ "body": body })))
+                    .await?;
                 let created: CommentJson = self.parse(what, &a)?;
                 Ok(CommentOutcome::Created(created.html_url))
             }
@@ -251,7 +283,10 @@ impl PullFiles for GitHubPublisher {
         self.rt
             .block_on(self.all_pages::<FileJson>(
                 "listing the pull request's files",
-                format!("/repos/{}/pulls/{number}/files?per_page={PER_PAGE}", self.repo),
+                format!(
+                    "/repos/{}/pulls/{number}/files?per_page={PER_PAGE}",
+                    self.repo
+                ),
             ))
             .map(|files| files.into_iter().map(|f| f.filename).collect())
             .map_err(|e| e.to_string())
@@ -263,8 +298,12 @@ fn next_link(headers: &HeaderMap) -> Option<String> {
     let link = headers.get("link")?.to_str().ok()?;
     link.split(',').find_map(|part| {
         let (url, rel) = part.split_once(';')?;
-        rel.contains("rel=\"next\"")
-            .then(|| url.trim().trim_start_matches('<').trim_end_matches('>').to_owned())
+        rel.contains("rel=\"next\"").then(|| {
+            url.trim()
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_owned()
+        })
     })
 }
 
@@ -277,10 +316,15 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(
             "link",
-            "<https://x/r?page=3>; rel=\"last\", <https://x/r?page=2>; rel=\"next\"".parse().unwrap(),
+            "<https://x/r?page=3>; rel=\"last\", <https://x/r?page=2>; rel=\"next\""
+                .parse()
+                .unwrap(),
         );
         assert_eq!(next_link(&h).as_deref(), Some("https://x/r?page=2"));
-        h.insert("link", "<https://x/r?page=1>; rel=\"prev\"".parse().unwrap());
+        h.insert(
+            "link",
+            "<https://x/r?page=1>; rel=\"prev\"".parse().unwrap(),
+        );
         assert_eq!(next_link(&h), None);
     }
 }

@@ -84,9 +84,9 @@ impl CommentOutcome {
     #[must_use]
     pub fn url(&self) -> Option<&str> {
         match self {
-            CommentOutcome::Created(u) | CommentOutcome::Updated(u) | CommentOutcome::Unchanged(u) => {
-                Some(u)
-            }
+            CommentOutcome::Created(u)
+            | CommentOutcome::Updated(u)
+            | CommentOutcome::Unchanged(u) => Some(u),
             CommentOutcome::Written(_) => None,
         }
     }
@@ -107,8 +107,9 @@ pub struct DryRunPublisher {
 
 impl Publisher for DryRunPublisher {
     fn upsert_comment(&self, _pr: u64, body: &str) -> Result<CommentOutcome, PublishError> {
-        std::fs::write(&self.path, body)
-            .map_err(|e| PublishError::Local(format!("cannot write {}: {e}", self.path.display())))?;
+        std::fs::write(&self.path, body).map_err(|e| {
+            PublishError::Local(format!("cannot write {}: {e}", self.path.display()))
+        })?;
         print!("{}", workflow::group("efficiency-audit comment", body));
         Ok(CommentOutcome::Written(self.path.clone()))
     }
@@ -200,7 +201,10 @@ mod tests {
         assert_eq!(p.delay(1, None), Duration::from_millis(100));
         assert_eq!(p.delay(2, None), Duration::from_millis(200));
         assert_eq!(p.delay(3, None), Duration::from_millis(300));
-        assert_eq!(p.delay(1, Some(Duration::from_secs(60))), Duration::from_millis(300));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(60))),
+            Duration::from_millis(300)
+        );
     }
 
     #[test]

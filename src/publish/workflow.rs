@@ -18,7 +18,9 @@ pub const SUMMARY_MAX_BYTES: usize = 1024 * 1024;
 /// Escapes a workflow command's message: `%`, CR and LF.
 #[must_use]
 pub fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a workflow command's property value: as [`escape_data`] plus `:` and `,`.
@@ -84,7 +86,10 @@ pub fn format_outputs(outputs: &[(&str, String)]) -> String {
 }
 
 fn append(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     f.write_all(text.as_bytes())
 }
 

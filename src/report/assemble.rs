@@ -10,8 +10,8 @@ use serde::Deserialize;
 use crate::analysis::model::{Estimate, Finding, Saturation};
 use crate::ceilings::model::Ceilings;
 use crate::report::model::{
-    Context, Diff, Excerpt, Experiment, Missing, Report, ReportFinding, SaturationPair,
-    SaturationTable, Strategy, SCHEMA,
+    Context, Diff, Excerpt, Experiment, Missing, Report, ReportFinding, SCHEMA, SaturationPair,
+    SaturationTable, Strategy,
 };
 use crate::report::summary;
 use crate::verdict::{Basis, Verdict};
@@ -239,7 +239,8 @@ pub fn assemble(
     });
 
     let mut diffs = Vec::new();
-    if strategies.is_empty() {
+    // Strategy patches when step 3 wrote any, else the findings' own fixes.
+    if strategies.iter().all(|s| s.patch.is_none()) {
         for f in &report_findings {
             let f = &f.finding;
             let Some(fix) = &f.fix else { continue };
@@ -324,7 +325,10 @@ fn read_excerpt(file: &Path, f: &Finding) -> Option<Excerpt> {
         .min(first + EXCERPT_MAX - 1);
     Some(Excerpt {
         first_line: first,
-        lines: lines[first - 1..last].iter().map(|l| (*l).to_owned()).collect(),
+        lines: lines[first - 1..last]
+            .iter()
+            .map(|l| (*l).to_owned())
+            .collect(),
     })
 }
 
@@ -332,7 +336,7 @@ fn read_excerpt(file: &Path, f: &Finding) -> Option<Excerpt> {
 #[must_use]
 pub fn apply_edits(text: &str, edits: &[crate::analysis::model::Edit]) -> Option<String> {
     let mut sorted: Vec<_> = edits.iter().collect();
-    sorted.sort_by(|a, b| b.start.cmp(&a.start));
+    sorted.sort_by_key(|e| std::cmp::Reverse(e.start));
     let mut out = text.to_owned();
     let mut limit = text.len();
     for e in sorted {

@@ -55,15 +55,21 @@ pub fn write_all(report: &Report, dir: &Path) -> anyhow::Result<Written> {
         comment: dir.join(COMMENT_MD),
     };
     let json = serde_json::to_string_pretty(report).context("serialising report.json")?;
-    std::fs::write(&written.json, json + "\n").with_context(|| format!("writing {}", written.json.display()))?;
-    std::fs::write(&written.html, final_html::render(report)).with_context(|| format!("writing {}", written.html.display()))?;
-    std::fs::write(&written.comment, comment::render(report)).with_context(|| format!("writing {}", written.comment.display()))?;
+    std::fs::write(&written.json, json + "\n")
+        .with_context(|| format!("writing {}", written.json.display()))?;
+    std::fs::write(&written.html, final_html::render(report))
+        .with_context(|| format!("writing {}", written.html.display()))?;
+    std::fs::write(&written.comment, comment::render(report))
+        .with_context(|| format!("writing {}", written.comment.display()))?;
     Ok(written)
 }
 
 fn quote(p: &Path) -> String {
     let s = p.display().to_string();
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
+    {
         s
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
@@ -78,11 +84,17 @@ pub fn reproduce_commands(commit: Option<&str>, source_root: &Path, out_dir: &Pa
         cmds.push(format!("git checkout {sha}"));
     }
     let (src, out) = (quote(source_root), quote(out_dir));
-    cmds.push(format!("efficiency-audit --output-dir {out} audit {src} --dry-run"));
+    cmds.push(format!(
+        "efficiency-audit --output-dir {out} audit {src} --dry-run"
+    ));
     cmds.push("# or step by step:".to_owned());
-    cmds.push(format!("efficiency-audit --output-dir {out} ceilings --workspace {src}"));
+    cmds.push(format!(
+        "efficiency-audit --output-dir {out} ceilings --workspace {src}"
+    ));
     cmds.push(format!("efficiency-audit --output-dir {out} analyze {src}"));
-    cmds.push(format!("efficiency-audit --output-dir {out} report --from {out} --source-root {src}"));
+    cmds.push(format!(
+        "efficiency-audit --output-dir {out} report --from {out} --source-root {src}"
+    ));
     cmds
 }
 
@@ -120,7 +132,13 @@ pub fn command(global: &GlobalArgs, args: &ReportArgs) -> anyhow::Result<ExitSta
     });
     let context = context_from_env(&env, event.as_ref());
     let reproduce = reproduce_commands(context.commit.as_deref(), &args.source_root, &out_dir);
-    let report = assemble(read_outputs(&from), &args.source_root, config.threshold, context, reproduce);
+    let report = assemble(
+        read_outputs(&from),
+        &args.source_root,
+        config.threshold,
+        context,
+        reproduce,
+    );
     let written = write_all(&report, &out_dir)?;
     for m in &report.missing {
         console.status(&format!("not in the report: {}: {}", m.step, m.reason));

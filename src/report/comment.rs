@@ -96,7 +96,11 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
                 VerdictValue::Red => "🔴",
                 VerdictValue::Green => "🟢",
             };
-            writeln!(out, "## {icon} efficiency-audit — {}", md_text(&v.headline()))?;
+            writeln!(
+                out,
+                "## {icon} efficiency-audit — {}",
+                md_text(&v.headline())
+            )?;
             let basis = match v.basis {
                 crate::verdict::Basis::Estimated => "estimated from the source (no benchmark)",
                 crate::verdict::Basis::Measured => "measured while the benchmark ran",
@@ -105,7 +109,11 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
         }
         None => {
             writeln!(out, "## ⚪ efficiency-audit — no verdict")?;
-            writeln!(out, "\n<sub>The static analysis (step 2) produced no result.{}</sub>", context_line(r))?;
+            writeln!(
+                out,
+                "\n<sub>The static analysis (step 2) produced no result.{}</sub>",
+                context_line(r)
+            )?;
         }
     }
     writeln!(out, "\n{}", md_text(&r.summary))?;
@@ -123,7 +131,10 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
             writeln!(out, "\n{}", why.join("\n"))?;
         }
     } else {
-        writeln!(out, "\n| # | Strategy | Speed-up | 95 % interval | Status |")?;
+        writeln!(
+            out,
+            "\n| # | Strategy | Speed-up | 95 % interval | Status |"
+        )?;
         writeln!(out, "|---:|---|---:|---|---|")?;
         for (i, e) in r.experiments.iter().take(layout.strategies).enumerate() {
             let name = match &e.variant {
@@ -142,7 +153,11 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
             )?;
         }
         if layout.strategies < r.experiments.len() {
-            writeln!(out, "\n_{} more in the full report._", r.experiments.len() - layout.strategies)?;
+            writeln!(
+                out,
+                "\n_{} more in the full report._",
+                r.experiments.len() - layout.strategies
+            )?;
         }
         write_mermaid(out, r, layout.strategies)?;
     }
@@ -166,7 +181,11 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
             }
         }
         if layout.findings < r.findings.len() {
-            writeln!(out, "\n_{} more in the full report._", r.findings.len() - layout.findings)?;
+            writeln!(
+                out,
+                "\n_{} more in the full report._",
+                r.findings.len() - layout.findings
+            )?;
         }
     }
 
@@ -181,7 +200,11 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
                 applicability_label(d.applicability)
             )?;
             let f = fence(&d.text);
-            writeln!(out, "{f}diff\n{}\n{f}\n\n</details>", d.text.trim_end_matches('\n'))?;
+            writeln!(
+                out,
+                "{f}diff\n{}\n{f}\n\n</details>",
+                d.text.trim_end_matches('\n')
+            )?;
         }
     }
 
@@ -191,7 +214,11 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
         .filter(|m| m.step != "strategies" && m.step != "experiments")
         .collect();
     if !not_here.is_empty() {
-        writeln!(out, "\n<details><summary>Not in this report ({})</summary>\n", not_here.len())?;
+        writeln!(
+            out,
+            "\n<details><summary>Not in this report ({})</summary>\n",
+            not_here.len()
+        )?;
         for m in not_here {
             writeln!(out, "- **{}**: {}", md_text(&m.step), md_text(&m.reason))?;
         }
@@ -207,7 +234,10 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
             out,
             "\n📦 Full report: artifact `efficiency-audit-report` of [this workflow run]({run})"
         )?,
-        (None, None) => writeln!(out, "\n📦 Full report: `final_report.html` next to this file")?,
+        (None, None) => writeln!(
+            out,
+            "\n📦 Full report: `final_report.html` next to this file"
+        )?,
     }
     if layout.truncated {
         writeln!(out, "\n{TRUNCATED_NOTE}")?;
@@ -218,7 +248,10 @@ fn write_body(out: &mut String, r: &Report, layout: Layout) -> std::fmt::Result 
 fn context_line(r: &Report) -> String {
     let mut parts = Vec::new();
     if let Some(c) = &r.context.commit {
-        parts.push(format!("commit `{}`", c.chars().take(12).collect::<String>()));
+        parts.push(format!(
+            "commit `{}`",
+            c.chars().take(12).collect::<String>()
+        ));
     }
     parts.push(format!("efficiency-audit {}", r.tool_version));
     format!(" {}", md_text(&parts.join(" · ")).replace("\\`", "`"))
@@ -241,7 +274,11 @@ fn write_mermaid(out: &mut String, r: &Report, n: usize) -> std::fmt::Result {
     writeln!(out, "\n```mermaid\nxychart-beta")?;
     writeln!(out, "    title \"Measured speed-up (1.0 = PR head as is)\"")?;
     writeln!(out, "    x-axis [{}]", labels.join(", "))?;
-    writeln!(out, "    y-axis \"speed-up (×)\" 0 --> {:.1}", (top * 1.1).ceil())?;
+    writeln!(
+        out,
+        "    y-axis \"speed-up (×)\" 0 --> {:.1}",
+        (top * 1.1).ceil()
+    )?;
     writeln!(out, "    bar [{}]", values.join(", "))?;
     writeln!(out, "```")
 }

@@ -56,7 +56,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .hl{background:var(--del);display:block}
 .diff .add{background:var(--add);display:block}.diff .del{background:var(--del);display:block}.diff .hunk{background:var(--hunk);display:block;color:var(--muted)}
 details{margin:.5rem 0}summary{cursor:pointer}
-svg{width:100%;height:auto;display:block}
+svg{width:100%;height:auto;display:block}svg.gauges{max-width:42rem}svg.chart{max-width:52rem}
 svg text{fill:var(--fg);font:12px system-ui,sans-serif}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}
 ul.missing li{margin:.2rem 0}
@@ -77,12 +77,28 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
     let (class, word, headline) = match &r.verdict {
         Some(v) if v.value == VerdictValue::Red => ("red", "RED", v.headline()),
         Some(v) => ("green", "GREEN", v.headline()),
-        None => ("none", "NO VERDICT", "The static analysis (step 2) produced no result.".to_owned()),
+        None => (
+            "none",
+            "NO VERDICT",
+            "The static analysis (step 2) produced no result.".to_owned(),
+        ),
     };
-    writeln!(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">")?;
-    writeln!(o, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")?;
-    writeln!(o, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">")?;
-    writeln!(o, "<title>efficiency-audit — {word}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>")?;
+    writeln!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">"
+    )?;
+    writeln!(
+        o,
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    )?;
+    writeln!(
+        o,
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+    )?;
+    writeln!(
+        o,
+        "<title>efficiency-audit — {word}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>"
+    )?;
 
     let basis = match r.verdict.as_ref().map(|v| v.basis) {
         Some(Basis::Estimated) => "Estimated from the source (no benchmark yet).",
@@ -97,7 +113,10 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
         ctx.push(format!("PR #{pr}"));
     }
     if let Some(c) = &r.context.commit {
-        ctx.push(format!("<code>{}</code>", esc(&c.chars().take(12).collect::<String>())));
+        ctx.push(format!(
+            "<code>{}</code>",
+            esc(&c.chars().take(12).collect::<String>())
+        ));
     }
     writeln!(
         o,
@@ -111,7 +130,12 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
         writeln!(o, "<ol>")?;
         for rec in &r.recommendations {
             match &rec.location {
-                Some(loc) => writeln!(o, "<li>{} <span class=\"muted\"><code>{}</code></span></li>", esc(&rec.title), esc(loc))?,
+                Some(loc) => writeln!(
+                    o,
+                    "<li>{} <span class=\"muted\"><code>{}</code></span></li>",
+                    esc(&rec.title),
+                    esc(loc)
+                )?,
                 None => writeln!(o, "<li>{}</li>", esc(&rec.title))?,
             }
         }
@@ -124,7 +148,10 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
     writeln!(o, "<h2>Ceilings of this machine</h2>")?;
     match &r.ceilings {
         Some(c) => write_ceilings(o, c)?,
-        None => writeln!(o, "<p class=\"muted\">Not measured: step 1 (ceilings) did not run.</p>")?,
+        None => writeln!(
+            o,
+            "<p class=\"muted\">Not measured: step 1 (ceilings) did not run.</p>"
+        )?,
     }
 
     writeln!(o, "<h2>Findings ({})</h2>", r.findings.len())?;
@@ -139,8 +166,20 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
     for rf in &r.findings {
         let f = &rf.finding;
         let sev = severity_word(f.severity);
-        writeln!(o, "<article class=\"finding {sev}\"><header><span class=\"tag\">{sev}</span><code>{}</code><span class=\"muted\">{} · wastes {}</span></header>", esc(&f.rule), f.category.as_str(), f.resource.as_str())?;
-        writeln!(o, "<p>{}</p><p class=\"muted\"><code>{}:{}</code></p>", esc(&f.message), esc(&f.path), f.line)?;
+        writeln!(
+            o,
+            "<article class=\"finding {sev}\"><header><span class=\"tag\">{sev}</span><code>{}</code><span class=\"muted\">{} · wastes {}</span></header>",
+            esc(&f.rule),
+            f.category.as_str(),
+            f.resource.as_str()
+        )?;
+        writeln!(
+            o,
+            "<p>{}</p><p class=\"muted\"><code>{}:{}</code></p>",
+            esc(&f.message),
+            esc(&f.path),
+            f.line
+        )?;
         if let Some(ex) = &rf.excerpt {
             write!(o, "<pre class=\"code\"><code>")?;
             for (i, line) in ex.lines.iter().enumerate() {
@@ -160,9 +199,16 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
 
     writeln!(o, "<h2>Strategies</h2>")?;
     if r.strategies.is_empty() {
-        writeln!(o, "<p class=\"muted\">{}</p>", esc(&missing_reason(r, "strategies", "No strategy was ranked.")))?;
+        writeln!(
+            o,
+            "<p class=\"muted\">{}</p>",
+            esc(&missing_reason(r, "strategies", "No strategy was ranked."))
+        )?;
     } else {
-        writeln!(o, "<div class=\"scroll\"><table><thead><tr><th>#</th><th>Strategy</th><th>Targets</th><th>Expected gain</th><th>Safety</th><th>Resolves</th></tr></thead><tbody>")?;
+        writeln!(
+            o,
+            "<div class=\"scroll\"><table><thead><tr><th>#</th><th>Strategy</th><th>Targets</th><th>Expected gain</th><th>Safety</th><th>Resolves</th></tr></thead><tbody>"
+        )?;
         let mut ranked: Vec<_> = r.strategies.iter().collect();
         ranked.sort_by_key(|s| s.rank);
         for s in ranked {
@@ -183,10 +229,17 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
 
     writeln!(o, "<h2>Before / after</h2>")?;
     if r.experiments.is_empty() {
-        writeln!(o, "<p class=\"muted\">{}</p>", esc(&missing_reason(r, "experiments", "No experiment ran.")))?;
+        writeln!(
+            o,
+            "<p class=\"muted\">{}</p>",
+            esc(&missing_reason(r, "experiments", "No experiment ran."))
+        )?;
     } else {
         write_chart(o, &r.experiments)?;
-        writeln!(o, "<div class=\"scroll\"><table><thead><tr><th>Strategy</th><th>Before</th><th>After</th><th>Speed-up</th><th>95 % interval</th><th>Runs</th><th>Status</th></tr></thead><tbody>")?;
+        writeln!(
+            o,
+            "<div class=\"scroll\"><table><thead><tr><th>Strategy</th><th>Before</th><th>After</th><th>Speed-up</th><th>95 % interval</th><th>Runs</th><th>Status</th></tr></thead><tbody>"
+        )?;
         for e in &r.experiments {
             writeln!(
                 o,
@@ -208,24 +261,34 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
 
     writeln!(o, "<h2>Suggested changes ({})</h2>", r.diffs.len())?;
     if r.diffs.is_empty() {
-        writeln!(o, "<p class=\"muted\">No finding carries an automatic fix.</p>")?;
+        let why = if r.strategies.is_empty() {
+            "No finding carries an automatic fix."
+        } else {
+            "No strategy carries a patch."
+        };
+        writeln!(o, "<p class=\"muted\">{why}</p>")?;
     }
     for (i, d) in r.diffs.iter().enumerate() {
         let open = if i < 3 { " open" } else { "" };
-        writeln!(o, "<details{open}><summary><code>{}</code> — <code>{}</code> <span class=\"tag\">{}</span></summary>", esc(&d.origin), esc(&d.path), applicability_word(d.applicability))?;
+        writeln!(
+            o,
+            "<details{open}><summary><code>{}</code> — <code>{}</code> <span class=\"tag\">{}</span></summary>",
+            esc(&d.origin),
+            esc(&d.path),
+            applicability_word(d.applicability)
+        )?;
         write!(o, "<pre class=\"diff\"><code>")?;
         for line in d.text.lines() {
-            let class = if line.starts_with("+++") || line.starts_with("---") {
-                "hunk"
-            } else if line.starts_with("@@") {
-                "hunk"
-            } else if line.starts_with('+') {
-                "add"
-            } else if line.starts_with('-') {
-                "del"
-            } else {
-                ""
-            };
+            let class =
+                if line.starts_with("+++") || line.starts_with("---") || line.starts_with("@@") {
+                    "hunk"
+                } else if line.starts_with('+') {
+                    "add"
+                } else if line.starts_with('-') {
+                    "del"
+                } else {
+                    ""
+                };
             if class.is_empty() {
                 writeln!(o, "{}", esc(line))?;
             } else {
@@ -236,7 +299,11 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
     }
 
     writeln!(o, "<h2>How to reproduce</h2>")?;
-    writeln!(o, "<pre><code>{}</code></pre>", esc(&r.reproduce.join("\n")))?;
+    writeln!(
+        o,
+        "<pre><code>{}</code></pre>",
+        esc(&r.reproduce.join("\n"))
+    )?;
 
     writeln!(o, "<h2>Environment</h2>")?;
     write_environment(o, r)?;
@@ -244,18 +311,28 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
     if !r.missing.is_empty() {
         writeln!(o, "<h2>Not in this report</h2>\n<ul class=\"missing\">")?;
         for m in &r.missing {
-            writeln!(o, "<li><strong>{}</strong>: {}</li>", esc(&m.step), esc(&m.reason))?;
+            writeln!(
+                o,
+                "<li><strong>{}</strong>: {}</li>",
+                esc(&m.step),
+                esc(&m.reason)
+            )?;
         }
         writeln!(o, "</ul>")?;
     }
-    writeln!(o, "<footer>efficiency-audit {} · report schema {}</footer>\n</main>\n</body>\n</html>", esc(&r.tool_version), r.schema)
+    writeln!(
+        o,
+        "<footer>efficiency-audit {} · report schema {}</footer>\n</main>\n</body>\n</html>",
+        esc(&r.tool_version),
+        r.schema
+    )
 }
 
 fn missing_reason(r: &Report, step: &str, default: &str) -> String {
-    r.missing
-        .iter()
-        .find(|m| m.step == step)
-        .map_or_else(|| default.to_owned(), |m| format!("Not available: {}.", m.reason))
+    r.missing.iter().find(|m| m.step == step).map_or_else(
+        || default.to_owned(),
+        |m| format!("Not available: {}.", m.reason),
+    )
 }
 
 fn experiment_name(e: &Experiment) -> String {
@@ -288,39 +365,124 @@ fn pct(v: Option<f64>) -> String {
 /// One horizontal gauge per resource: estimated (hatched) and measured (solid) bars on a
 /// 0–100 % track, the threshold as a dashed line.
 fn write_gauges(o: &mut String, r: &Report) -> std::fmt::Result {
-    let threshold = r.verdict.as_ref().map_or(crate::config::DEFAULT_THRESHOLD, |v| v.threshold);
-    let (x0, w) = (70.0, 500.0);
+    let threshold = r
+        .verdict
+        .as_ref()
+        .map_or(crate::config::DEFAULT_THRESHOLD, |v| v.threshold);
+    let (x0, w) = (44.0, 330.0);
     let row_h = 46.0;
     let rows = r.saturation.rows();
     let h = 24.0 + row_h * rows.len() as f64;
-    writeln!(o, "<svg viewBox=\"0 0 640 {h:.0}\" role=\"img\" aria-label=\"Saturation per resource, estimated and measured, against the {:.0} % threshold\">", threshold * 100.0)?;
-    writeln!(o, "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect width=\"3\" height=\"6\" fill=\"#0969da\" opacity=\".55\"/></pattern></defs>")?;
+    writeln!(
+        o,
+        "<svg class=\"gauges\" viewBox=\"0 0 440 {h:.0}\" role=\"img\" aria-label=\"Saturation per resource, estimated and measured, against the {:.0} % threshold\">",
+        threshold * 100.0
+    )?;
+    writeln!(
+        o,
+        "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect width=\"3\" height=\"6\" fill=\"#0969da\" opacity=\".55\"/></pattern></defs>"
+    )?;
     for (i, (res, pair)) in rows.iter().enumerate() {
         let y = 10.0 + row_h * i as f64;
         write_gauge_row(o, res.as_str(), pair, y, x0, w)?;
     }
     let tx = x0 + w * threshold.clamp(0.0, 1.0);
-    writeln!(o, "<line x1=\"{tx:.1}\" y1=\"4\" x2=\"{tx:.1}\" y2=\"{:.0}\" stroke=\"#cf222e\" stroke-dasharray=\"4 3\"/>", h - 14.0)?;
-    writeln!(o, "<text x=\"{tx:.1}\" y=\"{:.0}\" text-anchor=\"middle\">threshold {:.0} %</text>", h - 2.0, threshold * 100.0)?;
+    writeln!(
+        o,
+        "<line x1=\"{tx:.1}\" y1=\"4\" x2=\"{tx:.1}\" y2=\"{:.0}\" stroke=\"#cf222e\" stroke-dasharray=\"4 3\"/>",
+        h - 14.0
+    )?;
+    writeln!(
+        o,
+        "<text x=\"{tx:.1}\" y=\"{:.0}\" text-anchor=\"middle\">threshold {:.0} %</text>",
+        h - 2.0,
+        threshold * 100.0
+    )?;
     writeln!(o, "</svg>")?;
-    writeln!(o, "<div class=\"scroll\"><table><thead><tr><th>Resource</th><th>Estimated</th><th>Measured</th><th>Why</th></tr></thead><tbody>")?;
+    writeln!(
+        o,
+        "<div class=\"scroll\"><table><thead><tr><th>Resource</th><th>Estimated</th><th>Measured</th><th>Why</th></tr></thead><tbody>"
+    )?;
     for (res, pair) in rows {
-        writeln!(o, "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>", res.as_str(), pct(pair.estimated), if pair.measured.is_some() { pct(pair.measured) } else { "not measured".to_owned() }, esc(&pair.reason))?;
+        writeln!(
+            o,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            res.as_str(),
+            pct(pair.estimated),
+            if pair.measured.is_some() {
+                pct(pair.measured)
+            } else {
+                "not measured".to_owned()
+            },
+            esc(&pair.reason)
+        )?;
     }
     writeln!(o, "</tbody></table></div>")
 }
 
-fn write_gauge_row(o: &mut String, name: &str, p: &SaturationPair, y: f64, x0: f64, w: f64) -> std::fmt::Result {
-    writeln!(o, "<text x=\"0\" y=\"{:.0}\">{}</text>", y + 20.0, name.to_uppercase())?;
-    writeln!(o, "<rect x=\"{x0}\" y=\"{y:.0}\" width=\"{w}\" height=\"30\" rx=\"4\" fill=\"none\" stroke=\"#8c959f\"/>")?;
+fn write_gauge_row(
+    o: &mut String,
+    name: &str,
+    p: &SaturationPair,
+    y: f64,
+    x0: f64,
+    w: f64,
+) -> std::fmt::Result {
+    writeln!(
+        o,
+        "<text x=\"0\" y=\"{:.0}\">{}</text>",
+        y + 20.0,
+        name.to_uppercase()
+    )?;
+    writeln!(
+        o,
+        "<rect x=\"{x0}\" y=\"{y:.0}\" width=\"{w}\" height=\"30\" rx=\"4\" fill=\"none\" stroke=\"#8c959f\"/>"
+    )?;
     let bar = |v: f64| (w * v.clamp(0.0, 1.0)).max(1.0);
+    // Past 75 % the label goes inside the bar, right-aligned, so it never leaves the track.
+    let label = |end: f64, ty: f64, text: &str| {
+        if end > x0 + 0.75 * w {
+            format!(
+                "<text x=\"{:.1}\" y=\"{ty:.0}\" text-anchor=\"end\" style=\"fill:#fff\">{text}</text>",
+                end - 4.0
+            )
+        } else {
+            format!("<text x=\"{:.1}\" y=\"{ty:.0}\">{text}</text>", end + 4.0)
+        }
+    };
     match p.estimated {
-        Some(v) => writeln!(o, "<rect x=\"{x0}\" y=\"{:.0}\" width=\"{:.1}\" height=\"13\" rx=\"2\" fill=\"url(#hatch)\"/><text x=\"{:.1}\" y=\"{:.0}\">est. {:.0} %</text>", y + 1.0, bar(v), x0 + bar(v) + 4.0, y + 12.0, v * 100.0)?,
-        None => writeln!(o, "<text x=\"{:.0}\" y=\"{:.0}\" opacity=\".7\">est. unknown</text>", x0 + 4.0, y + 12.0)?,
+        Some(v) => writeln!(
+            o,
+            "<rect x=\"{x0}\" y=\"{:.0}\" width=\"{:.1}\" height=\"13\" rx=\"2\" fill=\"url(#hatch)\"/>{}",
+            y + 1.0,
+            bar(v),
+            label(x0 + bar(v), y + 12.0, &format!("est. {:.0} %", v * 100.0))
+        )?,
+        None => writeln!(
+            o,
+            "<text x=\"{:.0}\" y=\"{:.0}\" opacity=\".7\">est. unknown</text>",
+            x0 + 4.0,
+            y + 12.0
+        )?,
     }
     match p.measured {
-        Some(v) => writeln!(o, "<rect x=\"{x0}\" y=\"{:.0}\" width=\"{:.1}\" height=\"13\" rx=\"2\" fill=\"#1a7f37\"/><text x=\"{:.1}\" y=\"{:.0}\">measured {:.0} %</text>", y + 16.0, bar(v), x0 + bar(v) + 4.0, y + 27.0, v * 100.0),
-        None => writeln!(o, "<text x=\"{:.0}\" y=\"{:.0}\" opacity=\".7\">measured: not measured</text>", x0 + 4.0, y + 27.0),
+        Some(v) => writeln!(
+            o,
+            "<rect x=\"{x0}\" y=\"{:.0}\" width=\"{:.1}\" height=\"13\" rx=\"2\" fill=\"#1a7f37\"/>{}",
+            y + 16.0,
+            bar(v),
+            label(
+                x0 + bar(v),
+                y + 27.0,
+                &format!("measured {:.0} %", v * 100.0)
+            )
+        ),
+        None => writeln!(
+            o,
+            "<text x=\"{:.0}\" y=\"{:.0}\" opacity=\".7\">measured: not measured</text>",
+            x0 + 4.0,
+            y + 27.0
+        ),
     }
 }
 
@@ -332,28 +494,70 @@ fn write_chart(o: &mut String, experiments: &[Experiment]) -> std::fmt::Result {
         .map(|e| e.ci95[1].max(e.speedup))
         .fold(1.0_f64, f64::max)
         * 1.15;
-    let (x0, w, row) = (150.0, 440.0, 44.0);
+    let (x0, w, row) = (170.0, 290.0, 44.0);
     let h = 30.0 + row * experiments.len() as f64;
     let x = |v: f64| x0 + w * (v / top).clamp(0.0, 1.0);
-    writeln!(o, "<svg viewBox=\"0 0 640 {h:.0}\" role=\"img\" aria-label=\"Speed-up per strategy with 95 % confidence intervals; the PR head as is is 1.0\">")?;
+    writeln!(
+        o,
+        "<svg class=\"chart\" viewBox=\"0 0 640 {h:.0}\" role=\"img\" aria-label=\"Speed-up per strategy with 95 % confidence intervals; the PR head as is is 1.0\">"
+    )?;
     for (i, e) in experiments.iter().enumerate() {
         let y = 8.0 + row * i as f64;
-        let name: String = experiment_name(e).chars().take(22).collect();
+        let name: String = experiment_name(e).chars().take(26).collect();
         let colour = match e.status {
             crate::report::model::ExperimentStatus::Faster => "#1a7f37",
             crate::report::model::ExperimentStatus::Unverified => "#9a6700",
             _ => "#8c959f",
         };
-        writeln!(o, "<text x=\"0\" y=\"{:.0}\">{}</text>", y + 22.0, esc(&name))?;
-        writeln!(o, "<rect x=\"{x0}\" y=\"{y:.0}\" width=\"{:.1}\" height=\"14\" fill=\"#8c959f\" opacity=\".6\"/><text x=\"{:.1}\" y=\"{:.0}\">before 1.00×</text>", x(1.0) - x0, x(1.0) + 4.0, y + 11.0)?;
-        writeln!(o, "<rect x=\"{x0}\" y=\"{:.0}\" width=\"{:.1}\" height=\"14\" fill=\"{colour}\"/>", y + 17.0, (x(e.speedup) - x0).max(1.0))?;
+        writeln!(
+            o,
+            "<text x=\"0\" y=\"{:.0}\">{}</text>",
+            y + 22.0,
+            esc(&name)
+        )?;
+        writeln!(
+            o,
+            "<rect x=\"{x0}\" y=\"{y:.0}\" width=\"{:.1}\" height=\"14\" fill=\"#8c959f\" opacity=\".6\"/><text x=\"{:.1}\" y=\"{:.0}\">before 1.00×</text>",
+            x(1.0) - x0,
+            x(1.0) + 4.0,
+            y + 11.0
+        )?;
+        writeln!(
+            o,
+            "<rect x=\"{x0}\" y=\"{:.0}\" width=\"{:.1}\" height=\"14\" fill=\"{colour}\"/>",
+            y + 17.0,
+            (x(e.speedup) - x0).max(1.0)
+        )?;
         let (lo, hi, cy) = (x(e.ci95[0]), x(e.ci95[1]), y + 24.0);
-        writeln!(o, "<path d=\"M{lo:.1} {cy:.0}H{hi:.1}M{lo:.1} {:.0}V{:.0}M{hi:.1} {:.0}V{:.0}\" stroke=\"currentColor\" stroke-width=\"1.5\" fill=\"none\" style=\"color:var(--fg)\"/>", cy - 5.0, cy + 5.0, cy - 5.0, cy + 5.0)?;
-        writeln!(o, "<text x=\"{:.1}\" y=\"{:.0}\">after {:.2}× [{:.2}, {:.2}]</text>", hi + 6.0, y + 29.0, e.speedup, e.ci95[0], e.ci95[1])?;
+        writeln!(
+            o,
+            "<path d=\"M{lo:.1} {cy:.0}H{hi:.1}M{lo:.1} {:.0}V{:.0}M{hi:.1} {:.0}V{:.0}\" stroke=\"currentColor\" stroke-width=\"1.5\" fill=\"none\" style=\"color:var(--fg)\"/>",
+            cy - 5.0,
+            cy + 5.0,
+            cy - 5.0,
+            cy + 5.0
+        )?;
+        writeln!(
+            o,
+            "<text x=\"{:.1}\" y=\"{:.0}\">after {:.2}× [{:.2}, {:.2}]</text>",
+            hi + 6.0,
+            y + 29.0,
+            e.speedup,
+            e.ci95[0],
+            e.ci95[1]
+        )?;
     }
     let one = x(1.0);
-    writeln!(o, "<line x1=\"{one:.1}\" y1=\"0\" x2=\"{one:.1}\" y2=\"{:.0}\" stroke=\"#59636e\" stroke-dasharray=\"3 3\"/>", h - 16.0)?;
-    writeln!(o, "<text x=\"{one:.1}\" y=\"{:.0}\" text-anchor=\"middle\">1.0× = PR head as is</text>", h - 3.0)?;
+    writeln!(
+        o,
+        "<line x1=\"{one:.1}\" y1=\"0\" x2=\"{one:.1}\" y2=\"{:.0}\" stroke=\"#59636e\" stroke-dasharray=\"3 3\"/>",
+        h - 16.0
+    )?;
+    writeln!(
+        o,
+        "<text x=\"{one:.1}\" y=\"{:.0}\" text-anchor=\"middle\">1.0× = PR head as is</text>",
+        h - 3.0
+    )?;
     writeln!(o, "</svg>")
 }
 
@@ -362,7 +566,10 @@ fn num(v: Option<f64>, digits: usize) -> String {
 }
 
 fn spread(s: Option<&Spread>) -> String {
-    s.map_or_else(|| "—".to_owned(), |s| format!("{:.0} ({:.0}–{:.0}, n={})", s.median, s.min, s.max, s.runs))
+    s.map_or_else(
+        || "—".to_owned(),
+        |s| format!("{:.0} ({:.0}–{:.0}, n={})", s.median, s.min, s.max, s.runs),
+    )
 }
 
 fn table_value(v: Option<&TableValue>) -> String {
@@ -374,15 +581,57 @@ fn table_value(v: Option<&TableValue>) -> String {
 }
 
 fn write_ceilings(o: &mut String, c: &Ceilings) -> std::fmt::Result {
-    writeln!(o, "<div class=\"scroll\"><table><thead><tr><th>Resource</th><th>Figure</th><th>Theoretical</th><th>Measured</th><th>Method</th></tr></thead><tbody>")?;
+    writeln!(
+        o,
+        "<div class=\"scroll\"><table><thead><tr><th>Resource</th><th>Figure</th><th>Theoretical</th><th>Measured</th><th>Method</th></tr></thead><tbody>"
+    )?;
     let row = |o: &mut String, res: &str, fig: &str, th: String, me: String, method: &str| {
-        writeln!(o, "<tr><td>{res}</td><td>{fig}</td><td class=\"n\">{th}</td><td class=\"n\">{me}</td><td>{}</td></tr>", esc(method))
+        writeln!(
+            o,
+            "<tr><td>{res}</td><td>{fig}</td><td class=\"n\">{th}</td><td class=\"n\">{me}</td><td>{}</td></tr>",
+            esc(method)
+        )
     };
-    row(o, "CPU", "FP32 GFLOP/s", num(c.cpu.fp32_gflops.theoretical, 0), num(c.cpu.fp32_gflops.measured, 0), &c.cpu.fp32_gflops.method)?;
-    row(o, "Memory", "bandwidth GB/s", num(c.memory.bandwidth_gbs.theoretical, 1), num(c.memory.bandwidth_gbs.measured, 1), &c.memory.bandwidth_gbs.method)?;
-    row(o, "Disk", "read MB/s, QD1", "—".into(), spread(c.disk.read_mbs.qd1.as_ref()), &format!("{} on {}", c.disk.method, c.disk.fs))?;
-    row(o, "Disk", "read MB/s, QD4", "—".into(), spread(c.disk.read_mbs.qd4.as_ref()), &format!("{} on {}", c.disk.method, c.disk.fs))?;
-    row(o, "Disk", "write MB/s, QD1", "—".into(), spread(c.disk.write_mbs.qd1.as_ref()), &format!("{} on {}", c.disk.method, c.disk.fs))?;
+    row(
+        o,
+        "CPU",
+        "FP32 GFLOP/s",
+        num(c.cpu.fp32_gflops.theoretical, 0),
+        num(c.cpu.fp32_gflops.measured, 0),
+        &c.cpu.fp32_gflops.method,
+    )?;
+    row(
+        o,
+        "Memory",
+        "bandwidth GB/s",
+        num(c.memory.bandwidth_gbs.theoretical, 1),
+        num(c.memory.bandwidth_gbs.measured, 1),
+        &c.memory.bandwidth_gbs.method,
+    )?;
+    row(
+        o,
+        "Disk",
+        "read MB/s, QD1",
+        "—".into(),
+        spread(c.disk.read_mbs.qd1.as_ref()),
+        &format!("{} on {}", c.disk.method, c.disk.fs),
+    )?;
+    row(
+        o,
+        "Disk",
+        "read MB/s, QD4",
+        "—".into(),
+        spread(c.disk.read_mbs.qd4.as_ref()),
+        &format!("{} on {}", c.disk.method, c.disk.fs),
+    )?;
+    row(
+        o,
+        "Disk",
+        "write MB/s, QD1",
+        "—".into(),
+        spread(c.disk.write_mbs.qd1.as_ref()),
+        &format!("{} on {}", c.disk.method, c.disk.fs),
+    )?;
     for g in &c.gpus {
         let label = format!("GPU {}", g.index);
         let fig = |o: &mut String, name: &str, f: &GpuFigure| {
@@ -391,7 +640,11 @@ fn write_ceilings(o: &mut String, c: &Ceilings) -> std::fmt::Result {
                 (None, d) => table_value(d),
             };
             let method = f.measured_note.clone().unwrap_or_else(|| {
-                if f.measured.is_some() { "torch micro-benchmark".to_owned() } else { String::new() }
+                if f.measured.is_some() {
+                    "torch micro-benchmark".to_owned()
+                } else {
+                    String::new()
+                }
             });
             row(o, &label, name, theoretical, num(f.measured, 1), &method)
         };
@@ -400,7 +653,14 @@ fn write_ceilings(o: &mut String, c: &Ceilings) -> std::fmt::Result {
         fig(o, "FP16/BF16 tensor TFLOP/s", &g.fp16_bf16_tflops)?;
         fig(o, "FP8 tensor TFLOP/s", &g.fp8_tflops)?;
         fig(o, "memory GB/s", &g.mem_bandwidth_gbs)?;
-        row(o, &label, "host→device GB/s (pinned)", num(g.pcie.theoretical_gbs_per_dir, 1), num(g.h2d_gbs, 1), "")?;
+        row(
+            o,
+            &label,
+            "host→device GB/s (pinned)",
+            num(g.pcie.theoretical_gbs_per_dir, 1),
+            num(g.h2d_gbs, 1),
+            "",
+        )?;
     }
     writeln!(o, "</tbody></table></div>")?;
     if !c.warnings.is_empty() {
@@ -415,13 +675,33 @@ fn write_ceilings(o: &mut String, c: &Ceilings) -> std::fmt::Result {
 
 fn write_environment(o: &mut String, r: &Report) -> std::fmt::Result {
     let Some(c) = &r.ceilings else {
-        return writeln!(o, "<p class=\"muted\">Not recorded: step 1 (ceilings) did not run.</p>");
+        return writeln!(
+            o,
+            "<p class=\"muted\">Not recorded: step 1 (ceilings) did not run.</p>"
+        );
     };
     writeln!(o, "<dl>")?;
     let item = |o: &mut String, k: &str, v: &str| writeln!(o, "<dt>{k}</dt><dd>{}</dd>", esc(v));
     item(o, "Measured at", &c.measured_at)?;
-    item(o, "OS", &format!("{} (kernel {})", c.host.os, c.host.kernel))?;
-    item(o, "CPU", &format!("{} — {} logical CPUs, {} physical cores, {} usable; {}", c.host.cpu_brand, c.host.logical_cpus, c.host.physical_cores.map_or_else(|| "?".to_owned(), |n| n.to_string()), c.host.available_parallelism, c.host.simd.join(" ")))?;
+    item(
+        o,
+        "OS",
+        &format!("{} (kernel {})", c.host.os, c.host.kernel),
+    )?;
+    item(
+        o,
+        "CPU",
+        &format!(
+            "{} — {} logical CPUs, {} physical cores, {} usable; {}",
+            c.host.cpu_brand,
+            c.host.logical_cpus,
+            c.host
+                .physical_cores
+                .map_or_else(|| "?".to_owned(), |n| n.to_string()),
+            c.host.available_parallelism,
+            c.host.simd.join(" ")
+        ),
+    )?;
     item(o, "Memory", &format!("{:.1} GiB", c.memory.total_gib))?;
     item(o, "Disk", &format!("{} ({})", c.disk.path, c.disk.fs))?;
     if c.gpus.is_empty() {
@@ -430,14 +710,69 @@ fn write_environment(o: &mut String, r: &Report) -> std::fmt::Result {
     for g in &c.gpus {
         let k = format!("GPU {}", g.index);
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".to_owned());
-        item(o, &k, &format!("{} ({}, {:.0} GiB, compute capability {})", g.name, g.pci_device_id, g.memory_gib, opt(&g.compute_capability)))?;
-        item(o, "Driver / CUDA", &format!("{} / {}", opt(&g.driver), opt(&g.cuda)))?;
-        item(o, "Clocks (max)", &format!("SM {} MHz, memory {} MHz", g.clocks_mhz.sm_max.map_or_else(|| "?".to_owned(), |v| v.to_string()), g.clocks_mhz.mem_max.map_or_else(|| "?".to_owned(), |v| v.to_string())))?;
-        item(o, "Throttle reasons", &if g.throttle_reasons.is_empty() { "none active".to_owned() } else { g.throttle_reasons.join(", ") })?;
-        item(o, "Power limit", &g.power_limit_w.map_or_else(|| "?".to_owned(), |w| format!("{w:.0} W")))?;
-        item(o, "PCIe", &format!("gen {} ×{}", g.pcie.generation.map_or_else(|| "?".to_owned(), |v| v.to_string()), g.pcie.width.map_or_else(|| "?".to_owned(), |v| v.to_string())))?;
+        item(
+            o,
+            &k,
+            &format!(
+                "{} ({}, {:.0} GiB, compute capability {})",
+                g.name,
+                g.pci_device_id,
+                g.memory_gib,
+                opt(&g.compute_capability)
+            ),
+        )?;
+        item(
+            o,
+            "Driver / CUDA",
+            &format!("{} / {}", opt(&g.driver), opt(&g.cuda)),
+        )?;
+        item(
+            o,
+            "Clocks (max)",
+            &format!(
+                "SM {} MHz, memory {} MHz",
+                g.clocks_mhz
+                    .sm_max
+                    .map_or_else(|| "?".to_owned(), |v| v.to_string()),
+                g.clocks_mhz
+                    .mem_max
+                    .map_or_else(|| "?".to_owned(), |v| v.to_string())
+            ),
+        )?;
+        item(
+            o,
+            "Throttle reasons",
+            &if g.throttle_reasons.is_empty() {
+                "none active".to_owned()
+            } else {
+                g.throttle_reasons.join(", ")
+            },
+        )?;
+        item(
+            o,
+            "Power limit",
+            &g.power_limit_w
+                .map_or_else(|| "?".to_owned(), |w| format!("{w:.0} W")),
+        )?;
+        item(
+            o,
+            "PCIe",
+            &format!(
+                "gen {} ×{}",
+                g.pcie
+                    .generation
+                    .map_or_else(|| "?".to_owned(), |v| v.to_string()),
+                g.pcie
+                    .width
+                    .map_or_else(|| "?".to_owned(), |v| v.to_string())
+            ),
+        )?;
         let flag = |b: Option<bool>| b.map_or("unknown", |b| if b { "on" } else { "off" });
-        item(o, "MIG / ECC", &format!("{} / {}", flag(g.mig_enabled), flag(g.ecc_enabled)))?;
+        item(
+            o,
+            "MIG / ECC",
+            &format!("{} / {}", flag(g.mig_enabled), flag(g.ecc_enabled)),
+        )?;
     }
     item(o, "Other GPU processes", "not recorded by step 1")?;
     writeln!(o, "</dl>")

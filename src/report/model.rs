@@ -235,7 +235,12 @@ impl Report {
     pub fn best_speedup(&self) -> Option<&Experiment> {
         self.experiments
             .iter()
-            .filter(|e| matches!(e.status, ExperimentStatus::Faster | ExperimentStatus::Unverified))
+            .filter(|e| {
+                matches!(
+                    e.status,
+                    ExperimentStatus::Faster | ExperimentStatus::Unverified
+                )
+            })
             .max_by(|a, b| a.speedup.total_cmp(&b.speedup))
     }
 

@@ -97,7 +97,10 @@ pub fn paragraph(
         } else {
             "highest-severity findings"
         };
-        parts.push(format!("Recommended changes ({from}): {}.", list.join("; ")));
+        parts.push(format!(
+            "Recommended changes ({from}): {}.",
+            list.join("; ")
+        ));
     }
     parts.push(speedups(experiments, strategies_missing));
     parts.join(" ")
@@ -141,7 +144,12 @@ fn speedups(experiments: &[Experiment], strategies_missing: bool) -> String {
     }
     let counted: Vec<String> = experiments
         .iter()
-        .filter(|e| matches!(e.status, ExperimentStatus::Faster | ExperimentStatus::Unverified))
+        .filter(|e| {
+            matches!(
+                e.status,
+                ExperimentStatus::Faster | ExperimentStatus::Unverified
+            )
+        })
         .map(|e| {
             format!(
                 "{} {:.2}× (95 % CI {:.2}–{:.2}){}",

@@ -2,13 +2,14 @@
 //! on its own runtime (the publisher blocks on its own current-thread runtime).
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
 
 use std::path::PathBuf;
 
 use efficiency_audit::analysis::model::{Applicability, Resource};
 use efficiency_audit::report::assemble::{assemble, read_outputs};
-use efficiency_audit::report::summary;
 use efficiency_audit::report::model::{Context, Experiment, ExperimentStatus, Report, Strategy};
+use efficiency_audit::report::summary;
 
 pub fn fixture_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report")
@@ -45,7 +46,8 @@ pub fn fixture_report() -> Report {
 /// The same report once steps 3–4 have measured two strategies.
 pub fn measured_report() -> Report {
     let mut r = fixture_report();
-    r.missing.retain(|m| m.step != "strategies" && m.step != "experiments");
+    r.missing
+        .retain(|m| m.step != "strategies" && m.step != "experiments");
     r.strategies = vec![
         Strategy {
             id: "dataloader-workers".into(),
@@ -93,7 +95,13 @@ pub fn measured_report() -> Report {
         },
     ];
     r.recommendations = summary::recommendations(&r.strategies, &r.findings);
-    r.summary = summary::paragraph(r.verdict.as_ref(), &r.saturation, &r.recommendations, &r.experiments, false);
+    r.summary = summary::paragraph(
+        r.verdict.as_ref(),
+        &r.saturation,
+        &r.recommendations,
+        &r.experiments,
+        false,
+    );
     r
 }
 
@@ -123,7 +131,9 @@ impl Server {
     }
 
     pub fn requests(&self) -> Vec<wiremock::Request> {
-        self.rt.block_on(self.mock.received_requests()).unwrap_or_default()
+        self.rt
+            .block_on(self.mock.received_requests())
+            .unwrap_or_default()
     }
 
     pub fn verify(&self) {
