@@ -22,6 +22,19 @@ use crate::report::command::{context_from_env, reproduce_commands, write_all};
 use crate::report::model::Missing;
 use crate::verdict::VerdictValue;
 
+/// The files the steps write into the output folder, removed before a run.
+const STEP_FILES: [&str; 9] = [
+    crate::report::assemble::CEILINGS_FILE,
+    crate::report::assemble::ANALYSIS_FILE,
+    "analysis.html",
+    "analysis.sarif",
+    crate::report::assemble::STRATEGIES_FILE,
+    crate::report::assemble::EXPERIMENTS_FILE,
+    crate::report::command::REPORT_JSON,
+    crate::report::command::FINAL_HTML,
+    crate::report::command::COMMENT_MD,
+];
+
 /// Flags of `efficiency-audit audit`. In a GitHub Action the same settings come from the
 /// action's inputs (`INPUT_*`); flags given here win.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -128,6 +141,13 @@ pub fn run(
         .clone()
         .unwrap_or_else(|| args.dir.join(&config.output_dir));
     std::fs::create_dir_all(&out_dir)?;
+    // A fresh run: a file left by an earlier run must never pass for this run's result.
+    for stale in STEP_FILES {
+        let path = out_dir.join(stale);
+        if path.is_file() {
+            std::fs::remove_file(&path)?;
+        }
+    }
 
     // event ─► changed files
     let event: Option<Event> = event::read_event(env).unwrap_or_else(|e| {
