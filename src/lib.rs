@@ -16,6 +16,8 @@ pub mod exit;
 pub mod progress;
 
 pub mod analysis;
+pub mod walk;
+
 pub mod ceilings;
 pub mod verdict;
 
