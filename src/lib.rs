@@ -22,3 +22,5 @@ pub mod ceilings;
 pub mod verdict;
 
 pub mod report;
+
+pub mod analyze_cmd;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::model::{Category, CodeKind, Demand, Finding};
+use crate::analysis::model::{Category, CodeKind, Demand, Finding, Severity};
 use crate::ceilings::model::Ceilings;
 use crate::report::escape::LineIndex;
 use crate::verdict::Verdict;
@@ -85,6 +85,8 @@ pub struct RuleMeta {
     pub name: String,
     /// Category from the fixed vocabulary.
     pub category: Category,
+    /// Default severity of its findings.
+    pub severity: Severity,
     /// One sentence: what it finds.
     pub summary: String,
     /// Full documentation in Markdown (what it does, why it is slow, example, fix safety).
@@ -122,8 +124,7 @@ pub fn render(report: &AnalysisReport) -> Result<String, serde_json::Error> {
 pub(crate) mod tests {
     use super::*;
     use crate::analysis::model::{
-        Applicability, Edit, Estimate, Fix, HotLoop, Resource, Saturation, Severity, Stage,
-        StageKind,
+        Applicability, Edit, Estimate, Fix, HotLoop, Resource, Saturation, Stage, StageKind,
     };
     use crate::verdict::{Basis, decide};
 
@@ -243,6 +244,7 @@ pub(crate) mod tests {
                     id: "EA001".into(),
                     name: "dataloader-without-workers".into(),
                     category: Category::DataloaderWorkers,
+                    severity: Severity::High,
                     summary: "DataLoader without worker processes.".into(),
                     docs: "## What it does\nFinds `DataLoader(...)` without `num_workers`.\n"
                         .into(),
@@ -251,6 +253,7 @@ pub(crate) mod tests {
                     id: "EA010".into(),
                     name: "item-in-loop".into(),
                     category: Category::HostSync,
+                    severity: Severity::Medium,
                     summary: "`.item()` inside the step loop.".into(),
                     docs: "## What it does\nFinds `.item()` in step loops.\n".into(),
                 },

@@ -45,6 +45,7 @@ pub fn log(report: &AnalysisReport) -> Value {
                 id: finding.rule.clone(),
                 name: finding.rule.clone(),
                 category: finding.category,
+                severity: finding.severity,
                 summary: format!("{} finding.", finding.category.as_str()),
                 docs: String::new(),
             });
@@ -99,12 +100,12 @@ fn descriptor(rule: &RuleMeta) -> Value {
         "shortDescription": { "text": rule.summary },
         "fullDescription": { "text": full },
         "help": { "text": markdown_to_text(&help_markdown), "markdown": help_markdown },
-        "defaultConfiguration": { "level": "warning" },
+        "defaultConfiguration": { "level": level(rule.severity) },
         "properties": {
             "tags": ["performance", rule.category.as_str()],
             // Rules stay silent when a value is unknown (DESIGN §1 Step 2): high precision.
             "precision": "high",
-            "problem.severity": "warning",
+            "problem.severity": problem_severity(rule.severity),
         },
     })
 }
@@ -200,6 +201,16 @@ pub fn level(severity: Severity) -> &'static str {
         Severity::High => "error",
         Severity::Medium => "warning",
         Severity::Low => "note",
+    }
+}
+
+/// GitHub's `problem.severity` property of a severity: high → `error`, medium → `warning`,
+/// low → `recommendation`.
+fn problem_severity(severity: Severity) -> &'static str {
+    match severity {
+        Severity::High => "error",
+        Severity::Medium => "warning",
+        Severity::Low => "recommendation",
     }
 }
 
