@@ -48,6 +48,8 @@ pub enum Command {
     /// Step 2: read the Python code (no profiler), estimate its demand on each resource, and
     /// give the RED/GREEN verdict; writes analysis.json, analysis.html and analysis.sarif.
     Analyze(crate::analyze_cmd::AnalyzeArgs),
+    /// Print the catalog of static-analysis rules (`--format markdown` is docs/rules.md).
+    Rules(crate::analysis::RulesArgs),
 }
 
 /// Runs a parsed command line.
@@ -55,5 +57,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
         Command::Analyze(args) => crate::analyze_cmd::command(&cli.global, &args),
+        Command::Rules(args) => crate::analysis::command(&args),
     }
 }

@@ -15,9 +15,9 @@ pub mod config;
 pub mod exit;
 pub mod progress;
 
-pub mod analysis;
 pub mod walk;
 
+pub mod analysis;
 pub mod ceilings;
 pub mod verdict;
 
