@@ -64,12 +64,13 @@ pub fn command(global: &GlobalArgs, args: &AnalyzeArgs) -> anyhow::Result<ExitSt
     let console = Console::new(global.quiet);
     let started = Instant::now();
     let folder = audited_folder(&args.paths);
-    let config = Config::discover(global.config.as_deref(), &folder)?
-        .with_threshold(args.threshold)?;
-    let output_dir = global
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| folder.join(&config.output_dir));
+    let config =
+        Config::discover(global.config.as_deref(), &folder)?.with_threshold(args.threshold)?;
+    let output_dir = match &global.output_dir {
+        Some(dir) => dir.clone(),
+        None if folder == Path::new(".") => config.output_dir.clone(),
+        None => folder.join(&config.output_dir),
+    };
     let ceilings = args.ceilings.as_deref().map(load_ceilings).transpose()?;
 
     let globs = walk::glob_set(&config.paths)?;
@@ -145,12 +146,10 @@ pub fn command(global: &GlobalArgs, args: &AnalyzeArgs) -> anyhow::Result<ExitSt
     writeln!(stdout, "{}", report.verdict.headline())?;
     stdout.flush()?;
 
-    Ok(
-        match (report.verdict.value, config.fail_on) {
-            (VerdictValue::Red, FailOn::Red) => ExitStatus::Red,
-            _ => ExitStatus::Success,
-        },
-    )
+    Ok(match (report.verdict.value, config.fail_on) {
+        (VerdictValue::Red, FailOn::Red) => ExitStatus::Red,
+        _ => ExitStatus::Success,
+    })
 }
 
 /// The folder whose configuration and default output folder apply: the one folder named, else

@@ -77,7 +77,10 @@ fn snapshot_tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 #[test]
 fn writes_three_reports_and_prints_the_verdict() {
-    let dir = project(&[("src/train.py", TRAIN.as_bytes()), ("notes.txt", b"not python")]);
+    let dir = project(&[
+        ("src/train.py", TRAIN.as_bytes()),
+        ("notes.txt", b"not python"),
+    ]);
     let before = snapshot_tree(dir.path());
     let run = analyze(dir.path(), &[]);
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -90,7 +93,11 @@ fn writes_three_reports_and_prints_the_verdict() {
     for name in ["analysis.json", "analysis.html", "analysis.sarif"] {
         let path = Path::new("report/efficiency").join(name);
         assert!(dir.path().join(&path).is_file(), "{name} missing");
-        assert!(run.stderr.contains(&format!("wrote {}", path.display())), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("wrote {}", path.display())),
+            "{}",
+            run.stderr
+        );
     }
     let v = json(dir.path());
     assert_eq!(v["schema"], 1);
@@ -98,8 +105,15 @@ fn writes_three_reports_and_prints_the_verdict() {
     assert_eq!(v["files"][0]["path"], "src/train.py");
     assert_eq!(v["files"][0]["kind"], "train");
     let findings = v["findings"].as_array().unwrap();
-    assert!(!findings.is_empty(), "the example's main-process DataLoader is a finding");
-    assert!(findings.iter().all(|f| f["path"] == "src/train.py" && f["line"].as_u64() >= Some(1)));
+    assert!(
+        !findings.is_empty(),
+        "the example's main-process DataLoader is a finding"
+    );
+    assert!(
+        findings
+            .iter()
+            .all(|f| f["path"] == "src/train.py" && f["line"].as_u64() >= Some(1))
+    );
     assert!(!v["demand"]["loops"].as_array().unwrap().is_empty());
     assert_eq!(v["verdict"]["basis"], "estimated");
     assert_eq!(v["verdict"]["threshold"], 0.7);
@@ -134,7 +148,10 @@ fn output_is_deterministic() {
     let first = std::fs::read(dir.path().join("report/efficiency/analysis.json")).unwrap();
     let first_sarif = std::fs::read(dir.path().join("report/efficiency/analysis.sarif")).unwrap();
     analyze(dir.path(), &[]);
-    assert_eq!(first, std::fs::read(dir.path().join("report/efficiency/analysis.json")).unwrap());
+    assert_eq!(
+        first,
+        std::fs::read(dir.path().join("report/efficiency/analysis.json")).unwrap()
+    );
     assert_eq!(
         first_sarif,
         std::fs::read(dir.path().join("report/efficiency/analysis.sarif")).unwrap()
@@ -155,7 +172,10 @@ fn bad_input_warns_and_never_fails() {
     big.truncate(50 * 1000 * 1000);
     let dir = project(&[
         ("ok.py", TRAIN.as_bytes()),
-        ("broken.py", b"import torch\n\ndef f(:\n    pass\nfor x in y:\n    x.item()\n"),
+        (
+            "broken.py",
+            b"import torch\n\ndef f(:\n    pass\nfor x in y:\n    x.item()\n",
+        ),
         ("latin1.py", b"# caf\xe9\nx = 1\n"),
         ("binary.py", b"\x7fELF\x02\x01\x01\x00\x00\x00\x00"),
         ("empty.py", b""),
@@ -177,7 +197,11 @@ fn bad_input_warns_and_never_fails() {
             warnings.iter().any(|w| w.contains(needle)),
             "no warning with {needle:?} in {warnings:#?}"
         );
-        assert!(run.stderr.contains(needle), "stderr lacks {needle:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(needle),
+            "stderr lacks {needle:?}: {}",
+            run.stderr
+        );
     };
     has("broken.py:3:");
     has("syntax error");
@@ -195,7 +219,10 @@ fn bad_input_warns_and_never_fails() {
         .iter()
         .map(|f| f["path"].as_str().unwrap())
         .collect();
-    assert!(paths.contains(&"ok.py") && paths.contains(&"broken.py"), "{paths:?}");
+    assert!(
+        paths.contains(&"ok.py") && paths.contains(&"broken.py"),
+        "{paths:?}"
+    );
     assert!(!paths.contains(&"big.py"));
 }
 
@@ -204,7 +231,11 @@ fn a_missing_named_path_alone_still_writes_reports() {
     let dir = project(&[]);
     let run = analyze(dir.path(), &["gone.py"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("gone.py: no such file or folder"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("gone.py: no such file or folder"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.starts_with("RED: "), "{}", run.stdout);
     assert_eq!(json(dir.path())["files"].as_array().unwrap().len(), 0);
 }
@@ -213,7 +244,11 @@ fn a_missing_named_path_alone_still_writes_reports() {
 fn big_files_are_analysed_when_the_cap_is_raised() {
     let dir = project(&[("gen.py", "x = 1\n".repeat(400_000).as_bytes())]);
     let run = analyze(dir.path(), &["--max-file-size", "1"]);
-    assert!(run.stderr.contains("over the 1 MiB limit"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("over the 1 MiB limit"),
+        "{}",
+        run.stderr
+    );
     let run = analyze(dir.path(), &["--max-file-size", "3"]);
     assert_eq!(run.status, 0);
     assert!(!run.stderr.contains("limit"), "{}", run.stderr);
@@ -226,7 +261,8 @@ fn unwritable_output_folder_is_a_tool_failure() {
     let run = analyze(dir.path(), &["--output-dir", "blocker/out"]);
     assert_eq!(run.status, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("cannot create the output folder blocker/out")
+        run.stderr
+            .contains("cannot create the output folder blocker/out")
             && run.stderr.contains("--output-dir"),
         "{}",
         run.stderr
@@ -238,7 +274,11 @@ fn missing_ceilings_file_is_a_tool_failure() {
     let dir = project(&[("a.py", b"x = 1\n")]);
     let run = analyze(dir.path(), &["--ceilings", "nope.yaml"]);
     assert_eq!(run.status, 2);
-    assert!(run.stderr.contains("efficiency-audit ceilings"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("efficiency-audit ceilings"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -251,7 +291,10 @@ fn fail_on_red_exits_one_and_never_exits_zero() {
     std::fs::write(dir.path().join("efficiency-audit.yml"), "fail-on: red\n").unwrap();
     let run = analyze(dir.path(), &[]);
     assert_eq!(run.status, 1, "{}", run.stderr);
-    let run = analyze(dir.path(), &["--config", "efficiency-audit.yml", "--quiet", "a.py"]);
+    let run = analyze(
+        dir.path(),
+        &["--config", "efficiency-audit.yml", "--quiet", "a.py"],
+    );
     assert_eq!(run.status, 1);
     assert!(!run.stderr.contains("wrote"), "--quiet: {}", run.stderr);
 }
@@ -298,7 +341,9 @@ fn annotations_go_to_stdout_escaped_and_capped() {
         assert!(commands.iter().filter(|l| l.starts_with(level)).count() <= 10);
     }
     for c in &commands {
-        assert!(c.contains(" file=m") && c.contains(",line=") && c.contains(",title=efficiency-audit "));
+        assert!(
+            c.contains(" file=m") && c.contains(",line=") && c.contains(",title=efficiency-audit ")
+        );
         assert!(c.contains("%3A"), "title colon escaped: {c}");
     }
     let total = json(dir.path())["findings"].as_array().unwrap().len();
@@ -326,9 +371,11 @@ fn hostile_code_is_escaped_in_the_html() {
     let dir = project(&[("evil<img src=x onerror=alert(3)>.py", hostile.as_bytes())]);
     let run = analyze(dir.path(), &[]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    let html =
-        std::fs::read_to_string(dir.path().join("report/efficiency/analysis.html")).unwrap();
-    assert!(html.contains("&lt;/script&gt;&lt;script&gt;alert(1)"), "excerpt missing");
+    let html = std::fs::read_to_string(dir.path().join("report/efficiency/analysis.html")).unwrap();
+    assert!(
+        html.contains("&lt;/script&gt;&lt;script&gt;alert(1)"),
+        "excerpt missing"
+    );
     assert!(html.contains("evil&lt;img src=x onerror=alert(3)&gt;.py"));
     for raw in ["<script", "</script>", "<!--", "<img"] {
         assert!(!html.contains(raw), "unescaped {raw}");
