@@ -1,6 +1,11 @@
 //! End-to-end runs of `efficiency-audit analyze` on temporary projects: what it writes, what it
 //! prints, its exit status, and how it survives bad input.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup step should fail the test loudly"
+)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
