@@ -107,13 +107,8 @@ pub fn command(global: &GlobalArgs, args: &AnalyzeArgs) -> anyhow::Result<ExitSt
         || std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         |c| c.host.logical_cpus,
     );
-    let mut demand = analysis::estimate_demand(&analyses, ceilings.as_ref(), logical_cpus);
-    if ceilings.is_none() {
-        demand.notes.push(format!(
-            "no --ceilings file: CPU demand set against this machine's {logical_cpus} logical \
-             CPUs; GPU and disk ceilings unknown (run `efficiency-audit ceilings` to measure them)"
-        ));
-    }
+    // Without ceilings the demand model notes the core count it used (its `notes`).
+    let demand = analysis::estimate_demand(&analyses, ceilings.as_ref(), logical_cpus);
     let verdict = verdict::decide(&demand.saturation, Basis::Estimated, config.threshold);
 
     let report = build_report(analyses, demand, verdict, ceilings, warnings, sources);
