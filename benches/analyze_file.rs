@@ -15,7 +15,10 @@ use efficiency_audit::analysis::analyze_file;
 use efficiency_audit::config::Rules;
 
 fn main() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bench/train_1000.py");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/bench/train_1000.py"
+    );
     let source = std::fs::read(path).expect("tests/fixtures/bench/train_1000.py");
     let lines = source.iter().filter(|&&b| b == b'\n').count();
     let rules = Rules::default();

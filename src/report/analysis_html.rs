@@ -19,7 +19,7 @@ const EXCERPT_MAX_LINES: usize = 12;
 #[must_use]
 pub fn render(report: &AnalysisReport) -> String {
     let mut h = Html::default();
-    h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"color-scheme\" content=\"light dark\">\n");
     h.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     h.raw("<title>efficiency-audit · analysis</title>\n<style>");
     h.raw(CSS);
@@ -89,7 +89,7 @@ fn header(h: &mut Html, report: &AnalysisReport) {
 fn demand_section(h: &mut Html, report: &AnalysisReport) {
     h.raw("<section>\n<h2>Demand against the ceilings</h2>\n<div class=\"split\">\n");
     h.raw("<div>\n<h3>Best saturation any hot loop can reach</h3>\n");
-    gauges(h, &report.demand.saturation, report.verdict.threshold);
+    gauges(h, report, &report.demand.saturation);
     h.raw("</div>\n<div>\n<h3>This machine's ceilings</h3>\n");
     match &report.ceilings {
         Some(c) => ceilings_table(h, c),
@@ -112,20 +112,28 @@ fn demand_section(h: &mut Html, report: &AnalysisReport) {
     h.raw("</div>\n</div>\n</section>\n");
 }
 
-/// One SVG bar per resource, the threshold marked, with the one-line reason.
-fn gauges(h: &mut Html, saturation: &crate::analysis::model::Saturation, threshold: f64) {
+/// One SVG bar per resource, the threshold marked, the ceiling it is measured against beside
+/// it, and the one-line reason under it.
+fn gauges(h: &mut Html, report: &AnalysisReport, saturation: &crate::analysis::model::Saturation) {
     h.raw("<dl class=\"gauges\">\n");
-    for (name, estimate) in [
-        ("GPU compute", &saturation.gpu),
-        ("CPU compute", &saturation.cpu),
-        ("IO bandwidth", &saturation.io),
+    for (resource, name, estimate) in [
+        (Resource::Gpu, "GPU compute", &saturation.gpu),
+        (Resource::Cpu, "CPU compute", &saturation.cpu),
+        (Resource::Io, "IO bandwidth", &saturation.io),
     ] {
-        gauge(h, name, estimate, threshold);
+        gauge(h, report, resource, name, estimate);
     }
     h.raw("</dl>\n");
 }
 
-fn gauge(h: &mut Html, name: &'static str, estimate: &Estimate, threshold: f64) {
+fn gauge(
+    h: &mut Html,
+    report: &AnalysisReport,
+    resource: Resource,
+    name: &'static str,
+    estimate: &Estimate,
+) {
+    let threshold = report.verdict.threshold;
     h.raw("<dt>");
     h.raw(name);
     h.raw(" <b>");
@@ -136,7 +144,17 @@ fn gauge(h: &mut Html, name: &'static str, estimate: &Estimate, threshold: f64) 
         }
         None => h.raw("unknown"),
     }
-    h.raw("</b></dt>\n<dd>");
+    h.raw("</b>");
+    if let Some(ceiling) = report
+        .ceilings
+        .as_ref()
+        .and_then(|c| ceiling_of(resource, c))
+    {
+        h.raw(" <span class=\"ceiling\">of ");
+        h.text(&ceiling);
+        h.raw("</span>");
+    }
+    h.raw("</dt>\n<dd>");
     h.raw("<svg class=\"gauge\" viewBox=\"0 0 100 10\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"");
     h.raw(name);
     h.raw("\"><rect class=\"track\" x=\"0\" y=\"0\" width=\"100\" height=\"10\"/>");
@@ -150,13 +168,47 @@ fn gauge(h: &mut Html, name: &'static str, estimate: &Estimate, threshold: f64) 
         h.num(format!("{width:.1}"));
         h.raw("\"/>");
     }
+    let mark = format!("{:.1}", threshold.clamp(0.0, 1.0) * 100.0);
     h.raw("<line class=\"threshold\" y1=\"0\" y2=\"10\" x1=\"");
-    h.num(format!("{:.1}", threshold.clamp(0.0, 1.0) * 100.0));
+    h.text(&mark);
     h.raw("\" x2=\"");
-    h.num(format!("{:.1}", threshold.clamp(0.0, 1.0) * 100.0));
+    h.text(&mark);
     h.raw("\"/></svg>\n<span class=\"reason\">");
     h.text(&estimate.reason);
     h.raw("</span></dd>\n");
+}
+
+/// The ceiling a resource's saturation is set against: the best GPU tensor rate, the CPU's
+/// FP32 rate over its logical CPUs, the disk's best sequential read.
+fn ceiling_of(resource: Resource, c: &Ceilings) -> Option<String> {
+    match resource {
+        Resource::Gpu => c
+            .gpus
+            .iter()
+            .filter_map(|g| tensor_rate(&g.fp16_bf16_tflops).map(|r| (r, g)))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(rate, g)| format!("{} TFLOP/s FP16/BF16 tensor ({})", sig(rate), g.name)),
+        Resource::Cpu => Some(match c.cpu.fp32_gflops.best() {
+            Some(rate) => format!(
+                "{} logical CPUs, {} GFLOP/s FP32",
+                c.host.logical_cpus,
+                sig(rate)
+            ),
+            None => format!("{} logical CPUs", c.host.logical_cpus),
+        }),
+        Resource::Io => {
+            let read = &c.disk.read_mbs;
+            let best = read.qd4.as_ref().or(read.qd1.as_ref())?;
+            Some(format!("{} MB/s sequential read", sig(best.median)))
+        }
+    }
+}
+
+fn tensor_rate(figure: &GpuFigure) -> Option<f64> {
+    figure.measured.or(match figure.datasheet {
+        Some(TableValue::Value(v)) => Some(v),
+        _ => None,
+    })
 }
 
 fn ceilings_table(h: &mut Html, c: &Ceilings) {
@@ -352,7 +404,7 @@ fn hot_loop(h: &mut Html, report: &AnalysisReport, i: usize, hot: &HotLoop) {
         h.raw("</li>\n");
     }
     h.raw("</ol>\n<h4>Estimated demand of this loop</h4>\n");
-    gauges(h, &hot.saturation, report.verdict.threshold);
+    gauges(h, report, &hot.saturation);
     h.raw("</article>\n");
 }
 
@@ -485,6 +537,7 @@ code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .track{fill:var(--line)}.fill.low{fill:var(--red)}.fill.ok{fill:var(--green)}
 .threshold{stroke:var(--fg);stroke-width:.6;stroke-dasharray:1.5 1}
 .reason{color:var(--muted);font-size:.88rem}
+.ceiling{color:var(--muted);font-weight:400;font-size:.85rem}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top;padding:6px 8px;border-bottom:1px solid var(--line)}
 .ceilings th{font-weight:500;white-space:pre;color:var(--muted)}
@@ -611,6 +664,14 @@ mod tests {
         assert!(page.contains("<th>Disk read, QD4</th><td>2950 MB/s</td>"));
         assert!(page.contains("NVIDIA H100 80GB HBM3"));
         assert!(page.contains("989 TFLOP/s (datasheet)"));
+        // Each gauge names the ceiling it is set against.
+        assert!(page.contains(
+            "<span class=\"ceiling\">of 989 TFLOP/s FP16/BF16 tensor (NVIDIA H100 80GB HBM3)</span>"
+        ));
+        assert!(
+            page.contains("<span class=\"ceiling\">of 16 logical CPUs, 1230 GFLOP/s FP32</span>")
+        );
+        assert!(page.contains("<span class=\"ceiling\">of 2950 MB/s sequential read</span>"));
         assert!(!page.contains("No ceilings file given"));
     }
 
