@@ -502,6 +502,32 @@ fn loops(m: &mut Model<'_>) {
             pi.has_child_step = true;
         }
     }
+    // `for epoch in ...: train_one_epoch(model, loader)` — a call to a local function whose body
+    // holds a step loop makes the calling loop an epoch loop.
+    let step_fns: Vec<&str> = m
+        .loops
+        .iter()
+        .zip(&infos)
+        .filter(|(_, i)| i.step)
+        .filter_map(|(l, _)| l.ctx.func)
+        .filter_map(|f| m.funcs.get(f as usize))
+        .map(|f| m.text(f.name))
+        .collect();
+    if !step_fns.is_empty() {
+        for c in &m.calls {
+            let Some(li) = c.ctx.loop_ else { continue };
+            let name = match c.method {
+                Some(meth) if c.recv.is_some_and(|r| m.text(r) == "self") => m.text(meth),
+                None => m.text(c.func),
+                _ => continue,
+            };
+            if step_fns.contains(&name)
+                && let Some(info) = infos.get_mut(li as usize)
+            {
+                info.has_child_step = true;
+            }
+        }
+    }
     for info in &mut infos {
         info.epoch = info.has_child_step && !info.step;
     }
