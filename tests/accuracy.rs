@@ -49,10 +49,17 @@ fn corpus_precision_and_recall() {
     let mut clean_files = 0;
     for path in &files {
         let src = std::fs::read_to_string(path).expect("read corpus file");
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
         let want = expected(&src);
         for (line, cat) in &want {
-            assert!(valid.contains(cat.as_str()), "{name}:{line}: unknown category `{cat}`");
+            assert!(
+                valid.contains(cat.as_str()),
+                "{name}:{line}: unknown category `{cat}`"
+            );
         }
         if want.is_empty() {
             clean_files += 1;
@@ -106,8 +113,15 @@ fn corpus_precision_and_recall() {
     for m in &mismatches {
         println!("{m}");
     }
-    assert!(files.len() >= 30, "the corpus needs at least 30 files, has {}", files.len());
-    assert!(clean_files >= 8, "the corpus needs at least 8 clean files, has {clean_files}");
+    assert!(
+        files.len() >= 30,
+        "the corpus needs at least 30 files, has {}",
+        files.len()
+    );
+    assert!(
+        clean_files >= 8,
+        "the corpus needs at least 8 clean files, has {clean_files}"
+    );
     assert!(
         precision >= MIN_PRECISION && recall >= MIN_RECALL,
         "precision {precision:.2} (min {MIN_PRECISION}) / recall {recall:.2} (min {MIN_RECALL}):\n{}",

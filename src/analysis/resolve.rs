@@ -105,15 +105,23 @@ fn kinds(m: &mut Model<'_>) {
         let q = m.qual(c);
         let last = m.last_name(c);
         let recv = c.recv.map_or("", |r| m.text(r));
-        let recv_kind = c.recv_root.and_then(|r| {
-            let t = m.text(r);
-            known.get(t).copied().or_else(|| kind_by_name(t))
-        });
+        let recv_kind = match c.recv_call.and_then(|i| m.calls.get(i as usize)) {
+            // `Net().to(device)`, `AutoModel.from_pretrained(...).cuda().eval()`
+            Some(inner) => ctor_kind(m, inner, &local_modules),
+            None => c.recv_root.and_then(|r| {
+                let t = m.text(r);
+                known.get(t).copied().or_else(|| kind_by_name(t))
+            }),
+        };
         let first_arg_kind = m.pos(c, 0).and_then(|a| {
             let t = m.text(a.value);
             known.get(t).copied().or_else(|| kind_by_name(t))
         });
-        let k = if last.ends_with("DataLoader") {
+        let k = if matches!(last, "tqdm" | "enumerate" | "iter" | "track")
+            && first_arg_kind == Some(VarKind::Loader)
+        {
+            Some(VarKind::Loader)
+        } else if last.ends_with("DataLoader") {
             Some(VarKind::Loader)
         } else if last == "GradScaler" {
             Some(VarKind::Scaler)
@@ -186,6 +194,45 @@ fn kinds(m: &mut Model<'_>) {
     }
     m.kinds = known;
     let _ = out;
+}
+
+/// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
+fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> Option<VarKind> {
+    let mut cur = c;
+    for _ in 0..16 {
+        let last = m.last_name(cur);
+        if matches!(
+            last,
+            "to" | "cuda" | "half" | "float" | "bfloat16" | "eval" | "train"
+        ) && let Some(inner) = cur.recv_call.and_then(|i| m.calls.get(i as usize))
+        {
+            cur = inner;
+            continue;
+        }
+        let q = m.qual(cur);
+        let recv = cur.recv.map_or("", |r| m.text(r));
+        if last == "from_pretrained"
+            && !recv.contains("Tokenizer")
+            && !recv.contains("Processor")
+            && (recv.contains("Model") || recv.contains("For"))
+        {
+            return Some(VarKind::Model);
+        }
+        if q.starts_with("torchvision.models.")
+            || q == "timm.create_model"
+            || local_modules.contains(&m.text(cur.func))
+            || (q.starts_with("torch.nn.")
+                && last
+                    .chars()
+                    .next()
+                    .is_some_and(|ch| ch.is_ascii_uppercase())
+                && !last.ends_with("Loss"))
+        {
+            return Some(VarKind::Model);
+        }
+        return None;
+    }
+    None
 }
 
 fn device(m: &mut Model<'_>) {

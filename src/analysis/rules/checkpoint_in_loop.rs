@@ -55,11 +55,16 @@ impl Rule for CheckpointInLoop {
             let last = m.last_name(c);
             let save = m.qual(c) == "torch.save"
                 || (c.method.is_some()
-                    && matches!(last, "save_pretrained" | "save_checkpoint" | "save_state" | "save_model"));
+                    && matches!(
+                        last,
+                        "save_pretrained" | "save_checkpoint" | "save_state" | "save_model"
+                    ));
             if !save || c.ctx.in_except {
                 continue;
             }
-            let Some(s) = super::step_ctx(m, c) else { continue };
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
             if s.under_if || s.mod_guard || !s.train {
                 continue;
             }

@@ -4,8 +4,19 @@ use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
 const CTORS: &[&str] = &[
-    "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
-    "eye", "linspace", "randperm",
+    "tensor",
+    "as_tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "eye",
+    "linspace",
+    "randperm",
 ];
 const RANDOM: &[&str] = &["rand", "randn", "randint", "randperm"];
 
@@ -57,7 +68,33 @@ impl Rule for CpuTensorThenMove {
             if c.method.is_none() || !matches!(last, "to" | "cuda") {
                 continue;
             }
-            let Some(inner) = c.recv_call.and_then(|i| m.calls.get(i as usize)) else { continue };
+            let Some(mut inner) = c.recv_call.and_then(|i| m.calls.get(i as usize)) else {
+                continue;
+            };
+            // look through shape-only methods: `torch.tensor(x).view(1, 3).to(device)`
+            let mut chained = false;
+            for _ in 0..8 {
+                if inner.method.is_some()
+                    && matches!(
+                        m.last_name(inner),
+                        "view"
+                            | "reshape"
+                            | "unsqueeze"
+                            | "float"
+                            | "long"
+                            | "half"
+                            | "permute"
+                            | "contiguous"
+                            | "t"
+                    )
+                    && let Some(i) = inner.recv_call.and_then(|i| m.calls.get(i as usize))
+                {
+                    inner = i;
+                    chained = true;
+                } else {
+                    break;
+                }
+            }
             let q = m.qual(inner);
             let ctor = q.strip_prefix("torch.").unwrap_or("");
             if !CTORS.contains(&ctor) || m.kw(inner, "device").is_some() || inner.splat.is_some() {
@@ -73,27 +110,31 @@ impl Rule for CpuTensorThenMove {
                 let [a] = args else { continue };
                 let t = m.text(a.value);
                 let dev_kw = a.name.is_some_and(|n| m.text(n) == "device");
-                let devish = t.contains("device") || t.contains("cuda") || t == "dev" || t.ends_with(".dev");
+                let devish =
+                    t.contains("device") || t.contains("cuda") || t == "dev" || t.ends_with(".dev");
                 if !(dev_kw || (a.name.is_none() && devish)) || t.contains("cpu") {
                     continue;
                 }
                 t.to_string()
             };
-            let fix = add_kwarg(m, inner, &format!("device={device}")).map(|add| Fix {
-                applicability: if RANDOM.contains(&ctor) {
-                    Applicability::Numerics
-                } else {
-                    Applicability::Safe
-                },
-                edits: vec![
-                    add,
-                    Edit {
-                        start: inner.span.end,
-                        end: c.span.end,
-                        content: String::new(),
+            let fix = (!chained)
+                .then(|| add_kwarg(m, inner, &format!("device={device}")))
+                .flatten()
+                .map(|add| Fix {
+                    applicability: if RANDOM.contains(&ctor) {
+                        Applicability::Numerics
+                    } else {
+                        Applicability::Safe
                     },
-                ],
-            });
+                    edits: vec![
+                        add,
+                        Edit {
+                            start: inner.span.end,
+                            end: c.span.end,
+                            content: String::new(),
+                        },
+                    ],
+                });
             cx.at_call(
                 &Self::META,
                 c,

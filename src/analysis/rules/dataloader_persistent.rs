@@ -57,13 +57,18 @@ impl Rule for DataloaderPersistent {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        let lightning_fit = m.calls.iter().any(|c| m.last_name(c) == "fit" && c.method.is_some())
+        let lightning_fit = m
+            .calls
+            .iter()
+            .any(|c| m.last_name(c) == "fit" && c.method.is_some())
             && m.calls.iter().any(|c| m.last_name(c) == "Trainer");
         for (ci, c) in m.calls.iter().enumerate() {
             if !is_dataloader(m, c) {
                 continue;
             }
-            if !loader_arg(m, c, "num_workers", 5).int().is_some_and(|n| n > 0)
+            if !loader_arg(m, c, "num_workers", 5)
+                .int()
+                .is_some_and(|n| n > 0)
                 || loader_arg(m, c, "persistent_workers", usize::MAX) != Val::Absent
             {
                 continue;
@@ -82,15 +87,17 @@ impl Rule for DataloaderPersistent {
                             && m.call_args(o).iter().any(|a| m.text(a.value) == v)
                     }) || (lightning_fit
                         && m.calls.iter().any(|o| {
-                            m.last_name(o) == "fit" && m.call_args(o).iter().any(|a| m.text(a.value) == v)
+                            m.last_name(o) == "fit"
+                                && m.call_args(o).iter().any(|a| m.text(a.value) == v)
                         }))
                 }
                 None => {
                     // `def train_dataloader(self): return DataLoader(...)` in a Lightning module
                     lightning_fit
-                        && c.ctx.func.and_then(|f| m.funcs.get(f as usize)).is_some_and(|f| {
-                            m.text(f.name).ends_with("_dataloader")
-                        })
+                        && c.ctx
+                            .func
+                            .and_then(|f| m.funcs.get(f as usize))
+                            .is_some_and(|f| m.text(f.name).ends_with("_dataloader"))
                 }
             };
             if !per_epoch {
@@ -103,7 +110,8 @@ impl Rule for DataloaderPersistent {
             cx.at_call(
                 &Self::META,
                 c,
-                "DataLoader workers are restarted every epoch: add `persistent_workers=True`".to_string(),
+                "DataLoader workers are restarted every epoch: add `persistent_workers=True`"
+                    .to_string(),
                 fix,
             );
         }
@@ -115,7 +123,9 @@ impl Rule for DataloaderPersistent {
 fn in_epoch(m: &crate::analysis::facts::Model<'_>, mut li: Option<u32>) -> bool {
     for _ in 0..256 {
         let Some(i) = li else { return false };
-        let Some(l) = m.loops.get(i as usize) else { return false };
+        let Some(l) = m.loops.get(i as usize) else {
+            return false;
+        };
         if l.info.epoch {
             return true;
         }

@@ -61,7 +61,9 @@ impl Rule for ExplicitSync {
             if !(q == "torch.cuda.synchronize" || q == "torch.cuda.empty_cache") {
                 continue;
             }
-            let Some(s) = super::step_ctx(m, c) else { continue };
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
             if s.mod_guard {
                 continue;
             }

@@ -57,31 +57,46 @@ impl Rule for H2dBlocking {
         let m = cx.m;
         for c in &m.calls {
             let last = m.last_name(c);
-            if c.method.is_none() || !matches!(last, "to" | "cuda") || m.kw(c, "non_blocking").is_some() {
+            if c.method.is_none()
+                || !matches!(last, "to" | "cuda")
+                || m.kw(c, "non_blocking").is_some()
+            {
                 continue;
             }
             if last == "to" {
                 let Some(a) = m.pos(c, 0) else { continue };
                 let t = m.text(a.value);
-                if t.contains("cpu") || t.contains("dtype") || t.contains("float") || t.contains("long")
-                    || t.contains("int") || t.contains("bool") || t.contains("half")
+                if t.contains("cpu")
+                    || t.contains("dtype")
+                    || t.contains("float")
+                    || t.contains("long")
+                    || t.contains("int")
+                    || t.contains("bool")
+                    || t.contains("half")
                     || m.pos(c, 1).is_some()
                 {
                     continue;
                 }
             }
-            let Some(s) = super::step_ctx(m, c) else { continue };
-            let Some(l) = m.loops.get(s.loop_ as usize) else { continue };
-            let Some(var) = &l.info.iterates_loader else { continue };
-            let pinned = m
-                .facts
-                .loaders
-                .iter()
-                .any(|f| f.var.as_deref() == Some(var.as_str()) && f.pin_memory == Val::Bool(true));
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
+            let Some(l) = m.loops.get(s.loop_ as usize) else {
+                continue;
+            };
+            let Some(var) = &l.info.iterates_loader else {
+                continue;
+            };
+            let pinned =
+                m.facts.loaders.iter().any(|f| {
+                    f.var.as_deref() == Some(var.as_str()) && f.pin_memory == Val::Bool(true)
+                });
             if !pinned {
                 continue;
             }
-            let Some(root) = c.recv_root.map(|r| m.text(r)) else { continue };
+            let Some(root) = c.recv_root.map(|r| m.text(r)) else {
+                continue;
+            };
             if !l.info.batch_names.iter().any(|b| b == root) {
                 continue;
             }

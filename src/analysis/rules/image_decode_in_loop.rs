@@ -55,8 +55,14 @@ impl Rule for ImageDecodeInLoop {
             let q = m.qual(c);
             let decode = matches!(
                 q.as_ref(),
-                "PIL.Image.open" | "cv2.imread" | "cv2.imdecode" | "imageio.imread" | "imageio.v3.imread"
-                    | "imageio.v2.imread" | "torchvision.io.read_image" | "torchvision.io.decode_image"
+                "PIL.Image.open"
+                    | "cv2.imread"
+                    | "cv2.imdecode"
+                    | "imageio.imread"
+                    | "imageio.v3.imread"
+                    | "imageio.v2.imread"
+                    | "torchvision.io.read_image"
+                    | "torchvision.io.decode_image"
                     | "skimage.io.imread"
             ) || (q == "Image.open" && m.src.contains("PIL"));
             if !decode || super::step_ctx(m, c).is_none() {

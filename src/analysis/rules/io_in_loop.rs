@@ -59,15 +59,26 @@ impl Rule for IoInLoop {
             let io = (c.method.is_none() && m.text(c.func) == "open")
                 || matches!(
                     q.as_ref(),
-                    "json.load" | "json.dump" | "pickle.load" | "pickle.dump" | "numpy.load" | "numpy.save"
-                        | "numpy.savez" | "numpy.loadtxt" | "torch.load" | "h5py.File" | "yaml.safe_load"
+                    "json.load"
+                        | "json.dump"
+                        | "pickle.load"
+                        | "pickle.dump"
+                        | "numpy.load"
+                        | "numpy.save"
+                        | "numpy.savez"
+                        | "numpy.loadtxt"
+                        | "torch.load"
+                        | "h5py.File"
+                        | "yaml.safe_load"
                 )
                 || (q.starts_with("pandas.read_"))
                 || (c.method.is_some() && matches!(last, "to_csv" | "to_parquet" | "to_json"));
             if !io {
                 continue;
             }
-            let Some(s) = super::step_ctx(m, c) else { continue };
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
             if s.mod_guard {
                 continue;
             }

@@ -56,14 +56,17 @@ impl Rule for LoggingInLoop {
                     let meth = m.text(meth);
                     let recv = c.recv.map_or("", |r| m.text(r)).to_ascii_lowercase();
                     (recv == "logging" && matches!(meth, "info" | "debug" | "warning" | "log"))
-                        || ((recv.ends_with("logger") || recv == "log") && matches!(meth, "info" | "debug" | "warning"))
+                        || ((recv.ends_with("logger") || recv == "log")
+                            && matches!(meth, "info" | "debug" | "warning"))
                         || (recv == "tqdm" && meth == "write")
                 }
             };
             if !is_log {
                 continue;
             }
-            let Some(s) = super::step_ctx(m, c) else { continue };
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
             if s.mod_guard {
                 continue;
             }

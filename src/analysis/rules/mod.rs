@@ -56,7 +56,9 @@ pub(crate) fn step_ctx_loop(m: &Model<'_>, li: u32) -> bool {
     let mut cur = Some(li);
     for _ in 0..256 {
         let Some(i) = cur else { return false };
-        let Some(l) = m.loops.get(i as usize) else { return false };
+        let Some(l) = m.loops.get(i as usize) else {
+            return false;
+        };
         if l.info.step {
             return true;
         }
@@ -141,9 +143,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
         }
         let v = m.text(a.value);
         if (v.contains(".to(") || v.contains(".cuda(")) && a.rhs_call.is_some() {
-            let col = m
-                .node(a.span)
-                .map_or(1, |n| n.start_position().column + 1);
+            let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
             consider(&mut best, a.span.start, a.line, col, Some(i));
         }
     }
@@ -151,7 +151,9 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
         if c.method.is_none() || !matches!(m.last_name(c), "to" | "cuda") {
             continue;
         }
-        if c.recv.is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model)) {
+        if c.recv
+            .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+        {
             consider(&mut best, c.span.start, c.line, c.col, None);
         }
     }

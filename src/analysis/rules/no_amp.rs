@@ -61,7 +61,9 @@ impl Rule for NoAmp {
         if !super::cuda(m) || p.autocast || p.half || p.grad_scaler {
             return;
         }
-        let Some(l) = super::first_train_loop(m) else { return };
+        let Some(l) = super::first_train_loop(m) else {
+            return;
+        };
         cx.at(
             &Self::META,
             l.line,

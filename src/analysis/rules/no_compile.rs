@@ -70,14 +70,21 @@ impl Rule for NoCompile {
                 let fix = a.and_then(|ai| m.assigns.get(ai)).and_then(|a| {
                     let target = m.text(a.left);
                     let t = torch_name(m)?;
-                    if !target.chars().all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.') {
+                    if !target
+                        .chars()
+                        .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
+                    {
                         return None;
                     }
                     let (ls, indent) = line_start_indent(m.src, a.span.start);
                     if ls + indent.len() != a.span.start {
                         return None;
                     }
-                    let eol = m.src.get(a.span.end..)?.find('\n').map(|i| a.span.end + i + 1)?;
+                    let eol = m
+                        .src
+                        .get(a.span.end..)?
+                        .find('\n')
+                        .map(|i| a.span.end + i + 1)?;
                     Some(Fix {
                         applicability: Applicability::Numerics,
                         edits: vec![Edit {

@@ -64,10 +64,15 @@ impl Rule for NoCudnnBenchmark {
         {
             return;
         }
-        let Some((line, col, _)) = super::model_anchor(m) else { return };
+        let Some((line, col, _)) = super::model_anchor(m) else {
+            return;
+        };
         let fix = torch_name(m).map(|t| Fix {
             applicability: Applicability::Numerics,
-            edits: vec![insert_after_imports(m, &format!("{t}.backends.cudnn.benchmark = True"))],
+            edits: vec![insert_after_imports(
+                m,
+                &format!("{t}.backends.cudnn.benchmark = True"),
+            )],
         });
         cx.at(
             &Self::META,

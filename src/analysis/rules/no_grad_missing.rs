@@ -47,7 +47,9 @@ declare_rule! {
     }
 }
 
-const EVAL_NAMES: &[&str] = &["eval", "valid", "test", "predict", "infer", "score", "embed"];
+const EVAL_NAMES: &[&str] = &[
+    "eval", "valid", "test", "predict", "infer", "score", "embed",
+];
 
 impl Rule for NoGradMissing {
     fn meta(&self) -> &'static RuleMeta {
@@ -69,7 +71,10 @@ impl Rule for NoGradMissing {
             }
             let func = l.ctx.func.and_then(|f| m.funcs.get(f as usize));
             let trains_here = func.is_some_and(|f| f.backward)
-                || (func.is_none() && m.calls.iter().any(|c| c.ctx.func.is_none() && m.last_name(c) == "backward"));
+                || (func.is_none()
+                    && m.calls
+                        .iter()
+                        .any(|c| c.ctx.func.is_none() && m.last_name(c) == "backward"));
             let bare_calls = m
                 .calls
                 .iter()

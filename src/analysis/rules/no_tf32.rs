@@ -67,7 +67,10 @@ impl Rule for NoTf32 {
         let Some((line, col)) = anchor else { return };
         let fix = torch_name(m).map(|t| Fix {
             applicability: Applicability::Numerics,
-            edits: vec![insert_after_imports(m, &format!("{t}.set_float32_matmul_precision(\"high\")"))],
+            edits: vec![insert_after_imports(
+                m,
+                &format!("{t}.set_float32_matmul_precision(\"high\")"),
+            )],
         });
         cx.at(
             &Self::META,

@@ -54,7 +54,10 @@ impl Rule for PandasRowLoop {
             match last {
                 "iterrows" | "itertuples" => {
                     // reported on the loop that iterates it
-                    let in_loop_header = m.loops.iter().find(|l| l.iter.is_some_and(|it| it.contains(c.span)));
+                    let in_loop_header = m
+                        .loops
+                        .iter()
+                        .find(|l| l.iter.is_some_and(|it| it.contains(c.span)));
                     if let Some(l) = in_loop_header {
                         cx.at(
                             &Self::META,
@@ -68,7 +71,8 @@ impl Rule for PandasRowLoop {
                 }
                 "apply" => {
                     let axis1 = m.kw(c, "axis").is_some_and(|a| {
-                        (a.vkind == ValKind::Int && m.text(a.value) == "1") || m.text(a.value).contains("columns")
+                        (a.vkind == ValKind::Int && m.text(a.value) == "1")
+                            || m.text(a.value).contains("columns")
                     });
                     if axis1 {
                         cx.at_call(
@@ -86,14 +90,22 @@ impl Rule for PandasRowLoop {
         for (li, l) in m.loops.iter().enumerate() {
             let Some(it) = l.iter else { continue };
             let t = m.text(it);
-            let Some(inner) = t.strip_prefix("range(len(").and_then(|s| s.strip_suffix("))")) else { continue };
+            let Some(inner) = t
+                .strip_prefix("range(len(")
+                .and_then(|s| s.strip_suffix("))"))
+            else {
+                continue;
+            };
             if m.var_kind(inner) != Some(VarKind::DataFrame) {
                 continue;
             }
             let indexed = m.subs.iter().any(|s| {
                 s.loop_ as usize == li && {
                     let v = m.text(s.value);
-                    v.starts_with(inner) && [".loc", ".iloc", ".at", ".iat"].iter().any(|x| v.ends_with(x))
+                    v.starts_with(inner)
+                        && [".loc", ".iloc", ".at", ".iat"]
+                            .iter()
+                            .any(|x| v.ends_with(x))
                 }
             });
             if indexed {
@@ -102,7 +114,8 @@ impl Rule for PandasRowLoop {
                     l.line,
                     l.col,
                     l.line,
-                    "row-by-row loop over a DataFrame: use column-wise vectorised operations".to_string(),
+                    "row-by-row loop over a DataFrame: use column-wise vectorised operations"
+                        .to_string(),
                     None,
                 );
             }

@@ -42,7 +42,8 @@ declare_rule! {
 }
 
 fn words(s: &str) -> impl Iterator<Item = &str> {
-    s.split(|ch: char| !(ch.is_alphanumeric() || ch == '_')).filter(|w| !w.is_empty())
+    s.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+        .filter(|w| !w.is_empty())
 }
 
 impl Rule for PythonLoopNumeric {
@@ -74,13 +75,24 @@ impl Rule for PythonLoopNumeric {
                 {
                     let arr = node
                         .child_by_field_name("value")
-                        .map(|v| m.text(crate::analysis::facts::Span { start: v.start_byte(), end: v.end_byte() }))
+                        .map(|v| {
+                            m.text(crate::analysis::facts::Span {
+                                start: v.start_byte(),
+                                end: v.end_byte(),
+                            })
+                        })
                         .unwrap_or("");
                     let idx = node
                         .child_by_field_name("subscript")
-                        .map(|v| m.text(crate::analysis::facts::Span { start: v.start_byte(), end: v.end_byte() }))
+                        .map(|v| {
+                            m.text(crate::analysis::facts::Span {
+                                start: v.start_byte(),
+                                end: v.end_byte(),
+                            })
+                        })
                         .unwrap_or("");
-                    return m.kinds.get(arr) == Some(&VarKind::Tensor) && words(idx).any(|w| w == var);
+                    return m.kinds.get(arr) == Some(&VarKind::Tensor)
+                        && words(idx).any(|w| w == var);
                 }
                 if a.augmented && !left.contains('[') {
                     return m.subs.iter().any(|s| {
@@ -113,7 +125,8 @@ impl Rule for PythonLoopNumeric {
                 l.line,
                 l.col,
                 l.line,
-                "element-wise Python loop over an array: use one vectorised NumPy/torch expression".to_string(),
+                "element-wise Python loop over an array: use one vectorised NumPy/torch expression"
+                    .to_string(),
                 None,
             );
         }

@@ -64,14 +64,17 @@ impl Rule for RedundantWorkInLoop {
             } else if q == "torch.compile" {
                 "compiling the model"
             } else if matches!(last, "to" | "cuda")
-                && c.recv.is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+                && c.recv
+                    .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
                 && c.recv_call.is_none()
             {
                 "moving the model to the device"
             } else {
                 continue;
             };
-            let Some(s) = super::step_ctx(m, c) else { continue };
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
             if s.under_if {
                 continue;
             }

@@ -53,8 +53,22 @@ declare_rule! {
 }
 
 const HEAVY: &[&str] = &[
-    "open", "imread", "load", "loads", "read_csv", "read_parquet", "read_json", "read_excel",
-    "read_image", "loadtxt", "fromfile", "parse", "resize", "convert", "encode", "tokenize",
+    "open",
+    "imread",
+    "load",
+    "loads",
+    "read_csv",
+    "read_parquet",
+    "read_json",
+    "read_excel",
+    "read_image",
+    "loadtxt",
+    "fromfile",
+    "parse",
+    "resize",
+    "convert",
+    "encode",
+    "tokenize",
 ];
 
 impl Rule for SerialProcessing {
@@ -74,13 +88,22 @@ impl Rule for SerialProcessing {
             .map(|f| m.text(f.name))
             .collect();
         for (li, l) in m.loops.iter().enumerate() {
-            if l.info.step || l.info.epoch || l.ctx.getitem || l.targets.is_empty() || !is_record_loop(m, l) {
+            if l.info.step
+                || l.info.epoch
+                || l.ctx.getitem
+                || l.targets.is_empty()
+                || !is_record_loop(m, l)
+            {
                 continue;
             }
             if l.parent.is_some_and(|p| super::step_ctx_loop(m, p)) {
                 continue;
             }
-            let fn_kind = l.ctx.func.and_then(|f| m.funcs.get(f as usize)).map(|f| f.kind);
+            let fn_kind = l
+                .ctx
+                .func
+                .and_then(|f| m.funcs.get(f as usize))
+                .map(|f| f.kind);
             if !(m.kind == CodeKind::Data || fn_kind == Some(CodeKind::Data)) {
                 continue;
             }
@@ -93,7 +116,9 @@ impl Rule for SerialProcessing {
                 m.call_args(c).iter().any(|a| {
                     let t = m.text(a.value);
                     targets.iter().any(|v| {
-                        t == *v || t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_')).any(|w| w == *v)
+                        t == *v
+                            || t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                                .any(|w| w == *v)
                     })
                 })
             };

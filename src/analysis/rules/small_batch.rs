@@ -56,7 +56,9 @@ impl Rule for SmallBatch {
             if !is_dataloader(m, c) {
                 continue;
             }
-            let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else { continue };
+            let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else {
+                continue;
+            };
             if !(1..=8).contains(&bs) {
                 continue;
             }
@@ -67,8 +69,11 @@ impl Rule for SmallBatch {
                 .map(|a| m.text(a.left));
             let training = match var {
                 Some(v) => {
-                    m.loops.iter().any(|l| l.info.train && l.info.iterates_loader.as_deref() == Some(v))
-                        || (m.kind == crate::analysis::model::CodeKind::Train && v.to_ascii_lowercase().contains("train"))
+                    m.loops
+                        .iter()
+                        .any(|l| l.info.train && l.info.iterates_loader.as_deref() == Some(v))
+                        || (m.kind == crate::analysis::model::CodeKind::Train
+                            && v.to_ascii_lowercase().contains("train"))
                 }
                 None => false,
             };
