@@ -16,11 +16,10 @@ declare_rule! {
     /// import torch
     ///
     /// device = torch.device("cuda")
-    /// for x, y in train_loader:
-    ///     loss = criterion(model(x), y)
-    ///     loss.backward()
-    ///     optimizer.step()
-    ///     running_loss += loss.item()
+    /// model.eval()
+    /// with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+    ///     for x, y in val_loader:
+    ///         correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
     /// ```
     ///
     /// Use instead:
@@ -28,11 +27,10 @@ declare_rule! {
     /// import torch
     ///
     /// device = torch.device("cuda")
-    /// for x, y in train_loader:
-    ///     loss = criterion(model(x), y)
-    ///     loss.backward()
-    ///     optimizer.step()
-    ///     running_loss += loss.detach()
+    /// model.eval()
+    /// with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+    ///     for x, y in val_loader:
+    ///         correct += (model(x.to(device)).argmax(1) == y.to(device)).sum()
     /// ```
     ///
     /// ## Fix safety

@@ -17,8 +17,13 @@ declare_rule! {
     /// import torch
     /// from torch.utils.data import DataLoader
     ///
-    /// device = torch.device("cuda")
-    /// train_loader = DataLoader(dataset, batch_size=4, num_workers=4, pin_memory=True)
+    /// torch.set_float32_matmul_precision("high")
+    /// train_loader = DataLoader(dataset, batch_size=4, num_workers=4, pin_memory=True, persistent_workers=True)
+    /// model = torch.compile(model)
+    /// for x, y in train_loader:
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = model(x.cuda(non_blocking=True)).sum()
+    ///     loss.backward()
     /// ```
     ///
     /// Use instead:
@@ -26,8 +31,13 @@ declare_rule! {
     /// import torch
     /// from torch.utils.data import DataLoader
     ///
-    /// device = torch.device("cuda")
-    /// train_loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
+    /// torch.set_float32_matmul_precision("high")
+    /// train_loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+    /// model = torch.compile(model)
+    /// for x, y in train_loader:
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = model(x.cuda(non_blocking=True)).sum()
+    ///     loss.backward()
     /// ```
     ///
     /// ## Fix safety
