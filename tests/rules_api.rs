@@ -17,8 +17,11 @@ fn rules_of(a: &FileAnalysis) -> Vec<String> {
 }
 
 fn h100() -> Ceilings {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/theoretical_limits_h100.yaml"))
-        .expect("fixture");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/theoretical_limits_h100.yaml"
+    ))
+    .expect("fixture");
     Ceilings::from_yaml(&text).expect("valid ceilings")
 }
 
@@ -26,7 +29,11 @@ fn h100() -> Ceilings {
 fn aliases_resolve_to_qualified_names() {
     let a = run("from torch.utils.data import DataLoader as DL\nloader = DL(ds, batch_size=8)\n");
     assert_eq!(rules_of(&a), ["EA101"]);
-    assert!(a.facts.imports.contains(&("DL".to_string(), "torch.utils.data.DataLoader".to_string())));
+    assert!(
+        a.facts
+            .imports
+            .contains(&("DL".to_string(), "torch.utils.data.DataLoader".to_string()))
+    );
     let b = run("import torch as T\nloader = T.utils.data.DataLoader(ds)\n");
     assert_eq!(rules_of(&b), ["EA101"]);
     // a DataLoader from another library is not torch's
@@ -58,28 +65,46 @@ fn constants_propagate_through_argparse_assignments_and_dicts() {
     assert_eq!(c.facts.loaders[0].num_workers, Val::Int(4));
     assert_eq!(c.facts.loaders[0].pin_memory, Val::Bool(true));
     assert_eq!(c.facts.loaders[0].persistent_workers, Val::Absent);
-    let unknown_dict = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, **cfg.loader)\n";
+    let unknown_dict =
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, **cfg.loader)\n";
     assert_eq!(run(unknown_dict).facts.loaders[0].num_workers, Val::Unknown);
 }
 
 #[test]
 fn suppression_comments_and_config() {
     let base = "from torch.utils.data import DataLoader\nloader = DataLoader(ds)";
-    for comment in ["  # efficiency-audit: ignore[EA101]", "  # efficiency-audit: ignore[dataloader_workers]", "  # efficiency-audit: ignore"] {
+    for comment in [
+        "  # efficiency-audit: ignore[EA101]",
+        "  # efficiency-audit: ignore[dataloader_workers]",
+        "  # efficiency-audit: ignore",
+    ] {
         let a = run(&format!("{base}{comment}\n"));
         assert!(a.findings.is_empty(), "{comment}: {:?}", a.findings);
     }
-    assert_eq!(rules_of(&run(&format!("{base}  # efficiency-audit: ignore[EA999]\n"))), ["EA101"]);
+    assert_eq!(
+        rules_of(&run(&format!(
+            "{base}  # efficiency-audit: ignore[EA999]\n"
+        ))),
+        ["EA101"]
+    );
     let ignore = Rules {
         select: vec![],
         ignore: vec!["dataloader_workers".to_string()],
     };
-    assert!(analyze_file("t.py", base.as_bytes(), &ignore).findings.is_empty());
+    assert!(
+        analyze_file("t.py", base.as_bytes(), &ignore)
+            .findings
+            .is_empty()
+    );
     let select = Rules {
         select: vec!["EA102".to_string()],
         ignore: vec![],
     };
-    assert!(analyze_file("t.py", base.as_bytes(), &select).findings.is_empty());
+    assert!(
+        analyze_file("t.py", base.as_bytes(), &select)
+            .findings
+            .is_empty()
+    );
 }
 
 #[test]
@@ -91,10 +116,22 @@ fn bad_input_gives_warnings_never_panics() {
     ] {
         let a = analyze_file("bad.py", src, &Rules::default());
         assert!(a.findings.is_empty());
-        assert!(a.warnings.iter().any(|w| w.contains(needle)), "{:?}", a.warnings);
+        assert!(
+            a.warnings.iter().any(|w| w.contains(needle)),
+            "{:?}",
+            a.warnings
+        );
     }
-    let a = run("from torch.utils.data import DataLoader\ndef f(:\n    pass\nloader = DataLoader(ds)\n");
-    assert!(a.warnings.iter().any(|w| w.contains("syntax error") && w.contains("t.py:2:")), "{:?}", a.warnings);
+    let a = run(
+        "from torch.utils.data import DataLoader\ndef f(:\n    pass\nloader = DataLoader(ds)\n",
+    );
+    assert!(
+        a.warnings
+            .iter()
+            .any(|w| w.contains("syntax error") && w.contains("t.py:2:")),
+        "{:?}",
+        a.warnings
+    );
     assert_eq!(rules_of(&a), ["EA101"], "what parses is still analysed");
     // deep nesting: no recursion in the walk
     let deep = format!("x = {}1{}\n", "(".repeat(20_000), ")".repeat(20_000));
@@ -119,7 +156,10 @@ fn bad_input_gives_warnings_never_panics() {
             })
             .collect();
         let _ = analyze_file("r.py", &bytes, &Rules::default());
-        let text: String = bytes.iter().map(|b| char::from(b" ()[]:.\n\tforinwhiledefclass=#'\"x1"[usize::from(*b) % 33])).collect();
+        let text: String = bytes
+            .iter()
+            .map(|b| char::from(b" ()[]:.\n\tforinwhiledefclass=#'\"x1"[usize::from(*b) % 33]))
+            .collect();
         let _ = run(&text);
     }
 }
@@ -137,14 +177,23 @@ fn classifies_files_and_loops() {
     assert_eq!(run(data).kind, CodeKind::Data);
     let epoch = "import torch\nfor epoch in range(3):\n    for x in train_loader:\n        model(x).sum().backward()\n";
     let e = run(epoch);
-    assert_eq!(e.facts.loops.iter().map(|l| l.kind).collect::<Vec<_>>(), ["epoch", "step"]);
+    assert_eq!(
+        e.facts.loops.iter().map(|l| l.kind).collect::<Vec<_>>(),
+        ["epoch", "step"]
+    );
 }
 
 #[test]
 fn guards_silence_per_step_rules() {
     let src = "import torch\ndevice = torch.device('cuda')\nfor step, (x, y) in enumerate(train_loader):\n    loss = model(x)\n    loss.backward()\n    if step % 100 == 0:\n        print(loss.item())\n";
     let a = run(src);
-    assert!(a.findings.iter().all(|f| f.category != Category::HostSync && f.category != Category::LoggingInLoop), "{:?}", a.findings);
+    assert!(
+        a.findings
+            .iter()
+            .all(|f| f.category != Category::HostSync && f.category != Category::LoggingInLoop),
+        "{:?}",
+        a.findings
+    );
 }
 
 fn fixed(src: &str) -> String {
@@ -164,7 +213,9 @@ fn dataloader_fix_adds_keywords_with_or_without_existing_ones() {
         "from torch.utils.data import DataLoader\nl = DataLoader(num_workers=4, persistent_workers=True)\n"
     );
     assert_eq!(
-        fixed("from torch.utils.data import DataLoader\nl = DataLoader(\n    ds,\n    batch_size=64,\n)\n"),
+        fixed(
+            "from torch.utils.data import DataLoader\nl = DataLoader(\n    ds,\n    batch_size=64,\n)\n"
+        ),
         "from torch.utils.data import DataLoader\nl = DataLoader(\n    ds,\n    batch_size=64, num_workers=4, persistent_workers=True,\n)\n"
     );
     assert_eq!(
@@ -186,8 +237,14 @@ fn no_grad_fix_wraps_the_loop_with_its_indentation() {
 fn device_and_non_blocking_fixes() {
     let src = "import torch\nm = torch.zeros(4, 4).to(device)\nr = torch.randn(3).cuda()\n";
     let a = run(src);
-    assert_eq!(a.findings[1].fix.as_ref().map(|f| f.applicability), Some(Applicability::Numerics));
-    assert_eq!(fixed(src), "import torch\nm = torch.zeros(4, 4, device=device)\nr = torch.randn(3, device=\"cuda\")\n");
+    assert_eq!(
+        a.findings[1].fix.as_ref().map(|f| f.applicability),
+        Some(Applicability::Numerics)
+    );
+    assert_eq!(
+        fixed(src),
+        "import torch\nm = torch.zeros(4, 4, device=device)\nr = torch.randn(3, device=\"cuda\")\n"
+    );
     let pinned = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, pin_memory=True)\nfor x, y in loader:\n    x = x.to(device)\n    model(x).sum().backward()\n";
     assert!(fixed(pinned).contains("x = x.to(device, non_blocking=True)"));
 }
@@ -202,11 +259,19 @@ fn every_corpus_fix_keeps_the_file_parsing() {
         let fixes: Vec<_> = a.findings.iter().filter_map(|f| f.fix.as_ref()).collect();
         let out = apply_fixes(&src, &fixes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let again = run(&out);
-        assert!(again.warnings.is_empty(), "{}: {:?}", path.display(), again.warnings);
+        assert!(
+            again.warnings.is_empty(),
+            "{}: {:?}",
+            path.display(),
+            again.warnings
+        );
         for f in &a.findings {
             if f.fix.is_some() && f.category != Category::DataloaderPinMemory {
                 assert!(
-                    !again.findings.iter().any(|g| g.rule == f.rule && g.message == f.message && g.line == f.line),
+                    !again
+                        .findings
+                        .iter()
+                        .any(|g| g.rule == f.rule && g.message == f.message && g.line == f.line),
                     "{}: fix of {} at line {} did not remove it",
                     path.display(),
                     f.rule,
@@ -226,9 +291,19 @@ fn demand_model_follows_the_design_examples() {
     let d = estimate_demand(std::slice::from_ref(&a), Some(&ceilings), 4);
     let cpu = d.saturation.cpu.value.expect("cpu known");
     assert!((cpu - 1.0 / 16.0).abs() < 1e-9, "{cpu}");
-    assert!(d.saturation.cpu.reason.contains("main-process loader: 1 of 16 CPUs → ≤ 6 %"), "{}", d.saturation.cpu.reason);
+    assert!(
+        d.saturation
+            .cpu
+            .reason
+            .contains("main-process loader: 1 of 16 CPUs → ≤ 6 %"),
+        "{}",
+        d.saturation.cpu.reason
+    );
     let gpu = d.saturation.gpu.value.expect("gpu known");
-    assert!((0.06..0.08).contains(&gpu), "fp32 without TF32 on an H100 is ≈7 %, got {gpu}");
+    assert!(
+        (0.06..0.08).contains(&gpu),
+        "fp32 without TF32 on an H100 is ≈7 %, got {gpu}"
+    );
     assert!(d.saturation.gpu.reason.contains("main-process loading"));
     let v = decide(&d.saturation, Basis::Estimated, 0.7);
     assert_eq!(v.value, VerdictValue::Red);
@@ -237,7 +312,11 @@ fn demand_model_follows_the_design_examples() {
     let d = estimate_demand(std::slice::from_ref(&a), None, 8);
     assert_eq!(d.saturation.cpu.value, Some(1.0 / 8.0));
     assert_eq!(d.saturation.gpu.value, None);
-    assert!(d.notes.iter().any(|n| n.contains("no --ceilings given: using this machine's 8 logical CPUs")));
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("no --ceilings given: using this machine's 8 logical CPUs"))
+    );
 
     // bf16 autocast, 15 workers: GPU can be saturated, CPU 16/16
     let good = "import torch\nfrom torch.utils.data import DataLoader\ndevice = torch.device('cuda')\nloader = DataLoader(ds, batch_size=64, num_workers=15)\nfor x, y in loader:\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        loss = model(x.to(device))\n    loss.backward()\n";
@@ -245,7 +324,10 @@ fn demand_model_follows_the_design_examples() {
     let d = estimate_demand(std::slice::from_ref(&g), Some(&ceilings), 4);
     assert_eq!(d.saturation.gpu.value, Some(1.0));
     assert_eq!(d.saturation.cpu.value, Some(1.0));
-    assert_eq!(decide(&d.saturation, Basis::Estimated, 0.7).value, VerdictValue::Green);
+    assert_eq!(
+        decide(&d.saturation, Basis::Estimated, 0.7).value,
+        VerdictValue::Green
+    );
 }
 
 #[test]

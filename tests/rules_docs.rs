@@ -50,7 +50,13 @@ fn every_doc_has_the_required_sections() {
     for r in RULES {
         let m = r.meta();
         let doc = m.docs();
-        for h in ["## What it does", "## Why is this slow?", "## Example", "Use instead:", "## Fix safety"] {
+        for h in [
+            "## What it does",
+            "## Why is this slow?",
+            "## Example",
+            "Use instead:",
+            "## Fix safety",
+        ] {
             assert!(doc.contains(h), "{}: doc lacks `{h}`", m.id);
         }
         assert!(!m.summary().is_empty(), "{}: empty summary", m.id);
@@ -64,17 +70,34 @@ fn examples_trigger_exactly_their_rule_and_use_instead_does_not() {
         let m = r.meta();
         let doc = m.docs();
         let blocks = python_blocks(&doc);
-        assert_eq!(blocks.len(), 2, "{}: expected an Example and a Use instead block", m.id);
+        assert_eq!(
+            blocks.len(),
+            2,
+            "{}: expected an Example and a Use instead block",
+            m.id
+        );
         let (example, fixed) = (&blocks[0], &blocks[1]);
-        assert!(example.0.contains("Example"), "{}: first block is not under Example", m.id);
-        assert!(fixed.0.contains("Use instead"), "{}: second block is not under Use instead", m.id);
-        let got: BTreeSet<String> = analyze_file("example.py", example.1.as_bytes(), &Rules::default())
-            .findings
-            .into_iter()
-            .map(|f| f.rule)
-            .collect();
+        assert!(
+            example.0.contains("Example"),
+            "{}: first block is not under Example",
+            m.id
+        );
+        assert!(
+            fixed.0.contains("Use instead"),
+            "{}: second block is not under Use instead",
+            m.id
+        );
+        let got: BTreeSet<String> =
+            analyze_file("example.py", example.1.as_bytes(), &Rules::default())
+                .findings
+                .into_iter()
+                .map(|f| f.rule)
+                .collect();
         if got != BTreeSet::from([m.id.to_string()]) {
-            errors.push(format!("{}: the example triggers {got:?}, not exactly this rule", m.id));
+            errors.push(format!(
+                "{}: the example triggers {got:?}, not exactly this rule",
+                m.id
+            ));
         }
         let after = analyze_file("fixed.py", fixed.1.as_bytes(), &Rules::default());
         if after.findings.iter().any(|f| f.rule == m.id) {
@@ -106,7 +129,8 @@ fn docs_rules_md_is_up_to_date() {
 
 #[test]
 fn json_and_text_catalogs_list_every_rule() {
-    let json: serde_json::Value = serde_json::from_str(&render(CatalogFormat::Json)).expect("valid JSON");
+    let json: serde_json::Value =
+        serde_json::from_str(&render(CatalogFormat::Json)).expect("valid JSON");
     assert_eq!(json.as_array().map(Vec::len), Some(RULES.len()));
     let text = render(CatalogFormat::Text);
     for r in RULES {

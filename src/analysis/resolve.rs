@@ -674,6 +674,7 @@ const S_GLOB: u32 = 1 << 12;
 const S_WRITE: u32 = 1 << 13;
 const S_NOGRAD_MODEL: u32 = 1 << 14;
 const S_EPOCH_ARG: u32 = 1 << 15;
+const S_READ: u32 = 1 << 16;
 
 fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     let last = m.last_name(c);
@@ -698,6 +699,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "pipeline" if q.starts_with("transformers") => s |= S_GENERATE,
         "from_pretrained" => s |= S_PRETRAINED,
         "load_dataset" => s |= S_HF_DATA,
+        "open" if c.method.is_none() => s |= S_READ,
+        "load" | "loads" | "read_text" | "loadtxt" if c.method.is_some() => s |= S_READ,
         "open" if c.method.is_some() && (q.starts_with("PIL") || recv == "Image") => s |= S_IMAGE,
         "imread" | "imdecode" | "read_image" => s |= S_IMAGE,
         "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" => s |= S_GLOB,
@@ -762,13 +765,16 @@ fn score(s: u32, dataset: bool) -> CodeKind {
     if has(S_PRETRAINED) && !has(S_OPT_CTOR) {
         infer += 2;
     }
-    for b in [S_HF_DATA, S_PANDAS, S_IMAGE, S_GLOB, S_WRITE] {
+    for b in [S_HF_DATA, S_PANDAS, S_IMAGE, S_GLOB, S_WRITE, S_READ] {
         if has(b) {
             data += 3;
         }
     }
     if dataset {
         data += 3;
+    }
+    if data < 6 {
+        data = 0; // one data-ish call is not a data pipeline
     }
     let best = train.max(infer).max(data);
     if best < 3 {
@@ -854,29 +860,48 @@ fn classify(m: &mut Model<'_>) {
     m.facts.imports = imports;
 }
 
-/// A loop over files, paths, lines or rows.
+/// A loop over files, paths, lines or rows: the iterated expression calls `glob` / `listdir` /
+/// `iterdir` / `iterrows`..., or names a collection like `files`, `image_paths`, `rows`.
 pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
-    let Some(it) = l.iter else { return false };
-    let t = m.text(it).to_ascii_lowercase();
-    [
+    const CALLS: &[&str] = &[
         "glob",
+        "rglob",
+        "iglob",
         "listdir",
         "iterdir",
         "scandir",
-        "files",
-        "paths",
+        "walk",
         "iterrows",
         "itertuples",
         "readlines",
+    ];
+    const NOUNS: &[&str] = &[
+        "files",
+        "paths",
         "images",
         "records",
         "rows",
         "urls",
         "filenames",
         "fnames",
-    ]
-    .iter()
-    .any(|k| t.contains(k))
+        "docs",
+        "documents",
+        "samples",
+    ];
+    let Some(it) = l.iter else { return false };
+    m.text(it)
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .filter(|w| !w.is_empty())
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            CALLS.contains(&w.as_str())
+                || NOUNS.iter().any(|k| {
+                    w == *k
+                        || (w.len() > k.len() + 1
+                            && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'
+                                || w.starts_with(k) && w.as_bytes()[k.len()] == b'_'))
+                })
+        })
 }
 
 fn loaders(m: &mut Model<'_>) {

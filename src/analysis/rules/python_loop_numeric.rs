@@ -53,6 +53,9 @@ impl Rule for PythonLoopNumeric {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        if !m.kinds.values().any(|k| *k == VarKind::Tensor) {
+            return;
+        }
         let n = m.loops.len();
         let mut hit = vec![false; n];
         for (li, l) in m.loops.iter().enumerate() {

@@ -130,7 +130,45 @@ impl Rule for SerialProcessing {
                 (c.method.is_none() && local_fns.contains(&m.text(c.func)) && uses_target(c))
                     || (HEAVY.contains(&last) && uses_target(c))
             });
-            if !heavy {
+            // results are collected or written per file
+            let collects = m.calls.iter().any(|c| {
+                c.ctx.loop_ == Some(li as u32)
+                    && c.method.is_some()
+                    && matches!(
+                        m.last_name(c),
+                        "append"
+                            | "extend"
+                            | "write"
+                            | "save"
+                            | "to_csv"
+                            | "to_parquet"
+                            | "add"
+                            | "update"
+                            | "put"
+                            | "writerow"
+                            | "savez"
+                            | "imwrite"
+                            | "dump"
+                            | "write_text"
+                            | "write_bytes"
+                    )
+            }) || m.assigns.iter().any(|a| {
+                a.ctx.loop_ == Some(li as u32) && (m.text(a.left).contains('[') || a.augmented)
+            });
+            // a recursive walk (the loop calls its own function) is not a flat batch of files
+            let recursive = l
+                .ctx
+                .func
+                .and_then(|f| m.funcs.get(f as usize))
+                .is_some_and(|f| {
+                    let name = m.text(f.name);
+                    m.calls.iter().any(|c| {
+                        c.ctx.loop_ == Some(li as u32)
+                            && c.method.is_none()
+                            && m.text(c.func) == name
+                    })
+                });
+            if !heavy || !collects || recursive {
                 continue;
             }
             cx.at(
