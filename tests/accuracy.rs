@@ -4,6 +4,13 @@
 //! nothing else may be flagged. Print the table with
 //! `cargo test --test accuracy -- --nocapture`.
 
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

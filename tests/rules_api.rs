@@ -1,6 +1,13 @@
 //! The public analysis API: name resolution, constant propagation, suppression, configuration,
 //! bad input, fixes and the demand model.
 
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
 use efficiency_audit::analysis::facts::Val;
 use efficiency_audit::analysis::model::{Applicability, Category, CodeKind};
 use efficiency_audit::analysis::{FileAnalysis, analyze_file, apply_fixes, estimate_demand};

@@ -1,6 +1,13 @@
 //! The rule catalog: ids unique, docs complete, every documented example triggers its rule and
 //! its "Use instead" does not, every category has a rule, and docs/rules.md is up to date.
 
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
 use std::collections::BTreeSet;
 
 use efficiency_audit::analysis::catalog::{CatalogFormat, render};

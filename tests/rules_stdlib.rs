@@ -1,6 +1,13 @@
 //! Robustness and a rough timing on a real tree (ignored by default; needs a folder):
 //! `EA_STDLIB=/usr/lib/python3.11 cargo test --test rules_stdlib -- --ignored --nocapture`.
 
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
 use std::time::Instant;
 
 use efficiency_audit::analysis::analyze_file;

@@ -117,11 +117,10 @@ fn kinds(m: &mut Model<'_>) {
             let t = m.text(a.value);
             known.get(t).copied().or_else(|| kind_by_name(t))
         });
-        let k = if matches!(last, "tqdm" | "enumerate" | "iter" | "track")
-            && first_arg_kind == Some(VarKind::Loader)
+        let k = if last.ends_with("DataLoader")
+            || (matches!(last, "tqdm" | "enumerate" | "iter" | "track")
+                && first_arg_kind == Some(VarKind::Loader))
         {
-            Some(VarKind::Loader)
-        } else if last.ends_with("DataLoader") {
             Some(VarKind::Loader)
         } else if last == "GradScaler" {
             Some(VarKind::Scaler)
@@ -343,10 +342,10 @@ fn precision(m: &mut Model<'_>) {
                 }
             }
             "compile" if q == "torch.compile" || c.method.is_some() => compile = true,
-            "use_deterministic_algorithms" => {
-                if m.pos(c, 0).is_some_and(|a| a.vkind == ValKind::True) {
-                    deterministic = true;
-                }
+            "use_deterministic_algorithms"
+                if m.pos(c, 0).is_some_and(|a| a.vkind == ValKind::True) =>
+            {
+                deterministic = true;
             }
             "from_pretrained" => from_pretrained = true,
             _ => {}
@@ -666,7 +665,6 @@ const S_HF_TRAINER: u32 = 1 << 4;
 const S_EVAL: u32 = 1 << 5;
 const S_GENERATE: u32 = 1 << 6;
 const S_PRETRAINED: u32 = 1 << 7;
-const S_DATASET: u32 = 1 << 8;
 const S_HF_DATA: u32 = 1 << 9;
 const S_PANDAS: u32 = 1 << 10;
 const S_IMAGE: u32 = 1 << 11;

@@ -66,9 +66,9 @@ impl Rule for DataloaderPersistent {
             if !is_dataloader(m, c) {
                 continue;
             }
-            if !loader_arg(m, c, "num_workers", 5)
+            if loader_arg(m, c, "num_workers", 5)
                 .int()
-                .is_some_and(|n| n > 0)
+                .is_none_or(|n| n <= 0)
                 || loader_arg(m, c, "persistent_workers", usize::MAX) != Val::Absent
             {
                 continue;

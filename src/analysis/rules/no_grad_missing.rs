@@ -88,14 +88,13 @@ impl Rule for NoGradMissing {
             let eval_called = m
                 .calls
                 .iter()
-                .filter(|c| {
+                .rfind(|c| {
                     c.ctx.func == l.ctx.func
                         && c.method.is_some()
                         && c.span.start < l.span.start
                         && matches!(m.last_name(c), "eval" | "train")
                         && m.call_args(c).is_empty()
                 })
-                .last()
                 .is_some_and(|c| m.last_name(c) == "eval");
             if trains_here && !eval_called {
                 continue;
