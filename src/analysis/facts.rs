@@ -247,6 +247,9 @@ pub struct Precision {
     pub half: bool,
     /// TF32 enabled (`allow_tf32 = True`, `set_float32_matmul_precision("high"|"medium")`, HF `tf32=True`).
     pub tf32: bool,
+    /// Precision (and compilation) come from a launcher configuration the analysis cannot see
+    /// (`Accelerator()` without `mixed_precision=`): precision rules stay silent.
+    pub from_launcher: bool,
 }
 
 /// A function and its classification.
@@ -340,6 +343,8 @@ pub(crate) struct Model<'s> {
     pub has_from_pretrained: bool,
     /// Deterministic algorithms requested (cuDNN benchmark must stay off).
     pub deterministic: bool,
+    /// A function parameter defaults to `"cuda"` / `"cuda:N"`.
+    pub cuda_default_param: bool,
 }
 
 /// Depth cap for the few bounded sub-tree scans (the main walk is iterative and unbounded).
@@ -772,6 +777,18 @@ impl<'s> Walker<'s> {
             .map(Span::of)
             .unwrap_or_default();
         let name_text = self.src.get(name.start..name.end).unwrap_or("");
+        if let Some(ps) = node.child_by_field_name("parameters") {
+            let mut c = ps.walk();
+            for p in ps.named_children(&mut c) {
+                if matches!(p.kind(), "default_parameter" | "typed_default_parameter")
+                    && let Some(v) = p.child_by_field_name("value")
+                    && let Some(t) = string_value(v, self.src)
+                    && (t == "cuda" || t.starts_with("cuda:"))
+                {
+                    self.m.cuda_default_param = true;
+                }
+            }
+        }
         let mut no_grad = false;
         if let Some(pos) = self.decor_watch.iter().rposition(|(nid, _)| *nid == id) {
             no_grad = self.decor_watch[pos].1;
@@ -1094,6 +1111,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         parallel_lib: false,
         has_from_pretrained: false,
         deterministic: false,
+        cuda_default_param: false,
     };
     let mut w = Walker {
         src,

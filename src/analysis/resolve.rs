@@ -287,6 +287,14 @@ fn device(m: &mut Model<'_>) {
         if m.kw(c, "device_map").is_some() {
             see("cuda");
         }
+        for a in m.call_args(c) {
+            if a.vkind == ValKind::Str {
+                let t = m.text(a.value).trim_matches(['"', '\'']);
+                if t == "cuda" || t.starts_with("cuda:") {
+                    see("cuda");
+                }
+            }
+        }
     }
     for a in &m.assigns {
         if a.vkind == ValKind::Str {
@@ -295,6 +303,9 @@ fn device(m: &mut Model<'_>) {
                 see("cuda");
             }
         }
+    }
+    if m.cuda_default_param {
+        see("cuda");
     }
     m.facts.device = if cuda {
         Device::Cuda
@@ -399,6 +410,14 @@ fn precision(m: &mut Model<'_>) {
             m.deterministic = true;
         }
     }
+    // `Accelerator()` without `mixed_precision=` takes precision and dynamo settings from the
+    // `accelerate launch` configuration: unknown here.
+    if m.calls
+        .iter()
+        .any(|c| m.last_name(c) == "Accelerator" && m.kw(c, "mixed_precision").is_none())
+    {
+        p.from_launcher = true;
+    }
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {
         compile = true;
@@ -498,18 +517,26 @@ fn loops(m: &mut Model<'_>) {
     let n = m.loops.len();
     // functions that train (for one level of call graph)
     let mut fn_backward = vec![false; m.funcs.len()];
+    // functions that do one training step (backward outside any loop of their own): calling
+    // one makes the calling loop a step loop; a function with its own loop is an epoch body.
+    let mut fn_step = vec![false; m.funcs.len()];
     for c in &m.calls {
         if m.last_name(c) == "backward"
             && let Some(f) = c.ctx.func
             && let Some(b) = fn_backward.get_mut(f as usize)
         {
             *b = true;
+            if c.ctx.loop_.is_none()
+                && let Some(st) = fn_step.get_mut(f as usize)
+            {
+                *st = true;
+            }
         }
     }
     let train_fns: Vec<&str> = m
         .funcs
         .iter()
-        .zip(&fn_backward)
+        .zip(&fn_step)
         .filter(|(_, b)| **b)
         .map(|(f, _)| m.text(f.name))
         .collect();

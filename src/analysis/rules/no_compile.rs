@@ -56,7 +56,11 @@ impl Rule for NoCompile {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        if !super::cuda(m) || m.kind != crate::analysis::model::CodeKind::Train || m.facts.compile {
+        if !super::cuda(m)
+            || m.kind != crate::analysis::model::CodeKind::Train
+            || m.facts.compile
+            || m.facts.precision.from_launcher
+        {
             return;
         }
         // Lightning and other frameworks own the loop: only scripts with their own training

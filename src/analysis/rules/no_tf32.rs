@@ -56,7 +56,13 @@ impl Rule for NoTf32 {
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         let p = &m.facts.precision;
-        if !super::cuda(m) || !super::trains_or_infers(m) || p.autocast || p.half || p.tf32 {
+        if !super::cuda(m)
+            || !super::trains_or_infers(m)
+            || p.autocast
+            || p.half
+            || p.tf32
+            || p.from_launcher
+        {
             return;
         }
         let anchor = super::model_anchor(m).map(|(l, c, _)| (l, c)).or_else(|| {
