@@ -349,3 +349,60 @@ fn serial_reader_io_bound_and_cpu_only_code() {
     let none = estimate_demand(&[], None, 4);
     assert!(none.notes.iter().any(|n| n.contains("no hot loop")));
 }
+
+#[test]
+fn mutated_corpus_files_never_panic() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for entry in std::fs::read_dir(dir).expect("corpus") {
+        let src = std::fs::read(entry.expect("entry").path()).expect("read");
+        for _ in 0..12 {
+            let mut b = src.clone();
+            match next() % 4 {
+                0 => {
+                    let cut = (next() as usize) % (b.len() + 1);
+                    b.truncate(cut);
+                }
+                1 => {
+                    for _ in 0..8 {
+                        let i = (next() as usize) % b.len().max(1);
+                        if let Some(x) = b.get_mut(i) {
+                            *x = (next() & 0xff) as u8;
+                        }
+                    }
+                }
+                2 => {
+                    let i = (next() as usize) % (b.len() + 1);
+                    let tokens: [&[u8]; 6] = [
+                        b"(",
+                        b":\n    ",
+                        b"\"\"\"",
+                        b"for x in loader:\n",
+                        b"\t",
+                        b"\xc3",
+                    ];
+                    let t = tokens[(next() % 6) as usize];
+                    b.splice(i..i, t.iter().copied());
+                }
+                _ => {
+                    let a = (next() as usize) % (b.len() + 1);
+                    let c = (next() as usize) % (b.len() + 1);
+                    let (lo, hi) = (a.min(c), a.max(c));
+                    b.drain(lo..hi);
+                }
+            }
+            let a = analyze_file("m.py", &b, &Rules::default());
+            let fixes: Vec<_> = a.findings.iter().filter_map(|f| f.fix.as_ref()).collect();
+            if let Ok(text) = std::str::from_utf8(&b) {
+                let _ = apply_fixes(text, &fixes);
+            }
+            let _ = estimate_demand(std::slice::from_ref(&a), None, 4);
+        }
+    }
+}

@@ -1084,13 +1084,22 @@ impl<'s> Walker<'s> {
     }
 }
 
+thread_local! {
+    /// One parser per thread, reused across files.
+    static PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Parses `src` and builds the model. `None` when tree-sitter gives up.
 pub(crate) fn build(src: &str) -> Option<Model<'_>> {
-    let mut parser = tree_sitter::Parser::new();
-    parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .ok()?;
-    let tree = parser.parse(src, None)?;
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
+            *slot = Some(p);
+        }
+        slot.as_mut()?.parse(src, None)
+    })?;
     let m = Model {
         src,
         tree,

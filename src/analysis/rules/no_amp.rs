@@ -4,7 +4,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a CUDA training loop that runs entirely in fp32: no `torch.autocast`, no
-    /// `GradScaler`, no `.half()` / `.bfloat16()` model, no framework mixed-precision flag.
+    /// `GradScaler`, no `.half()` / `.bfloat16()` model, no framework mixed-precision flag
+    /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`).
     ///
     /// ## Why is this slow?
     /// Tensor Cores run bf16/fp16 matrix multiplies several times faster than fp32 (8x to 16x
@@ -62,6 +63,17 @@ impl Rule for NoAmp {
             return;
         }
         let Some(l) = super::first_train_loop(m) else {
+            // Hugging Face Trainer: precision is a `TrainingArguments` flag
+            if let Some(c) = super::hf_args_call(m)
+                && c.splat.is_none()
+            {
+                cx.at_call(
+                    &Self::META,
+                    c,
+                    "`TrainingArguments` without `bf16=True` / `fp16=True`: the Trainer runs in full fp32".to_string(),
+                    None,
+                );
+            }
             return;
         };
         cx.at(

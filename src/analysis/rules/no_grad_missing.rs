@@ -58,7 +58,10 @@ impl Rule for NoGradMissing {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        if m.src.contains("autograd.grad") || m.src.contains("requires_grad_(") {
+        if m.src.contains("autograd.grad")
+            || m.src.contains("requires_grad_(")
+            || m.src.contains("set_grad_enabled(False)")
+        {
             return;
         }
         for (li, l) in m.loops.iter().enumerate() {
@@ -70,6 +73,17 @@ impl Rule for NoGradMissing {
                 continue;
             }
             let func = l.ctx.func.and_then(|f| m.funcs.get(f as usize));
+            // `with torch.no_grad(): evaluate(model, loader)`: the caller disabled autograd
+            if let Some(f) = func {
+                let name = m.text(f.name);
+                let called_under_no_grad = m
+                    .calls
+                    .iter()
+                    .any(|c| c.ctx.no_grad && m.last_name(c) == name);
+                if called_under_no_grad {
+                    continue;
+                }
+            }
             let trains_here = func.is_some_and(|f| f.backward)
                 || (func.is_none()
                     && m.calls
