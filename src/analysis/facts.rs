@@ -247,9 +247,10 @@ pub struct Precision {
     pub half: bool,
     /// TF32 enabled (`allow_tf32 = True`, `set_float32_matmul_precision("high"|"medium")`, HF `tf32=True`).
     pub tf32: bool,
-    /// Precision (and compilation) come from a launcher configuration the analysis cannot see
-    /// (`Accelerator()` without `mixed_precision=`): precision rules stay silent.
-    pub from_launcher: bool,
+    /// Precision (or compilation) is set from something the analysis cannot read: a launcher
+    /// configuration (`Accelerator()` without `mixed_precision=`) or a variable
+    /// (`precision=args.precision`, `fp16=cfg.fp16`). Precision rules stay silent.
+    pub unresolved: bool,
 }
 
 /// A function and its classification.

@@ -370,6 +370,19 @@ fn precision(m: &mut Model<'_>) {
         for a in m.call_args(c) {
             let name = a.name.map_or("", |n| m.text(n));
             let v = m.text(a.value);
+            let literal = matches!(
+                a.vkind,
+                ValKind::True | ValKind::False | ValKind::Str | ValKind::Int | ValKind::NoneLit
+            ) || v.starts_with("torch.");
+            if !literal
+                && matches!(
+                    name,
+                    "dtype" | "torch_dtype" | "mixed_precision" | "precision" | "fp16" | "bf16" | "tf32"
+                        | "torch_compile"
+                )
+            {
+                p.unresolved = true;
+            }
             match name {
                 "dtype" | "torch_dtype" if is_16bit(v) => p.half = true,
                 "mixed_precision" | "precision" if is_16bit(v) || v.contains("16") => {
@@ -416,7 +429,7 @@ fn precision(m: &mut Model<'_>) {
         .iter()
         .any(|c| m.last_name(c) == "Accelerator" && m.kw(c, "mixed_precision").is_none())
     {
-        p.from_launcher = true;
+        p.unresolved = true;
     }
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {

@@ -59,7 +59,7 @@ impl Rule for NoAmp {
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         let p = &m.facts.precision;
-        if !super::cuda(m) || p.autocast || p.half || p.grad_scaler || p.from_launcher {
+        if !super::cuda(m) || p.autocast || p.half || p.grad_scaler || p.unresolved {
             return;
         }
         let Some(l) = super::first_train_loop(m) else {

@@ -59,7 +59,7 @@ impl Rule for NoCompile {
         if !super::cuda(m)
             || m.kind != crate::analysis::model::CodeKind::Train
             || m.facts.compile
-            || m.facts.precision.from_launcher
+            || m.facts.precision.unresolved
         {
             return;
         }

@@ -61,7 +61,7 @@ impl Rule for NoTf32 {
             || p.autocast
             || p.half
             || p.tf32
-            || p.from_launcher
+            || p.unresolved
         {
             return;
         }
