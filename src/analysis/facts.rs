@@ -247,6 +247,8 @@ pub struct Precision {
     pub half: bool,
     /// TF32 enabled (`allow_tf32 = True`, `set_float32_matmul_precision("high"|"medium")`, HF `tf32=True`).
     pub tf32: bool,
+    /// `torch.backends.cudnn.allow_tf32` when assigned a literal (PyTorch's default is `True`).
+    pub cudnn_allow_tf32: Option<bool>,
     /// Precision (or compilation) is set from something the analysis cannot read: a launcher
     /// configuration (`Accelerator()` without `mixed_precision=`) or a variable
     /// (`precision=args.precision`, `fp16=cfg.fp16`). Precision rules stay silent.

@@ -377,7 +377,13 @@ fn precision(m: &mut Model<'_>) {
             if !literal
                 && matches!(
                     name,
-                    "dtype" | "torch_dtype" | "mixed_precision" | "precision" | "fp16" | "bf16" | "tf32"
+                    "dtype"
+                        | "torch_dtype"
+                        | "mixed_precision"
+                        | "precision"
+                        | "fp16"
+                        | "bf16"
+                        | "tf32"
                         | "torch_compile"
                 )
             {
@@ -414,6 +420,10 @@ fn precision(m: &mut Model<'_>) {
         let left = m.text(a.left);
         if left.ends_with("matmul.allow_tf32") && a.vkind == ValKind::True {
             p.tf32 = true;
+        } else if left.ends_with("cudnn.allow_tf32")
+            && matches!(a.vkind, ValKind::True | ValKind::False)
+        {
+            p.cudnn_allow_tf32 = Some(a.vkind == ValKind::True);
         } else if left.ends_with("cudnn.benchmark") {
             m.facts.cudnn_benchmark = Some(a.vkind == ValKind::True);
             if a.vkind != ValKind::True && a.vkind != ValKind::False {
