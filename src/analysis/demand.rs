@@ -139,12 +139,14 @@ pub(crate) fn hot_loops(m: &Model<'_>, path: &str) -> (Vec<HotLoop>, Vec<LoopPro
         let mut reads = false;
         let mut h2d = None;
         let mut compute = None;
-        for c in &m.calls {
-            let Some(li) = c.ctx.loop_ else { continue };
-            if !l.span.contains(c.span) {
+        let first = m.calls.partition_point(|c| c.span.start < l.span.start);
+        for c in m.calls.get(first..).unwrap_or(&[]) {
+            if c.span.start >= l.span.end {
+                break;
+            }
+            if c.ctx.loop_.is_none() || !l.span.contains(c.span) {
                 continue;
             }
-            let _ = li;
             let last = m.last_name(c);
             if c.method.is_some() && SYNC_METHODS.contains(&last) && !c.ctx.mod_guard {
                 syncs += 1;

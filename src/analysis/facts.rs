@@ -72,7 +72,6 @@ pub(crate) struct Ctx {
     /// Inside an `if` whose condition uses `%` (a `step % N == 0` guard), in the innermost loop.
     pub mod_guard: bool,
     pub in_except: bool,
-    pub in_comprehension: bool,
 }
 
 /// One call expression.
@@ -95,8 +94,6 @@ pub(crate) struct Call {
     /// `**expr` in the arguments.
     pub splat: Option<Span>,
     pub star: bool,
-    /// The trailing comma before `)`, if any.
-    pub trailing_comma: bool,
     pub line: usize,
     pub end_line: usize,
     pub col: usize,
@@ -110,7 +107,6 @@ pub(crate) struct Loop {
     pub line: usize,
     pub end_line: usize,
     pub col: usize,
-    pub is_for: bool,
     /// Identifiers bound by the loop target.
     pub targets: Vec<Span>,
     /// The iterated expression.
@@ -140,10 +136,8 @@ pub(crate) struct LoopInfo {
 #[derive(Debug, Clone)]
 pub(crate) struct Func {
     pub name: Span,
-    pub span: Span,
     pub line: usize,
     pub class: Option<u32>,
-    pub params: Vec<Span>,
     pub kind: CodeKind,
     pub backward: bool,
 }
@@ -253,6 +247,12 @@ pub struct Precision {
     pub half: bool,
     /// TF32 enabled (`allow_tf32 = True`, `set_float32_matmul_precision("high"|"medium")`, HF `tf32=True`).
     pub tf32: bool,
+    /// `torch.backends.cudnn.allow_tf32` when assigned a literal (PyTorch's default is `True`).
+    pub cudnn_allow_tf32: Option<bool>,
+    /// Precision (or compilation) is set from something the analysis cannot read: a launcher
+    /// configuration (`Accelerator()` without `mixed_precision=`) or a variable
+    /// (`precision=args.precision`, `fp16=cfg.fp16`). Precision rules stay silent.
+    pub unresolved: bool,
 }
 
 /// A function and its classification.
@@ -346,6 +346,8 @@ pub(crate) struct Model<'s> {
     pub has_from_pretrained: bool,
     /// Deterministic algorithms requested (cuDNN benchmark must stay off).
     pub deterministic: bool,
+    /// A function parameter defaults to `"cuda"` / `"cuda:N"`.
+    pub cuda_default_param: bool,
 }
 
 /// Depth cap for the few bounded sub-tree scans (the main walk is iterative and unbounded).
@@ -528,12 +530,6 @@ pub(crate) fn string_value<'a>(node: Node<'_>, src: &'a str) -> Option<Cow<'a, s
     Some(out.unwrap_or(Cow::Borrowed("")))
 }
 
-fn string_is_fstring(node: Node<'_>, src: &str) -> bool {
-    node.child(0)
-        .and_then(|s| src.get(s.start_byte()..s.end_byte()))
-        .is_some_and(|t| t.contains(['f', 'F']))
-}
-
 impl<'s> Walker<'s> {
     fn text(&self, node: Node<'_>) -> &'s str {
         self.src
@@ -557,18 +553,6 @@ impl<'s> Walker<'s> {
             under_if,
             mod_guard,
             in_except: self.excepts > 0,
-            in_comprehension: self.comps > 0,
-        }
-    }
-
-    fn qual_of(&self, text: &str) -> String {
-        let (head, rest) = match text.find('.') {
-            Some(i) => (&text[..i], &text[i..]),
-            None => (text, ""),
-        };
-        match self.m.imports.get(head) {
-            Some(q) => format!("{q}{rest}"),
-            None => text.to_string(),
         }
     }
 
@@ -739,8 +723,8 @@ impl<'s> Walker<'s> {
         } else {
             None
         };
-        if let Some(m) = module {
-            if [
+        if let Some(m) = module
+            && [
                 "multiprocessing",
                 "concurrent.futures",
                 "joblib",
@@ -750,9 +734,8 @@ impl<'s> Walker<'s> {
             ]
             .iter()
             .any(|p| m == *p || m.starts_with(&format!("{p}.")))
-            {
-                self.m.parallel_lib = true;
-            }
+        {
+            self.m.parallel_lib = true;
         }
         let mut c = node.walk();
         for ch in node.children_by_field_name("name", &mut c) {
@@ -797,20 +780,15 @@ impl<'s> Walker<'s> {
             .map(Span::of)
             .unwrap_or_default();
         let name_text = self.src.get(name.start..name.end).unwrap_or("");
-        let mut params = Vec::new();
         if let Some(ps) = node.child_by_field_name("parameters") {
             let mut c = ps.walk();
             for p in ps.named_children(&mut c) {
-                let ident = match p.kind() {
-                    "identifier" => Some(p),
-                    "typed_parameter" => p.named_child(0),
-                    "default_parameter" | "typed_default_parameter" => {
-                        p.child_by_field_name("name")
-                    }
-                    _ => None,
-                };
-                if let Some(i) = ident.filter(|i| i.kind() == "identifier") {
-                    params.push(Span::of(i));
+                if matches!(p.kind(), "default_parameter" | "typed_default_parameter")
+                    && let Some(v) = p.child_by_field_name("value")
+                    && let Some(t) = string_value(v, self.src)
+                    && (t == "cuda" || t.starts_with("cuda:"))
+                {
+                    self.m.cuda_default_param = true;
                 }
             }
         }
@@ -832,10 +810,8 @@ impl<'s> Walker<'s> {
         let idx = self.m.funcs.len() as u32;
         self.m.funcs.push(Func {
             name,
-            span: Span::of(node),
             line,
             class: if in_class { self.cur_class } else { None },
-            params,
             kind: CodeKind::Other,
             backward: false,
         });
@@ -921,8 +897,8 @@ impl<'s> Walker<'s> {
     fn on_loop(&mut self, node: Node<'_>) {
         let is_for = node.kind() == "for_statement";
         let mut targets = Vec::new();
-        if is_for {
-            if let Some(left) = node.child_by_field_name("left") {
+        if is_for && let Some(left) = node.child_by_field_name("left") {
+            {
                 let mut stack = vec![left];
                 while let Some(n) = stack.pop() {
                     if targets.len() > 32 {
@@ -959,7 +935,6 @@ impl<'s> Walker<'s> {
             line,
             end_line: node.end_position().row + 1,
             col,
-            is_for,
             targets,
             iter,
             parent: self.cur_loop,
@@ -986,11 +961,7 @@ impl<'s> Walker<'s> {
         };
         let mut targets = Vec::new();
         match left.kind() {
-            "identifier" | "attribute" => {
-                if is_dotted(left) {
-                    targets.push(Span::of(left));
-                }
-            }
+            "identifier" | "attribute" if is_dotted(left) => targets.push(Span::of(left)),
             "pattern_list" | "tuple_pattern" | "list_pattern" => {
                 let mut c = left.walk();
                 for ch in left.named_children(&mut c) {
@@ -1042,12 +1013,9 @@ impl<'s> Walker<'s> {
         let a0 = self.m.args.len() as u32;
         let mut splat = None;
         let mut star = false;
-        let mut trailing_comma = false;
         if let Some(al) = args_node.filter(|a| a.kind() == "argument_list") {
             let mut c = al.walk();
-            let mut last_kind = "";
             for ch in al.children(&mut c) {
-                last_kind = ch.kind();
                 match ch.kind() {
                     "keyword_argument" => {
                         if let (Some(n), Some(v)) = (
@@ -1073,13 +1041,7 @@ impl<'s> Walker<'s> {
                     }),
                     _ => {}
                 }
-                if ch.kind() == "," {
-                    trailing_comma = true;
-                } else if ch.kind() != ")" && ch.kind() != "comment" {
-                    trailing_comma = false;
-                }
             }
-            let _ = last_kind;
         } else if let Some(g) = args_node {
             // f(x for x in y)
             self.m.args.push(Arg {
@@ -1102,7 +1064,6 @@ impl<'s> Walker<'s> {
             args: (a0, a1),
             splat,
             star,
-            trailing_comma,
             line,
             end_line: node.end_position().row + 1,
             col,
@@ -1126,13 +1087,22 @@ impl<'s> Walker<'s> {
     }
 }
 
+thread_local! {
+    /// One parser per thread, reused across files.
+    static PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Parses `src` and builds the model. `None` when tree-sitter gives up.
 pub(crate) fn build(src: &str) -> Option<Model<'_>> {
-    let mut parser = tree_sitter::Parser::new();
-    parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .ok()?;
-    let tree = parser.parse(src, None)?;
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
+            *slot = Some(p);
+        }
+        slot.as_mut()?.parse(src, None)
+    })?;
     let m = Model {
         src,
         tree,
@@ -1153,6 +1123,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         parallel_lib: false,
         has_from_pretrained: false,
         deterministic: false,
+        cuda_default_param: false,
     };
     let mut w = Walker {
         src,

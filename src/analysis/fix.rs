@@ -104,7 +104,7 @@ pub fn apply_fixes(source: &str, fixes: &[&Fix]) -> Result<String, FixError> {
             accepted.extend(fix.edits.iter());
         }
     }
-    accepted.sort_by(|a, b| b.start.cmp(&a.start));
+    accepted.sort_by_key(|e| std::cmp::Reverse(e.start));
     let mut out = source.to_string();
     for e in accepted {
         out.replace_range(e.start..e.end, &e.content);

@@ -105,15 +105,22 @@ fn kinds(m: &mut Model<'_>) {
         let q = m.qual(c);
         let last = m.last_name(c);
         let recv = c.recv.map_or("", |r| m.text(r));
-        let recv_kind = c.recv_root.and_then(|r| {
-            let t = m.text(r);
-            known.get(t).copied().or_else(|| kind_by_name(t))
-        });
+        let recv_kind = match c.recv_call.and_then(|i| m.calls.get(i as usize)) {
+            // `Net().to(device)`, `AutoModel.from_pretrained(...).cuda().eval()`
+            Some(inner) => ctor_kind(m, inner, &local_modules),
+            None => c.recv_root.and_then(|r| {
+                let t = m.text(r);
+                known.get(t).copied().or_else(|| kind_by_name(t))
+            }),
+        };
         let first_arg_kind = m.pos(c, 0).and_then(|a| {
             let t = m.text(a.value);
             known.get(t).copied().or_else(|| kind_by_name(t))
         });
-        let k = if last.ends_with("DataLoader") {
+        let k = if last.ends_with("DataLoader")
+            || (matches!(last, "tqdm" | "enumerate" | "iter" | "track")
+                && first_arg_kind == Some(VarKind::Loader))
+        {
             Some(VarKind::Loader)
         } else if last == "GradScaler" {
             Some(VarKind::Scaler)
@@ -188,6 +195,45 @@ fn kinds(m: &mut Model<'_>) {
     let _ = out;
 }
 
+/// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
+fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> Option<VarKind> {
+    let mut cur = c;
+    for _ in 0..16 {
+        let last = m.last_name(cur);
+        if matches!(
+            last,
+            "to" | "cuda" | "half" | "float" | "bfloat16" | "eval" | "train"
+        ) && let Some(inner) = cur.recv_call.and_then(|i| m.calls.get(i as usize))
+        {
+            cur = inner;
+            continue;
+        }
+        let q = m.qual(cur);
+        let recv = cur.recv.map_or("", |r| m.text(r));
+        if last == "from_pretrained"
+            && !recv.contains("Tokenizer")
+            && !recv.contains("Processor")
+            && (recv.contains("Model") || recv.contains("For"))
+        {
+            return Some(VarKind::Model);
+        }
+        if q.starts_with("torchvision.models.")
+            || q == "timm.create_model"
+            || local_modules.contains(&m.text(cur.func))
+            || (q.starts_with("torch.nn.")
+                && last
+                    .chars()
+                    .next()
+                    .is_some_and(|ch| ch.is_ascii_uppercase())
+                && !last.ends_with("Loss"))
+        {
+            return Some(VarKind::Model);
+        }
+        return None;
+    }
+    None
+}
+
 fn device(m: &mut Model<'_>) {
     let mut cuda = false;
     let mut mps = false;
@@ -241,6 +287,14 @@ fn device(m: &mut Model<'_>) {
         if m.kw(c, "device_map").is_some() {
             see("cuda");
         }
+        for a in m.call_args(c) {
+            if a.vkind == ValKind::Str {
+                let t = m.text(a.value).trim_matches(['"', '\'']);
+                if t == "cuda" || t.starts_with("cuda:") {
+                    see("cuda");
+                }
+            }
+        }
     }
     for a in &m.assigns {
         if a.vkind == ValKind::Str {
@@ -249,6 +303,9 @@ fn device(m: &mut Model<'_>) {
                 see("cuda");
             }
         }
+    }
+    if m.cuda_default_param {
+        see("cuda");
     }
     m.facts.device = if cuda {
         Device::Cuda
@@ -296,10 +353,10 @@ fn precision(m: &mut Model<'_>) {
                 }
             }
             "compile" if q == "torch.compile" || c.method.is_some() => compile = true,
-            "use_deterministic_algorithms" => {
-                if m.pos(c, 0).is_some_and(|a| a.vkind == ValKind::True) {
-                    deterministic = true;
-                }
+            "use_deterministic_algorithms"
+                if m.pos(c, 0).is_some_and(|a| a.vkind == ValKind::True) =>
+            {
+                deterministic = true;
             }
             "from_pretrained" => from_pretrained = true,
             _ => {}
@@ -313,6 +370,25 @@ fn precision(m: &mut Model<'_>) {
         for a in m.call_args(c) {
             let name = a.name.map_or("", |n| m.text(n));
             let v = m.text(a.value);
+            let literal = matches!(
+                a.vkind,
+                ValKind::True | ValKind::False | ValKind::Str | ValKind::Int | ValKind::NoneLit
+            ) || v.starts_with("torch.");
+            if !literal
+                && matches!(
+                    name,
+                    "dtype"
+                        | "torch_dtype"
+                        | "mixed_precision"
+                        | "precision"
+                        | "fp16"
+                        | "bf16"
+                        | "tf32"
+                        | "torch_compile"
+                )
+            {
+                p.unresolved = true;
+            }
             match name {
                 "dtype" | "torch_dtype" if is_16bit(v) => p.half = true,
                 "mixed_precision" | "precision" if is_16bit(v) || v.contains("16") => {
@@ -344,6 +420,10 @@ fn precision(m: &mut Model<'_>) {
         let left = m.text(a.left);
         if left.ends_with("matmul.allow_tf32") && a.vkind == ValKind::True {
             p.tf32 = true;
+        } else if left.ends_with("cudnn.allow_tf32")
+            && matches!(a.vkind, ValKind::True | ValKind::False)
+        {
+            p.cudnn_allow_tf32 = Some(a.vkind == ValKind::True);
         } else if left.ends_with("cudnn.benchmark") {
             m.facts.cudnn_benchmark = Some(a.vkind == ValKind::True);
             if a.vkind != ValKind::True && a.vkind != ValKind::False {
@@ -352,6 +432,14 @@ fn precision(m: &mut Model<'_>) {
         } else if left.ends_with("cudnn.deterministic") && a.vkind == ValKind::True {
             m.deterministic = true;
         }
+    }
+    // `Accelerator()` without `mixed_precision=` takes precision and dynamo settings from the
+    // `accelerate launch` configuration: unknown here.
+    if m.calls
+        .iter()
+        .any(|c| m.last_name(c) == "Accelerator" && m.kw(c, "mixed_precision").is_none())
+    {
+        p.unresolved = true;
     }
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {
@@ -452,18 +540,26 @@ fn loops(m: &mut Model<'_>) {
     let n = m.loops.len();
     // functions that train (for one level of call graph)
     let mut fn_backward = vec![false; m.funcs.len()];
+    // functions that do one training step (backward outside any loop of their own): calling
+    // one makes the calling loop a step loop; a function with its own loop is an epoch body.
+    let mut fn_step = vec![false; m.funcs.len()];
     for c in &m.calls {
         if m.last_name(c) == "backward"
             && let Some(f) = c.ctx.func
             && let Some(b) = fn_backward.get_mut(f as usize)
         {
             *b = true;
+            if c.ctx.loop_.is_none()
+                && let Some(st) = fn_step.get_mut(f as usize)
+            {
+                *st = true;
+            }
         }
     }
     let train_fns: Vec<&str> = m
         .funcs
         .iter()
-        .zip(&fn_backward)
+        .zip(&fn_step)
         .filter(|(_, b)| **b)
         .map(|(f, _)| m.text(f.name))
         .collect();
@@ -500,6 +596,32 @@ fn loops(m: &mut Model<'_>) {
             && let Some(pi) = infos.get_mut(p as usize)
         {
             pi.has_child_step = true;
+        }
+    }
+    // `for epoch in ...: train_one_epoch(model, loader)` — a call to a local function whose body
+    // holds a step loop makes the calling loop an epoch loop.
+    let step_fns: Vec<&str> = m
+        .loops
+        .iter()
+        .zip(&infos)
+        .filter(|(_, i)| i.step)
+        .filter_map(|(l, _)| l.ctx.func)
+        .filter_map(|f| m.funcs.get(f as usize))
+        .map(|f| m.text(f.name))
+        .collect();
+    if !step_fns.is_empty() {
+        for c in &m.calls {
+            let Some(li) = c.ctx.loop_ else { continue };
+            let name = match c.method {
+                Some(meth) if c.recv.is_some_and(|r| m.text(r) == "self") => m.text(meth),
+                None => m.text(c.func),
+                _ => continue,
+            };
+            if step_fns.contains(&name)
+                && let Some(info) = infos.get_mut(li as usize)
+            {
+                info.has_child_step = true;
+            }
         }
     }
     for info in &mut infos {
@@ -593,7 +715,6 @@ const S_HF_TRAINER: u32 = 1 << 4;
 const S_EVAL: u32 = 1 << 5;
 const S_GENERATE: u32 = 1 << 6;
 const S_PRETRAINED: u32 = 1 << 7;
-const S_DATASET: u32 = 1 << 8;
 const S_HF_DATA: u32 = 1 << 9;
 const S_PANDAS: u32 = 1 << 10;
 const S_IMAGE: u32 = 1 << 11;
@@ -601,6 +722,7 @@ const S_GLOB: u32 = 1 << 12;
 const S_WRITE: u32 = 1 << 13;
 const S_NOGRAD_MODEL: u32 = 1 << 14;
 const S_EPOCH_ARG: u32 = 1 << 15;
+const S_READ: u32 = 1 << 16;
 
 fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     let last = m.last_name(c);
@@ -625,6 +747,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "pipeline" if q.starts_with("transformers") => s |= S_GENERATE,
         "from_pretrained" => s |= S_PRETRAINED,
         "load_dataset" => s |= S_HF_DATA,
+        "open" if c.method.is_none() => s |= S_READ,
+        "load" | "loads" | "read_text" | "loadtxt" if c.method.is_some() => s |= S_READ,
         "open" if c.method.is_some() && (q.starts_with("PIL") || recv == "Image") => s |= S_IMAGE,
         "imread" | "imdecode" | "read_image" => s |= S_IMAGE,
         "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" => s |= S_GLOB,
@@ -689,13 +813,16 @@ fn score(s: u32, dataset: bool) -> CodeKind {
     if has(S_PRETRAINED) && !has(S_OPT_CTOR) {
         infer += 2;
     }
-    for b in [S_HF_DATA, S_PANDAS, S_IMAGE, S_GLOB, S_WRITE] {
+    for b in [S_HF_DATA, S_PANDAS, S_IMAGE, S_GLOB, S_WRITE, S_READ] {
         if has(b) {
             data += 3;
         }
     }
     if dataset {
         data += 3;
+    }
+    if data < 6 {
+        data = 0; // one data-ish call is not a data pipeline
     }
     let best = train.max(infer).max(data);
     if best < 3 {
@@ -781,29 +908,48 @@ fn classify(m: &mut Model<'_>) {
     m.facts.imports = imports;
 }
 
-/// A loop over files, paths, lines or rows.
+/// A loop over files, paths, lines or rows: the iterated expression calls `glob` / `listdir` /
+/// `iterdir` / `iterrows`..., or names a collection like `files`, `image_paths`, `rows`.
 pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
-    let Some(it) = l.iter else { return false };
-    let t = m.text(it).to_ascii_lowercase();
-    [
+    const CALLS: &[&str] = &[
         "glob",
+        "rglob",
+        "iglob",
         "listdir",
         "iterdir",
         "scandir",
-        "files",
-        "paths",
+        "walk",
         "iterrows",
         "itertuples",
         "readlines",
+    ];
+    const NOUNS: &[&str] = &[
+        "files",
+        "paths",
         "images",
         "records",
         "rows",
         "urls",
         "filenames",
         "fnames",
-    ]
-    .iter()
-    .any(|k| t.contains(k))
+        "docs",
+        "documents",
+        "samples",
+    ];
+    let Some(it) = l.iter else { return false };
+    m.text(it)
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .filter(|w| !w.is_empty())
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            CALLS.contains(&w.as_str())
+                || NOUNS.iter().any(|k| {
+                    w == *k
+                        || (w.len() > k.len() + 1
+                            && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'
+                                || w.starts_with(k) && w.as_bytes()[k.len()] == b'_'))
+                })
+        })
 }
 
 fn loaders(m: &mut Model<'_>) {

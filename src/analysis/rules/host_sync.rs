@@ -3,8 +3,8 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags `.item()` in a step loop, and `.cpu()` / `.numpy()` / `.tolist()` in a training
-    /// step loop, on CUDA, when not under a `step % N == 0` guard.
+    /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
+    /// inference) on CUDA, when not under a `step % N == 0` guard.
     ///
     /// ## Why is this slow?
     /// Reading a GPU value on the host waits until every queued kernel has run: the CPU stops
@@ -16,11 +16,10 @@ declare_rule! {
     /// import torch
     ///
     /// device = torch.device("cuda")
-    /// for x, y in train_loader:
-    ///     loss = criterion(model(x), y)
-    ///     loss.backward()
-    ///     optimizer.step()
-    ///     running_loss += loss.item()
+    /// model.eval()
+    /// with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+    ///     for x, y in val_loader:
+    ///         correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
     /// ```
     ///
     /// Use instead:
@@ -28,11 +27,10 @@ declare_rule! {
     /// import torch
     ///
     /// device = torch.device("cuda")
-    /// for x, y in train_loader:
-    ///     loss = criterion(model(x), y)
-    ///     loss.backward()
-    ///     optimizer.step()
-    ///     running_loss += loss.detach()
+    /// model.eval()
+    /// with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+    ///     for x, y in val_loader:
+    ///         correct += (model(x.to(device)).argmax(1) == y.to(device)).sum()
     /// ```
     ///
     /// ## Fix safety
@@ -69,7 +67,7 @@ impl Rule for HostSync {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
-            if s.mod_guard || (last != "item" && !s.train) {
+            if s.mod_guard {
                 continue;
             }
             cx.at_call(
