@@ -180,6 +180,12 @@ fn gauge(
 
 /// The ceiling a resource's saturation is set against: the best GPU tensor rate, the CPU's
 /// FP32 rate over its logical CPUs, the disk's best sequential read.
+///
+/// Kept out of line: inlined into `gauge` at `opt-level = 1` with incremental codegen units,
+/// rustc 1.95 hoisted the `Resource::Io` loads above the `report.ceilings` check and indexed
+/// with an uninitialised discriminant (SIGSEGV when no ceilings are given; valgrind: "use of
+/// uninitialised value"). Non-incremental and release builds were fine.
+#[inline(never)]
 fn ceiling_of(resource: Resource, c: &Ceilings) -> Option<String> {
     match resource {
         Resource::Gpu => c
@@ -197,8 +203,10 @@ fn ceiling_of(resource: Resource, c: &Ceilings) -> Option<String> {
             None => format!("{} logical CPUs", c.host.logical_cpus),
         }),
         Resource::Io => {
-            let read = &c.disk.read_mbs;
-            let best = read.qd4.as_ref().or(read.qd1.as_ref())?;
+            let best = match (&c.disk.read_mbs.qd4, &c.disk.read_mbs.qd1) {
+                (Some(best), _) | (None, Some(best)) => best,
+                (None, None) => return None,
+            };
             Some(format!("{} MB/s sequential read", sig(best.median)))
         }
     }
