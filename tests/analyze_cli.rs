@@ -386,3 +386,26 @@ fn hostile_code_is_escaped_in_the_html() {
         assert!(!html.contains(raw), "unescaped {raw}");
     }
 }
+
+#[test]
+fn ceilings_file_sets_the_demand_and_shows_in_the_html() {
+    let dir = project(&[("train.py", TRAIN.as_bytes())]);
+    let limits = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/theoretical_limits_h100.yaml"
+    );
+    let run = analyze(dir.path(), &["--ceilings", limits]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let v = json(dir.path());
+    assert_eq!(v["ceilings"]["gpus"][0]["name"], "NVIDIA H100 80GB HBM3");
+    // With a GPU ceiling the GPU demand is a number, not unknown.
+    assert!(
+        v["demand"]["saturation"]["gpu"]["value"].is_f64(),
+        "{}",
+        v["demand"]
+    );
+    let html = std::fs::read_to_string(dir.path().join("report/efficiency/analysis.html")).unwrap();
+    assert!(html.contains("TFLOP/s FP16/BF16 tensor (NVIDIA H100 80GB HBM3)</span>"));
+    assert!(html.contains("<th>Disk read, QD4</th>"));
+    assert!(!html.contains("No ceilings file given"));
+}
