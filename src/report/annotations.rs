@@ -1,9 +1,10 @@
 //! GitHub workflow-command annotations (`::warning file=...,line=...::message`) on stdout.
 //!
 //! Format and escaping follow `actions/toolkit:packages/core/src/command.ts` (reference
-//! ci_bots.md §4 "File commands and workflow commands"). GitHub shows at most 10 annotations
-//! per level per step and 50 per job and silently drops the rest (ci_bots.md §3 "Annotation
-//! limits", community discussions #26680 and #68471), so the most severe findings go first and
+//! ci_bots.md §4 "File commands and workflow commands"). GitHub shows at most 10 error and 10
+//! warning annotations per step and 50 per job, and silently drops the rest (ci_bots.md §3
+//! "Annotation limits", community discussions #26680 and #68471); we hold notices to the same
+//! 10, so one step emits at most 30, under the job's 50. The most severe findings go first and
 //! a plain line says how many were left out.
 
 use std::fmt::Write as _;
