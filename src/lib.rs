@@ -21,11 +21,15 @@ pub mod event;
 
 pub mod changes;
 
-pub mod ceilings;
+pub mod walk;
+
 pub mod analysis;
+pub mod ceilings;
 pub mod verdict;
 
 pub mod report;
+
+pub mod analyze_cmd;
 
 pub mod publish;
 
