@@ -274,39 +274,50 @@ fn add_chain(_iterations: u64) -> Option<u64> {
     None
 }
 
-/// One multi-threaded FMA run: every thread runs `iterations` of the kernel, all start
-/// together; returns GFLOP/s counted as 2 FLOP per lane per FMA.
+/// Multi-threaded FMA samples: `threads` persistent threads run `iterations` of the kernel per
+/// sample, released together by a barrier; a sample lasts from the first thread's start to the
+/// last thread's end. Returns the best sample in GFLOP/s (2 FLOP per lane per FMA).
+///
+/// Short samples, many of them: on a shared machine a sample is only clean when no other
+/// process ran on any of the cores meanwhile, and short ones often are.
 #[must_use]
-pub fn fma_gflops(kernel: Kernel, threads: usize, iterations: u64) -> f64 {
+pub fn measure_fma_gflops(kernel: Kernel, threads: usize, iterations: u64, samples: usize) -> f64 {
     let threads = threads.max(1);
-    let barrier = Barrier::new(threads + 1);
-    let elapsed = std::thread::scope(|scope| {
+    let samples = samples.max(1);
+    let barrier = Barrier::new(threads);
+    let spans: Vec<Vec<(Instant, Instant)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
-                    barrier.wait();
-                    black_box(run_kernel(kernel, black_box(iterations)));
+                    let mut spans = Vec::with_capacity(samples);
+                    for _ in 0..samples {
+                        barrier.wait();
+                        let start = Instant::now();
+                        black_box(run_kernel(kernel, black_box(iterations)));
+                        spans.push((start, Instant::now()));
+                    }
+                    spans
                 })
             })
             .collect();
-        barrier.wait();
-        let start = Instant::now();
-        for handle in handles {
-            // A worker cannot panic (pure arithmetic); a join error would only lose its time.
-            let _ = handle.join();
-        }
-        start.elapsed()
+        // A worker cannot panic (pure arithmetic); a failed join only loses its samples.
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
+    if spans.len() != threads {
+        return 0.0;
+    }
     let flop =
         threads as f64 * iterations as f64 * ACCUMULATORS as f64 * kernel.lanes() as f64 * 2.0;
-    flop / elapsed.max(Duration::from_nanos(1)).as_secs_f64() / 1e9
-}
-
-/// Best of `repeats` multi-threaded FMA runs (GFLOP/s).
-#[must_use]
-pub fn measure_fma_gflops(kernel: Kernel, threads: usize, iterations: u64, repeats: usize) -> f64 {
-    (0..repeats.max(1))
-        .map(|_| fma_gflops(kernel, threads, iterations))
+    (0..samples)
+        .filter_map(|sample| {
+            let start = spans.iter().map(|s| s[sample].0).min()?;
+            let end = spans.iter().map(|s| s[sample].1).max()?;
+            let seconds = end
+                .duration_since(start)
+                .max(Duration::from_nanos(1))
+                .as_secs_f64();
+            Some(flop / seconds / 1e9)
+        })
         .fold(0.0, f64::max)
 }
 
@@ -429,26 +440,30 @@ mod arm {
 /// How long the CPU probe runs.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuPlan {
-    /// Rounds of (clock sample, FMA sample); the best of each is kept.
-    pub rounds: usize,
-    /// Iterations of the 100-add clock chain per sample (1 M ≈ 30 ms at 3 GHz).
+    /// Clock samples; the fastest is kept.
+    pub clock_samples: usize,
+    /// Iterations of the 100-add clock chain per sample (30 k ≈ 1 ms at 3 GHz).
     pub clock_iterations: u64,
-    /// Kernel iterations per thread per FMA sample (20 M ≈ 35–70 ms).
+    /// FMA samples; the fastest is kept.
+    pub fma_samples: usize,
+    /// Kernel iterations per thread per FMA sample (2.5 M ≈ 5 ms at 6 cycles each).
     pub fma_iterations: u64,
 }
 
 impl CpuPlan {
     /// The real measurement: about 0.5 s.
     pub const FULL: Self = Self {
-        rounds: 6,
-        clock_iterations: 600_000,
-        fma_iterations: 20_000_000,
+        clock_samples: 200,
+        clock_iterations: 30_000,
+        fma_samples: 50,
+        fma_iterations: 2_500_000,
     };
     /// A few milliseconds, for tests.
     pub const QUICK: Self = Self {
-        rounds: 1,
-        clock_iterations: 10_000,
-        fma_iterations: 100_000,
+        clock_samples: 3,
+        clock_iterations: 1000,
+        fma_samples: 2,
+        fma_iterations: 10_000,
     };
 }
 
@@ -478,26 +493,18 @@ impl CpuMeasurement {
     }
 }
 
-/// Runs the CPU probe: clock and FMA samples alternate so both see the same neighbours on a
-/// shared machine, and the best of each is kept (the runs that had the cores to themselves).
+/// Runs the CPU probe; of many short samples the best is kept (the ones that had the cores to
+/// themselves on a shared machine).
 #[must_use]
 pub fn measure(plan: &CpuPlan, threads: usize, cores: usize, id: &CpuId) -> CpuMeasurement {
     let kernel = Kernel::detect();
-    let mut clock: Option<f64> = None;
-    let mut gflops: f64 = 0.0;
-    for _ in 0..plan.rounds.max(1) {
-        if let Some(ghz) = measure_clock_ghz(plan.clock_iterations, 1) {
-            clock = Some(clock.map_or(ghz, |best| best.max(ghz)));
-        }
-        gflops = gflops.max(fma_gflops(kernel, threads, plan.fma_iterations));
-    }
     CpuMeasurement {
         kernel,
         threads,
         cores,
-        clock_ghz: clock,
+        clock_ghz: measure_clock_ghz(plan.clock_iterations, plan.clock_samples),
         flop_per_cycle: flop_per_cycle(kernel, id),
-        fma_gflops: gflops,
+        fma_gflops: measure_fma_gflops(kernel, threads, plan.fma_iterations, plan.fma_samples),
     }
 }
 

@@ -233,8 +233,13 @@ pub fn filesystem_type(dir: &Path) -> String {
     {
         return fs;
     }
+    #[allow(
+        clippy::unnecessary_cast,
+        reason = "f_type is i64 on x86_64 Linux but another integer type on other targets"
+    )]
+    let magic = |s: nix::sys::statfs::Statfs| s.filesystem_type().0 as i64;
     nix::sys::statfs::statfs(&dir)
-        .map(|s| fs_from_magic(s.filesystem_type().0 as i64).to_owned())
+        .map(|s| fs_from_magic(magic(s)).to_owned())
         .unwrap_or_else(|_| "unknown".to_owned())
 }
 
@@ -307,7 +312,7 @@ pub fn probe(
         return Err(DiskError::NoSpace {
             dir: dir.to_path_buf(),
             free_mib: free >> 20,
-            needed_mib: 4 * needed >> 20,
+            needed_mib: (4 * needed) >> 20,
         });
     }
     let temp = TempFile::register(dir);

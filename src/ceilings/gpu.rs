@@ -318,6 +318,10 @@ mod tests {
     use super::*;
 
     /// Values from real `nvidia-smi -q` / nvbench dumps (reference/ceilings.md §2.3, §2.4).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one recorded card per call reads best as one line"
+    )]
     fn recorded(
         name: &str,
         id: u32,

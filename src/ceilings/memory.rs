@@ -17,14 +17,14 @@ pub struct MemoryPlan {
 }
 
 impl MemoryPlan {
-    /// Default sizing: each array `max(4 × LLC, 256 MiB)`, capped at 512 MiB and at 1/16 of
-    /// RAM so the probe stays within the step's 10 s budget (first touch of 3 × 512 MiB already
-    /// costs ~1 s); `llc_inflated` says when the cap kept it below 4 × LLC.
+    /// Default sizing: each array `max(4 × LLC, 256 MiB)`, capped at 256 MiB and at 1/16 of
+    /// RAM so the probe stays within the step's 10 s budget (first touch of 3 × 256 MiB already
+    /// costs ~1 s in a VM); `llc_inflated` says when the cap kept it below 4 × LLC.
     #[must_use]
     pub fn sized(llc_bytes: Option<u64>, total_memory_bytes: u64) -> (Self, bool) {
         const MIB: u64 = 1 << 20;
         let want = llc_bytes.map_or(256 * MIB, |llc| (4 * llc).max(256 * MIB));
-        let cap = (512 * MIB).min(total_memory_bytes / 16).max(16 * MIB);
+        let cap = (256 * MIB).min(total_memory_bytes / 16).max(16 * MIB);
         let bytes = want.min(cap);
         let llc_inflated = llc_bytes.is_some_and(|llc| bytes < 4 * llc);
         (
@@ -70,7 +70,7 @@ pub fn last_level_cache_bytes() -> Option<u64> {
 #[must_use]
 pub fn parse_cache_size(text: &str) -> Option<u64> {
     let text = text.trim();
-    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?.min(text.len()));
+    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);
     let value: u64 = digits.parse().ok()?;
     match unit {
         "K" => Some(value << 10),
@@ -179,9 +179,9 @@ mod tests {
         let (plan, inflated) = MemoryPlan::sized(Some(32 * MIB), 24 << 30);
         assert_eq!(plan.array_bytes as u64, 256 * MIB);
         assert!(!inflated);
-        // 480 MiB LLC: capped at 512 MiB, below 4 × LLC, so flagged.
+        // 480 MiB LLC: capped at 256 MiB, below 4 × LLC, so flagged.
         let (plan, inflated) = MemoryPlan::sized(Some(480 * MIB), 24 << 30);
-        assert_eq!(plan.array_bytes as u64, 512 * MIB);
+        assert_eq!(plan.array_bytes as u64, 256 * MIB);
         assert!(inflated);
         // 2 GiB of RAM: at most 128 MiB per array.
         let (plan, _) = MemoryPlan::sized(None, 2 << 30);

@@ -499,7 +499,7 @@ mod tests {
             let sub = dir.path().join(format!("case{i}"));
             std::fs::create_dir(&sub).unwrap();
             write_py(&sub, "train.py", &format!("import torch\n{line}\n"));
-            let found = code_expects_gpu(&[sub.clone()]).unwrap_or_default();
+            let found = code_expects_gpu(std::slice::from_ref(&sub)).unwrap_or_default();
             assert!(found.ends_with("train.py:2"), "{line}: {found:?}");
         }
     }
