@@ -636,6 +636,31 @@ mod tests {
         }
     }
 
+    /// A filesystem that refuses O_DIRECT at open time, as tmpfs did before Linux 6.6.
+    struct NoDirect;
+
+    impl DiskOpener for NoDirect {
+        fn open(&self, path: &Path, direct: bool) -> io::Result<Box<dyn DiskFile>> {
+            if direct {
+                return Err(io::Error::from_raw_os_error(nix::libc::EINVAL));
+            }
+            OsOpener.open(path, false)
+        }
+    }
+
+    #[test]
+    fn without_o_direct_it_falls_back_to_buffered_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let result = probe(dir.path(), &DiskPlan::QUICK, &NoDirect).unwrap();
+        assert!(
+            result.method.starts_with("buffered+fadvise"),
+            "{}",
+            result.method
+        );
+        assert!(result.read[1].median > 0.0);
+        assert!(entries(dir.path()).is_empty());
+    }
+
     #[test]
     fn interrupt_path_removes_registered_files() {
         let dir = tempfile::tempdir().unwrap();
