@@ -8,6 +8,7 @@
 
 use std::hint::black_box;
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Independent accumulators per thread in the FMA kernels.
@@ -274,51 +275,115 @@ fn add_chain(_iterations: u64) -> Option<u64> {
     None
 }
 
+/// Best figures of [`measure_fma`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FmaResult {
+    /// Best sample (GFLOP/s, 2 FLOP per lane per FMA).
+    pub gflops: f64,
+    /// Best clock measured on every core right after its FMA burst (GHz): the clock under
+    /// wide-vector load, AVX-512 frequency licences included.
+    pub clock_ghz: Option<f64>,
+}
+
 /// Multi-threaded FMA samples: `threads` persistent threads run `iterations` of the kernel per
 /// sample, released together by a barrier; a sample lasts from the first thread's start to the
-/// last thread's end. Returns the best sample in GFLOP/s (2 FLOP per lane per FMA).
+/// last thread's end. Right after its burst each thread times `clock_iterations` of the add
+/// chain: the core is still at its vector-load clock (Intel keeps an AVX-512 licence for
+/// about 2 ms), which is the clock the peak is reached at (reference/ceilings.md §3.4).
 ///
 /// Short samples, many of them: on a shared machine a sample is only clean when no other
 /// process ran on any of the cores meanwhile, and short ones often are.
 #[must_use]
-pub fn measure_fma_gflops(kernel: Kernel, threads: usize, iterations: u64, samples: usize) -> f64 {
+pub fn measure_fma(
+    kernel: Kernel,
+    threads: usize,
+    iterations: u64,
+    clock_iterations: u64,
+    samples: usize,
+    time_cap: Duration,
+) -> FmaResult {
+    struct Sample {
+        start: Instant,
+        end: Instant,
+        clock_ghz: Option<f64>,
+    }
     let threads = threads.max(1);
     let samples = samples.max(1);
     let barrier = Barrier::new(threads);
-    let spans: Vec<Vec<(Instant, Instant)>> = std::thread::scope(|scope| {
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let per_thread: Vec<Vec<Sample>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut spans = Vec::with_capacity(samples);
+            .map(|thread| {
+                let (barrier, stop) = (&barrier, &stop);
+                scope.spawn(move || {
+                    let mut out = Vec::with_capacity(samples);
                     for _ in 0..samples {
+                        // Thread 0 decides before the barrier; after it every thread sees the
+                        // same decision, so all take the same number of samples.
+                        if thread == 0 && started.elapsed() > time_cap {
+                            stop.store(true, Ordering::Relaxed);
+                        }
                         barrier.wait();
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
                         let start = Instant::now();
                         black_box(run_kernel(kernel, black_box(iterations)));
-                        spans.push((start, Instant::now()));
+                        let end = Instant::now();
+                        let clock_ghz = if clock_iterations > 0 {
+                            measure_clock_ghz(clock_iterations, 1)
+                        } else {
+                            None
+                        };
+                        out.push(Sample {
+                            start,
+                            end,
+                            clock_ghz,
+                        });
                     }
-                    spans
+                    out
                 })
             })
             .collect();
         // A worker cannot panic (pure arithmetic); a failed join only loses its samples.
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
-    if spans.len() != threads {
-        return 0.0;
+    if per_thread.len() != threads {
+        return FmaResult {
+            gflops: 0.0,
+            clock_ghz: None,
+        };
     }
     let flop =
         threads as f64 * iterations as f64 * ACCUMULATORS as f64 * kernel.lanes() as f64 * 2.0;
-    (0..samples)
-        .filter_map(|sample| {
-            let start = spans.iter().map(|s| s[sample].0).min()?;
-            let end = spans.iter().map(|s| s[sample].1).max()?;
-            let seconds = end
-                .duration_since(start)
-                .max(Duration::from_nanos(1))
-                .as_secs_f64();
-            Some(flop / seconds / 1e9)
-        })
-        .fold(0.0, f64::max)
+    let mut best = FmaResult {
+        gflops: 0.0,
+        clock_ghz: None,
+    };
+    let taken = per_thread.iter().map(Vec::len).min().unwrap_or(0);
+    for sample in 0..taken {
+        let row = per_thread.iter().map(|t| &t[sample]);
+        let (Some(start), Some(end)) = (
+            row.clone().map(|s| s.start).min(),
+            row.clone().map(|s| s.end).max(),
+        ) else {
+            continue;
+        };
+        let seconds = end
+            .duration_since(start)
+            .max(Duration::from_nanos(1))
+            .as_secs_f64();
+        best.gflops = best.gflops.max(flop / seconds / 1e9);
+        // The sample's all-core clock is its slowest core's.
+        let clock = row
+            .map(|s| s.clock_ghz)
+            .try_fold(f64::INFINITY, |slowest, c| c.map(|c| slowest.min(c)));
+        if let Some(clock) = clock.filter(|c| c.is_finite()) {
+            best.clock_ghz = Some(best.clock_ghz.map_or(clock, |b| b.max(clock)));
+        }
+    }
+    best
 }
 
 #[allow(
@@ -440,30 +505,30 @@ mod arm {
 /// How long the CPU probe runs.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuPlan {
-    /// Clock samples; the fastest is kept.
-    pub clock_samples: usize,
-    /// Iterations of the 100-add clock chain per sample (30 k ≈ 1 ms at 3 GHz).
+    /// Iterations of the 100-add clock chain after each FMA burst (5 k ≈ 0.15 ms at 3.5 GHz).
     pub clock_iterations: u64,
     /// FMA samples; the fastest is kept.
     pub fma_samples: usize,
-    /// Kernel iterations per thread per FMA sample (2.5 M ≈ 5 ms at 6 cycles each).
+    /// Kernel iterations per thread per FMA sample (1.5 M ≈ 2.5 ms at 6 cycles each).
     pub fma_iterations: u64,
+    /// No new sample after this long (a busy machine stretches every barrier wait).
+    pub time_cap: Duration,
 }
 
 impl CpuPlan {
-    /// The real measurement: about 0.5 s.
+    /// The real measurement: about 0.35 s.
     pub const FULL: Self = Self {
-        clock_samples: 200,
-        clock_iterations: 30_000,
-        fma_samples: 50,
-        fma_iterations: 2_500_000,
+        clock_iterations: 5_000,
+        fma_samples: 120,
+        fma_iterations: 1_500_000,
+        time_cap: Duration::from_millis(1200),
     };
     /// A few milliseconds, for tests.
     pub const QUICK: Self = Self {
-        clock_samples: 3,
         clock_iterations: 1000,
         fma_samples: 2,
         fma_iterations: 10_000,
+        time_cap: Duration::from_secs(1),
     };
 }
 
@@ -476,7 +541,7 @@ pub struct CpuMeasurement {
     pub threads: usize,
     /// Cores counted in the theoretical peak (physical cores this process may use).
     pub cores: usize,
-    /// Measured clock (GHz), best sample.
+    /// Clock under vector load (GHz), best sample.
     pub clock_ghz: Option<f64>,
     /// Peak FLOP per cycle per core, and why.
     pub flop_per_cycle: (f64, &'static str),
@@ -498,13 +563,21 @@ impl CpuMeasurement {
 #[must_use]
 pub fn measure(plan: &CpuPlan, threads: usize, cores: usize, id: &CpuId) -> CpuMeasurement {
     let kernel = Kernel::detect();
+    let fma = measure_fma(
+        kernel,
+        threads,
+        plan.fma_iterations,
+        plan.clock_iterations,
+        plan.fma_samples,
+        plan.time_cap,
+    );
     CpuMeasurement {
         kernel,
         threads,
         cores,
-        clock_ghz: measure_clock_ghz(plan.clock_iterations, plan.clock_samples),
+        clock_ghz: fma.clock_ghz,
         flop_per_cycle: flop_per_cycle(kernel, id),
-        fma_gflops: measure_fma_gflops(kernel, threads, plan.fma_iterations, plan.fma_samples),
+        fma_gflops: fma.gflops,
     }
 }
 
@@ -565,6 +638,9 @@ mod tests {
     fn clock_and_fma_probes_return_positive_figures() {
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         assert!(measure_clock_ghz(10_000, 1).is_some_and(|ghz| ghz > 0.0));
-        assert!(measure_fma_gflops(Kernel::detect(), 2, 10_000, 1) > 0.0);
+        let fma = measure_fma(Kernel::detect(), 2, 10_000, 1000, 2, Duration::from_secs(5));
+        assert!(fma.gflops > 0.0);
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        assert!(fma.clock_ghz.is_some_and(|ghz| ghz > 0.0));
     }
 }

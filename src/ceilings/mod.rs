@@ -269,7 +269,7 @@ fn host() -> (Host, u64) {
 fn cpu_section(m: &cpu::CpuMeasurement, warnings: &mut Vec<String>) -> Cpu {
     let theoretical = m.theoretical_gflops();
     let method = format!(
-        "{} FMA loop, {} threads x 12 independent accumulators, best of rounds; theoretical = {} cores x {} FLOP/cycle x measured clock ({})",
+        "{} FMA loop, {} threads x 12 independent accumulators, best of short samples; theoretical = {} cores x {} FLOP/cycle ({}) x clock measured on every core right after its FMA burst (dependent-add chain)",
         m.kernel.name(),
         m.threads,
         m.cores,
