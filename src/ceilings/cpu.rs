@@ -8,7 +8,7 @@
 
 use std::hint::black_box;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Independent accumulators per thread in the FMA kernels.
@@ -310,22 +310,24 @@ pub fn measure_fma(
     let threads = threads.max(1);
     let samples = samples.max(1);
     let barrier = Barrier::new(threads);
-    let stop = AtomicBool::new(false);
+    // The first sample not taken. Only thread 0 lowers it, to the index of the sample it is
+    // about to wait for, so a slow thread still finishing an earlier sample reads a limit above
+    // its own index and comes to the barrier too: every thread takes the same samples and
+    // none waits for a partner that already left.
+    let limit = AtomicUsize::new(usize::MAX);
     let started = Instant::now();
     let per_thread: Vec<Vec<Sample>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|thread| {
-                let (barrier, stop) = (&barrier, &stop);
+                let (barrier, limit) = (&barrier, &limit);
                 scope.spawn(move || {
                     let mut out = Vec::with_capacity(samples);
-                    for _ in 0..samples {
-                        // Thread 0 decides before the barrier; after it every thread sees the
-                        // same decision, so all take the same number of samples.
+                    for sample in 0..samples {
                         if thread == 0 && started.elapsed() > time_cap {
-                            stop.store(true, Ordering::Relaxed);
+                            limit.fetch_min(sample, Ordering::SeqCst);
                         }
                         barrier.wait();
-                        if stop.load(Ordering::Relaxed) {
+                        if sample >= limit.load(Ordering::SeqCst) {
                             break;
                         }
                         let start = Instant::now();
@@ -640,6 +642,20 @@ mod tests {
         assert!(measure_clock_ghz(10_000, 1).is_some_and(|ghz| ghz > 0.0));
         let fma = measure_fma(Kernel::detect(), 2, 10_000, 1000, 2, Duration::from_secs(5));
         assert!(fma.gflops > 0.0);
+        // A time cap hit at once: every thread stops at the same sample (no thread left
+        // waiting at the barrier for one that already stopped; this hung under load once).
+        // Oversubscribed threads and a 3 ms cap make slow threads common.
+        for threads in [2, 3, 8, 8, 8] {
+            let capped = measure_fma(
+                Kernel::detect(),
+                threads,
+                1000,
+                10,
+                100_000,
+                Duration::from_millis(3),
+            );
+            assert!(capped.gflops > 0.0);
+        }
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         assert!(fma.clock_ghz.is_some_and(|ghz| ghz > 0.0));
     }
