@@ -53,7 +53,10 @@ impl Rule for PythonLoopNumeric {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        if !m.kinds.values().any(|k| *k == VarKind::Tensor) {
+        let numeric = m.imports.values().any(|q| {
+            q == "numpy" || q == "torch" || q.starts_with("numpy.") || q.starts_with("torch.")
+        });
+        if !numeric {
             return;
         }
         let n = m.loops.len();
@@ -67,6 +70,7 @@ impl Rule for PythonLoopNumeric {
                 continue;
             }
             let var = m.text(l.targets[0]);
+            let over_shape = m.text(it).contains(".shape");
             // assignments inside this loop (or loops nested in it)
             hit[li] = m.assigns.iter().any(|a| {
                 if !l.span.contains(a.span) || a.ctx.loop_.is_none() {
@@ -94,8 +98,11 @@ impl Rule for PythonLoopNumeric {
                             })
                         })
                         .unwrap_or("");
-                    return m.kinds.get(arr) == Some(&VarKind::Tensor)
-                        && words(idx).any(|w| w == var);
+                    // `a[i, j]` (a tuple index) and `range(a.shape[0])` only exist for arrays
+                    let array = m.kinds.get(arr) == Some(&VarKind::Tensor)
+                        || (idx.contains(',') && !idx.contains(':'))
+                        || over_shape;
+                    return array && words(idx).any(|w| w == var);
                 }
                 if a.augmented && !left.contains('[') {
                     return m.subs.iter().any(|s| {
