@@ -125,7 +125,7 @@ impl Rule for NoGradMissing {
                 &Self::META,
                 l.line,
                 l.col,
-                l.line,
+                l.end_line,
                 "evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)".to_string(),
                 wrap_fix(m, l.span.start, l.span.end),
             );

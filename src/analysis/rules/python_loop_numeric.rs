@@ -134,7 +134,7 @@ impl Rule for PythonLoopNumeric {
                 &Self::META,
                 l.line,
                 l.col,
-                l.line,
+                l.end_line,
                 "element-wise Python loop over an array: use one vectorised NumPy/torch expression"
                     .to_string(),
                 None,

@@ -175,7 +175,7 @@ impl Rule for SerialProcessing {
                 &Self::META,
                 l.line,
                 l.col,
-                l.line,
+                l.end_line,
                 "serial per-file loop uses one CPU core: process the files in parallel (`concurrent.futures.ProcessPoolExecutor`, `multiprocessing.Pool`)".to_string(),
                 None,
             );
