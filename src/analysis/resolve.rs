@@ -374,18 +374,19 @@ fn precision(m: &mut Model<'_>) {
                 a.vkind,
                 ValKind::True | ValKind::False | ValKind::Str | ValKind::Int | ValKind::NoneLit
             ) || v.starts_with("torch.");
+            let model_dtype = matches!(name, "dtype" | "torch_dtype")
+                && matches!(last, "from_pretrained" | "autocast" | "to" | "from_config");
             if !literal
-                && matches!(
-                    name,
-                    "dtype"
-                        | "torch_dtype"
-                        | "mixed_precision"
-                        | "precision"
-                        | "fp16"
-                        | "bf16"
-                        | "tf32"
-                        | "torch_compile"
-                )
+                && (model_dtype
+                    || matches!(
+                        name,
+                        "mixed_precision"
+                            | "precision"
+                            | "fp16"
+                            | "bf16"
+                            | "tf32"
+                            | "torch_compile"
+                    ))
             {
                 p.unresolved = true;
             }
@@ -823,6 +824,10 @@ fn score(s: u32, dataset: bool) -> CodeKind {
     }
     if data < 6 {
         data = 0; // one data-ish call is not a data pipeline
+    }
+    if has(S_BACKWARD) && has(S_OPT_STEP) {
+        // a file that steps an optimizer on gradients trains, whatever utilities it also holds
+        return CodeKind::Train;
     }
     let best = train.max(infer).max(data);
     if best < 3 {
