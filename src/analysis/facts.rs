@@ -335,6 +335,8 @@ pub(crate) struct Model<'s> {
     /// `# efficiency-audit: ignore[...]` per 1-based line; empty list = all.
     pub suppress: HashMap<usize, Vec<String>>,
     pub kinds: HashMap<&'s str, VarKind>,
+    /// Names of the functions and classes defined in the file.
+    pub defined: std::collections::HashSet<&'s str>,
     /// argparse destinations → default value span and kind.
     pub argparse: HashMap<String, Option<(Span, ValKind)>>,
     pub facts: FileFacts,
@@ -1116,6 +1118,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         imports: HashMap::new(),
         suppress: HashMap::new(),
         kinds: HashMap::new(),
+        defined: std::collections::HashSet::new(),
         argparse: HashMap::new(),
         facts: FileFacts::default(),
         kind: CodeKind::Other,

@@ -38,6 +38,14 @@ pub(crate) const TENSOR_CTORS: &[&str] = &[
 ];
 
 pub(crate) fn post_pass(m: &mut Model<'_>) {
+    let src = m.src;
+    m.defined = m
+        .funcs
+        .iter()
+        .map(|f| f.name)
+        .chain(m.classes.iter().map(|c| c.name))
+        .filter_map(|s| src.get(s.start..s.end))
+        .collect();
     argparse(m);
     kinds(m);
     device(m);
@@ -518,7 +526,12 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
 /// Is this call a forward pass of a model-kind variable (`model(x)`, `self.net(x)`, `model.generate(...)`)?
 pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
     if c.method.is_none() {
-        return c.dotted && m.var_kind(m.text(c.func)) == Some(VarKind::Model);
+        // `build_model()` / `from x import get_model`: a function, not a model variable
+        let name = m.text(c.func);
+        return c.dotted
+            && !m.defined.contains(name)
+            && !m.imports.contains_key(name)
+            && m.var_kind(name) == Some(VarKind::Model);
     }
     let last = m.last_name(c);
     matches!(last, "generate" | "forward")
