@@ -72,7 +72,14 @@ impl Rule for PythonLoopNumeric {
             let var = m.text(l.targets[0]);
             let over_shape = m.text(it).contains(".shape");
             // assignments inside this loop (or loops nested in it)
-            hit[li] = m.assigns.iter().any(|a| {
+            let first = m.assigns.partition_point(|a| a.span.start < l.span.start);
+            let body = m
+                .assigns
+                .get(first..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|a| a.span.start < l.span.end);
+            hit[li] = body.clone().any(|a| {
                 if !l.span.contains(a.span) || a.ctx.loop_.is_none() {
                     return false;
                 }
