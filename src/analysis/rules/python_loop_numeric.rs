@@ -112,11 +112,16 @@ impl Rule for PythonLoopNumeric {
                     return array && words(idx).any(|w| w == var);
                 }
                 if a.augmented && !left.contains('[') {
-                    return m.subs.iter().any(|s| {
-                        a.value.contains(s.value)
-                            && m.kinds.get(m.text(s.value)) == Some(&VarKind::Tensor)
-                            && words(m.text(s.index)).any(|w| w == var)
-                    });
+                    let from = m.subs.partition_point(|s| s.value.start < a.value.start);
+                    let subs = m.subs.get(from..).unwrap_or(&[]);
+                    return subs
+                        .iter()
+                        .take_while(|s| s.value.start < a.value.end)
+                        .any(|s| {
+                            a.value.contains(s.value)
+                                && m.kinds.get(m.text(s.value)) == Some(&VarKind::Tensor)
+                                && words(m.text(s.index)).any(|w| w == var)
+                        });
                 }
                 false
             });
