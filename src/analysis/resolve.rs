@@ -481,7 +481,8 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                 }
             }
             "call" => {
-                let f = n.child_by_field_name("function");
+                let f =
+                    crate::analysis::facts::field::get(n, crate::analysis::facts::field::FUNCTION);
                 let ft = f.map_or("", |f| {
                     m.text(Span {
                         start: f.start_byte(),
@@ -502,7 +503,8 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                         | "track"
                         | "progress_bar"
                         | "tqdm_notebook"
-                ) && let Some(args) = n.child_by_field_name("arguments")
+                ) && let Some(args) =
+                    crate::analysis::facts::field::get(n, crate::analysis::facts::field::ARGUMENTS)
                 {
                     let mut c = args.walk();
                     for a in args.named_children(&mut c) {
@@ -570,7 +572,7 @@ fn loops(m: &mut Model<'_>) {
             }
         }
     }
-    let train_fns: Vec<&str> = m
+    let train_fns: std::collections::HashSet<&str> = m
         .funcs
         .iter()
         .zip(&fn_step)
@@ -595,7 +597,7 @@ fn loops(m: &mut Model<'_>) {
             info.opt_step = true;
         } else if is_model_call(m, c) {
             info.model_call = true;
-        } else if c.method.is_none() && train_fns.contains(&m.text(c.func)) {
+        } else if c.method.is_none() && train_fns.contains(m.text(c.func)) {
             info.backward = true;
         }
     }
@@ -614,7 +616,7 @@ fn loops(m: &mut Model<'_>) {
     }
     // `for epoch in ...: train_one_epoch(model, loader)` — a call to a local function whose body
     // holds a step loop makes the calling loop an epoch loop.
-    let step_fns: Vec<&str> = m
+    let step_fns: std::collections::HashSet<&str> = m
         .loops
         .iter()
         .zip(&infos)
@@ -631,7 +633,7 @@ fn loops(m: &mut Model<'_>) {
                 None => m.text(c.func),
                 _ => continue,
             };
-            if step_fns.contains(&name)
+            if step_fns.contains(name)
                 && let Some(info) = infos.get_mut(li as usize)
             {
                 info.has_child_step = true;
@@ -659,15 +661,31 @@ fn loops(m: &mut Model<'_>) {
                 for _ in 0..64 {
                     match n.kind() {
                         "identifier" => return Some(n),
-                        "attribute" => n = n.child_by_field_name("object")?,
-                        "subscript" => n = n.child_by_field_name("value")?,
+                        "attribute" => {
+                            n = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::OBJECT,
+                            )?
+                        }
+                        "subscript" => {
+                            n = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::VALUE,
+                            )?
+                        }
                         "call" => {
                             // `x.to(d)` → x; `f(batch)` is not the batch
-                            let f = n.child_by_field_name("function")?;
+                            let f = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::FUNCTION,
+                            )?;
                             if f.kind() != "attribute" {
                                 return None;
                             }
-                            n = f.child_by_field_name("object")?;
+                            n = crate::analysis::facts::field::get(
+                                f,
+                                crate::analysis::facts::field::OBJECT,
+                            )?;
                         }
                         _ => return None,
                     }
@@ -1067,8 +1085,10 @@ fn splat_value(m: &Model<'_>, s: Span, name: &str, at: &super::facts::Call) -> V
             if p.kind() != "pair" {
                 return Val::Unknown; // `**other` inside the literal
             }
-            let (Some(k), Some(v)) = (p.child_by_field_name("key"), p.child_by_field_name("value"))
-            else {
+            let (Some(k), Some(v)) = (
+                crate::analysis::facts::field::get(p, crate::analysis::facts::field::KEY),
+                crate::analysis::facts::field::get(p, crate::analysis::facts::field::VALUE),
+            ) else {
                 return Val::Unknown;
             };
             match string_value(k, m.src) {

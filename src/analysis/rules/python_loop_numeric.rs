@@ -87,24 +87,28 @@ impl Rule for PythonLoopNumeric {
                 if let Some(node) = m.node(a.left)
                     && node.kind() == "subscript"
                 {
-                    let arr = node
-                        .child_by_field_name("value")
-                        .map(|v| {
-                            m.text(crate::analysis::facts::Span {
-                                start: v.start_byte(),
-                                end: v.end_byte(),
-                            })
+                    let arr = crate::analysis::facts::field::get(
+                        node,
+                        crate::analysis::facts::field::VALUE,
+                    )
+                    .map(|v| {
+                        m.text(crate::analysis::facts::Span {
+                            start: v.start_byte(),
+                            end: v.end_byte(),
                         })
-                        .unwrap_or("");
-                    let idx = node
-                        .child_by_field_name("subscript")
-                        .map(|v| {
-                            m.text(crate::analysis::facts::Span {
-                                start: v.start_byte(),
-                                end: v.end_byte(),
-                            })
+                    })
+                    .unwrap_or("");
+                    let idx = crate::analysis::facts::field::get(
+                        node,
+                        crate::analysis::facts::field::SUBSCRIPT,
+                    )
+                    .map(|v| {
+                        m.text(crate::analysis::facts::Span {
+                            start: v.start_byte(),
+                            end: v.end_byte(),
                         })
-                        .unwrap_or("");
+                    })
+                    .unwrap_or("");
                     // `a[i, j]` (a tuple index) and `range(a.shape[0])` only exist for arrays
                     let array = m.kinds.get(arr) == Some(&VarKind::Tensor)
                         || (idx.contains(',') && !idx.contains(':'))
