@@ -774,7 +774,10 @@ impl<'s> Walker<'s> {
     }
 
     fn on_import(&mut self, node: Node<'_>) {
-        if self.cur_func.is_none() && self.cur_class.is_none() {
+        // only module-level imports at column 0 (not inside `try:` / `if`): a line inserted
+        // after them stays at module level
+        if self.cur_func.is_none() && self.cur_class.is_none() && node.start_position().column == 0
+        {
             self.m.last_import_end = Some(node.end_byte());
         }
         let from = node.kind() == "import_from_statement";

@@ -158,7 +158,18 @@ fn wrap_fix(m: &crate::analysis::facts::Model<'_>, start: usize, end: usize) -> 
     if body.contains("\"\"\"") || body.contains("'''") || body.contains('\\') {
         return None;
     }
-    let unit = if indent.contains('\t') { "\t" } else { "    " };
+    // the body's own indentation step (a tab-indented file must stay tab-indented)
+    let body_indent = body
+        .split('\n')
+        .skip(1)
+        .find(|l| !l.trim().is_empty())
+        .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
+        .unwrap_or("");
+    let unit = match body_indent.strip_prefix(indent) {
+        Some(step) if !step.is_empty() && step.chars().all(|c| c == ' ' || c == '\t') => step,
+        _ if indent.contains('\t') => "\t",
+        _ => "    ",
+    };
     let mut out = format!("{indent}with {torch}.no_grad():\n");
     for (i, line) in body.split('\n').enumerate() {
         if i > 0 {
