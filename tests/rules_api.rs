@@ -428,3 +428,24 @@ fn no_grad_fix_keeps_tab_indentation_and_imports_in_try_blocks_are_skipped() {
         "{out}"
     );
 }
+
+#[test]
+fn hf_training_arguments_from_a_dict_stay_unknown() {
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(**cfg)\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    assert!(run(src).findings.is_empty(), "{:?}", run(src).findings);
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments('out', bf16=True, tf32=True, torch_compile=True, dataloader_num_workers=8)\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    assert!(run(src).findings.is_empty(), "{:?}", run(src).findings);
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments('out')\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    let mut cats: Vec<&str> = run(src)
+        .findings
+        .iter()
+        .map(|f| f.category.as_str())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect();
+    cats.sort_unstable();
+    assert_eq!(
+        cats,
+        ["dataloader_workers", "no_amp", "no_compile", "no_tf32"]
+    );
+}
