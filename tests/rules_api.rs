@@ -449,3 +449,34 @@ fn hf_training_arguments_from_a_dict_stay_unknown() {
         ["dataloader_workers", "no_amp", "no_compile", "no_tf32"]
     );
 }
+
+#[test]
+fn device_detection() {
+    use efficiency_audit::analysis::facts::Device;
+    let dev = |src: &str| run(src).facts.device;
+    assert_eq!(
+        dev("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"),
+        Device::Cuda
+    );
+    assert_eq!(
+        dev("import torch\nprint(torch.cuda.is_available())\ndevice = 'cpu'\n"),
+        Device::Cpu
+    );
+    assert_eq!(
+        dev("import torch\nassert torch.cuda.is_available()\n"),
+        Device::Cuda
+    );
+    assert_eq!(
+        dev("import torch\nx = torch.zeros(3).cuda()\n"),
+        Device::Cuda
+    );
+    assert_eq!(
+        dev("import torch\ndev = torch.device('mps')\n"),
+        Device::Mps
+    );
+    assert_eq!(dev("import torch\nx = torch.zeros(3)\n"), Device::Unknown);
+    assert_eq!(
+        dev("import torch\ndef f(x, device='cuda:0'):\n    return x.to(device)\n"),
+        Device::Cuda
+    );
+}

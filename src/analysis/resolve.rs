@@ -244,6 +244,7 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
 
 fn device(m: &mut Model<'_>) {
     let mut cuda = false;
+    let mut weak_cuda = false;
     let mut mps = false;
     let mut cpu = false;
     let mut see = |s: &str| {
@@ -266,7 +267,8 @@ fn device(m: &mut Model<'_>) {
                 }
             }
             "cuda" if c.method.is_some() => see("cuda"),
-            "is_available" if q.contains("cuda") => see("cuda"),
+            // `torch.cuda.is_available()` alone (a print, an assert) does not put work on the GPU
+            "is_available" if q.contains("cuda") => weak_cuda = true,
             "to" if c.method.is_some() => {
                 if let Some(a) = m.pos(c, 0).filter(|a| a.vkind == ValKind::Str) {
                     see(m.text(a.value));
@@ -305,16 +307,24 @@ fn device(m: &mut Model<'_>) {
         }
     }
     for a in &m.assigns {
+        let v = m.text(a.value);
         if a.vkind == ValKind::Str {
-            let t = m.text(a.value).trim_matches(['"', '\'']);
+            let t = v.trim_matches(['"', '\'']);
             if t == "cuda" || t.starts_with("cuda:") {
                 see("cuda");
+            } else if t == "cpu" {
+                see("cpu");
             }
+        } else if a.vkind == ValKind::Other && (v.contains("\"cuda") || v.contains("'cuda")) {
+            // `device = "cuda" if torch.cuda.is_available() else "cpu"`
+            see("cuda");
         }
     }
     if m.cuda_default_param {
         see("cuda");
     }
+
+    let cuda = cuda || (weak_cuda && !cpu && !mps);
     m.facts.device = if cuda {
         Device::Cuda
     } else if mps {
