@@ -99,7 +99,6 @@ fn module_classes<'s>(m: &Model<'s>) -> Vec<&'s str> {
 
 fn kinds(m: &mut Model<'_>) {
     let local_modules = module_classes(m);
-    let mut out: Vec<(&str, VarKind)> = Vec::new();
     let mut known: std::collections::HashMap<&str, VarKind> = std::collections::HashMap::new();
     for a in &m.assigns {
         if a.augmented || a.targets.len() != 1 {
@@ -193,14 +192,12 @@ fn kinds(m: &mut Model<'_>) {
         };
         if let Some(k) = k {
             known.insert(target, k);
-            out.push((target, k));
         } else if known.contains_key(target) {
             // reassigned to something else: forget the kind
             known.remove(target);
         }
     }
     m.kinds = known;
-    let _ = out;
 }
 
 /// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
