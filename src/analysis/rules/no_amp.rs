@@ -80,7 +80,7 @@ impl Rule for NoAmp {
             &Self::META,
             l.line,
             l.col,
-            l.line,
+            l.end_line,
             "CUDA training in full fp32: wrap the forward pass and loss in `torch.autocast(\"cuda\", dtype=torch.bfloat16)` to use Tensor Cores".to_string(),
             None,
         );
