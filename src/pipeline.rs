@@ -180,8 +180,11 @@ pub fn run(
 
     // 1 ceilings
     console.status("step 1: measuring this machine's ceilings");
+    let targets = analysis_targets(&args.dir, changes.as_ref());
     let ceilings_args = crate::ceilings::CeilingsArgs {
         workspace: args.dir.clone(),
+        code: targets.clone(),
+        quick: false,
     };
     if let Err(e) = crate::ceilings::command(&step_global, &ceilings_args) {
         console.warn(&format!("step 1 (ceilings) failed: {e:#}"));
@@ -189,8 +192,17 @@ pub fn run(
 
     // 2 analysis + verdict
     console.status("step 2: reading the code");
-    if let Err(e) = analyze(&step_global, &args.dir, changes.as_ref()) {
-        console.warn(&format!("step 2 (analyze): {e:#}"));
+    let limits = out_dir.join(crate::report::assemble::CEILINGS_FILE);
+    let analyze_args = crate::analyze_cmd::AnalyzeArgs {
+        paths: targets,
+        ceilings: limits.is_file().then_some(limits),
+        annotations: env.is_actions(),
+        threshold: Some(config.threshold),
+        max_file_size: crate::analyze_cmd::DEFAULT_MAX_FILE_MIB,
+    };
+    // Its exit status (RED with fail-on: red) is decided again below from the report.
+    if let Err(e) = crate::analyze_cmd::command(&step_global, &analyze_args) {
+        console.warn(&format!("step 2 (analyze) failed: {e:#}"));
     }
 
     // 3 strategies, 4 experiments
@@ -257,14 +269,15 @@ fn pull_files_api(
     crate::publish::github::GitHubPublisher::new(&env.api_url(), env.token()?, repo).ok()
 }
 
-/// Step 2 on the changed files (or the whole folder). Wired to `crate::analysis` when the
-/// `analyze` command is part of the build.
-fn analyze(
-    _global: &GlobalArgs,
-    _dir: &Path,
-    _changes: Option<&changes::Changes>,
-) -> anyhow::Result<()> {
-    anyhow::bail!(
-        "the analyze step is not part of this build yet; the report lists analysis as missing"
-    )
+/// What steps 1–2 read: the changed files that match `paths` when the event names any (only
+/// those still present: a deleted file has nothing to audit), else the whole folder.
+fn analysis_targets(dir: &Path, changes: Option<&changes::Changes>) -> Vec<PathBuf> {
+    let changed: Vec<PathBuf> = changes
+        .map(|c| c.files.iter().map(|f| dir.join(f)).filter(|p| p.is_file()).collect())
+        .unwrap_or_default();
+    if changed.is_empty() {
+        vec![dir.to_path_buf()]
+    } else {
+        changed
+    }
 }

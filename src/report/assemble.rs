@@ -309,8 +309,15 @@ pub fn assemble(
     }
 }
 
+/// A finding's file: relative to the audited folder when walked, or as given on the command
+/// line (relative to the working directory) when the analysis was run on named files.
 fn resolve(root: &Path, path: &str) -> PathBuf {
-    root.join(path)
+    let joined = root.join(path);
+    if joined.is_file() || !Path::new(path).is_file() {
+        joined
+    } else {
+        PathBuf::from(path)
+    }
 }
 
 fn read_excerpt(file: &Path, f: &Finding) -> Option<Excerpt> {
