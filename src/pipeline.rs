@@ -57,6 +57,9 @@ pub struct AuditArgs {
     /// Run the benchmark on pull requests from forks: `skip` or `allow`.
     #[arg(long, value_enum)]
     pub fork_bench: Option<ForkBench>,
+    /// Shorten the ceilings probes to milliseconds (tests only: the figures mean nothing).
+    #[arg(long, hide = true)]
+    pub quick: bool,
 }
 
 /// The settings after config file < action inputs < flags.
@@ -164,9 +167,15 @@ pub fn run(
         )
     });
     if let Some(c) = &changes {
+        let source = match &c.source {
+            changes::ChangeSource::GitDiff => "git diff".to_owned(),
+            changes::ChangeSource::PullFilesApi => "the pull request files API".to_owned(),
+            changes::ChangeSource::Unknown(why) => {
+                format!("unknown, auditing the whole folder: {why}")
+            }
+        };
         console.status(&format!(
-            "changed files ({:?}): {}",
-            c.source,
+            "changed files matching paths: {} ({source})",
             c.files.len()
         ));
     }
@@ -184,7 +193,7 @@ pub fn run(
     let ceilings_args = crate::ceilings::CeilingsArgs {
         workspace: args.dir.clone(),
         code: targets.clone(),
-        quick: false,
+        quick: args.quick,
     };
     if let Err(e) = crate::ceilings::command(&step_global, &ceilings_args) {
         console.warn(&format!("step 1 (ceilings) failed: {e:#}"));
@@ -273,7 +282,13 @@ fn pull_files_api(
 /// those still present: a deleted file has nothing to audit), else the whole folder.
 fn analysis_targets(dir: &Path, changes: Option<&changes::Changes>) -> Vec<PathBuf> {
     let changed: Vec<PathBuf> = changes
-        .map(|c| c.files.iter().map(|f| dir.join(f)).filter(|p| p.is_file()).collect())
+        .map(|c| {
+            c.files
+                .iter()
+                .map(|f| dir.join(f))
+                .filter(|p| p.is_file())
+                .collect()
+        })
         .unwrap_or_default();
     if changed.is_empty() {
         vec![dir.to_path_buf()]
