@@ -470,7 +470,11 @@ fn end_to_end_post_respects_the_limit_and_keeps_the_token_out_of_every_file() {
         .unwrap();
     let sent: Value = serde_json::from_slice(&post.body).unwrap();
     let sent = sent["body"].as_str().unwrap();
-    assert!(sent.chars().count() <= 65_536, "{}", sent.chars().count());
+    assert!(
+        sent.encode_utf16().count() <= 65_536,
+        "{}",
+        sent.encode_utf16().count()
+    );
     assert!(sent.trim_end().ends_with(MARKER));
     let outputs = std::fs::read_to_string(tmp.path().join("output.txt")).unwrap();
     assert!(
@@ -579,4 +583,32 @@ fn pull_request_files_are_listed_across_pages() {
             .with_priority(2),
     );
     assert_eq!(publisher(&s.uri()).pull_files(1).unwrap(), ["a.py", "b.py"]);
+}
+
+#[test]
+fn secondary_rate_limit_is_retried_and_bad_credentials_get_no_permissions_hint() {
+    let s = common::Server::start();
+    // Secondary limit: 403 with Retry-After, remaining quota not zero.
+    s.mount(
+        Mock::given(method("GET"))
+            .respond_with(
+                ResponseTemplate::new(403)
+                    .insert_header("retry-after", "60")
+                    .set_body_json(json!({"message": "You have exceeded a secondary rate limit."})),
+            )
+            .up_to_n_times(1)
+            .with_priority(1)
+            .expect(1),
+    );
+    list(&s, json!([]));
+    s.mount(Mock::given(method("POST")).respond_with(
+        ResponseTemplate::new(401).set_body_json(json!({"message": "Bad credentials"})),
+    ));
+    let err = publisher(&s.uri()).upsert_comment(1, &body()).unwrap_err();
+    assert!(
+        matches!(err, PublishError::Http { status: 401, .. }),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains("permissions:"), "{err}");
+    s.verify();
 }

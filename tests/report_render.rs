@@ -150,12 +150,12 @@ fn comment_over_the_limit_drops_diffs_then_rows_and_keeps_the_marker() {
     }
     let full = comment::render_limited(&r, usize::MAX);
     assert!(
-        full.chars().count() > comment::MAX_CHARS,
+        comment::length(&full) > comment::MAX_CHARS,
         "the case must exceed the limit"
     );
     let md = comment::render(&r);
     assert!(
-        md.chars().count() <= comment::MAX_CHARS,
+        comment::length(&md) <= comment::MAX_CHARS,
         "{}",
         md.chars().count()
     );
@@ -174,20 +174,35 @@ fn comment_cut_hard_when_even_the_summary_is_too_long() {
     let mut r = common::fixture_report();
     r.summary = "y".repeat(70_000);
     let md = comment::render(&r);
-    assert!(md.chars().count() <= comment::MAX_CHARS);
+    assert!(comment::length(&md) <= comment::MAX_CHARS);
     assert!(md.trim_end().ends_with(MARKER));
 }
 
 #[test]
 fn annotations_of_hostile_findings_stay_one_command_each() {
-    let mut findings: Vec<_> = common::fixture_report().findings.into_iter().map(|f| f.finding).collect();
+    let mut findings: Vec<_> = common::fixture_report()
+        .findings
+        .into_iter()
+        .map(|f| f.finding)
+        .collect();
     findings[0].message = "ok\n::error::injected\r\n::add-mask::x 100%".into();
     findings[0].path = "src/a,b:c.py".into();
     let text = efficiency_audit::report::annotations::render(&findings);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), findings.len(), "{text}");
-    assert!(lines.iter().all(|l| l.starts_with("::warning ") || l.starts_with("::error ") || l.starts_with("::notice ")), "{text}");
-    assert!(!text.contains("\n::error::injected") && !text.contains("\n::add-mask::"), "{text}");
-    assert!(text.contains("file=src/a%2Cb%3Ac.py"), "properties escaped: {text}");
+    assert!(
+        lines.iter().all(|l| l.starts_with("::warning ")
+            || l.starts_with("::error ")
+            || l.starts_with("::notice ")),
+        "{text}"
+    );
+    assert!(
+        !text.contains("\n::error::injected") && !text.contains("\n::add-mask::"),
+        "{text}"
+    );
+    assert!(
+        text.contains("file=src/a%2Cb%3Ac.py"),
+        "properties escaped: {text}"
+    );
     assert!(text.contains("100%25"), "data escaped: {text}");
 }

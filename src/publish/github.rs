@@ -138,11 +138,14 @@ impl GitHubPublisher {
                 }
                 Err(e) => (0, HeaderMap::new(), e.to_string()),
             };
+            // Primary limit: 403 with `x-ratelimit-remaining: 0`; secondary limit: 403 with
+            // `retry-after` (docs.github.com, "Rate limits for the REST API").
             let rate_limited = status == 429
                 || (status == 403
-                    && headers
+                    && (headers
                         .get("x-ratelimit-remaining")
-                        .is_some_and(|v| v.as_bytes() == b"0"));
+                        .is_some_and(|v| v.as_bytes() == b"0")
+                        || headers.contains_key("retry-after")));
             let again = status == 0 || retryable(status) || rate_limited;
             if again && attempt < self.retry.attempts {
                 let after = headers
@@ -171,7 +174,7 @@ impl GitHubPublisher {
                 .and_then(|e| e.message)
                 .unwrap_or_else(|| text.chars().take(200).collect());
             let message = self.token.redact(&message);
-            return Err(if (status == 401 || status == 403) && !rate_limited {
+            return Err(if status == 403 && !rate_limited {
                 PublishError::Permission { status, message }
             } else {
                 PublishError::Http {

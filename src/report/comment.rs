@@ -15,7 +15,8 @@ use crate::verdict::VerdictValue;
 
 /// GitHub rejects issue-comment bodies longer than 65 536 characters ("Body is too long
 /// (maximum is 65536 characters)", HTTP 422); bencher caps at `1 << 16` for the same reason
-/// (bencherdev/bencher issues #534 and #644).
+/// (bencherdev/bencher issues #534 and #644). Lengths are counted in UTF-16 code units, which
+/// is never less than the character count, so an emoji-heavy body still fits.
 pub const MAX_CHARS: usize = 65_536;
 
 /// Diffs shown in `<details>` blocks before truncation.
@@ -53,7 +54,7 @@ pub fn render_limited(report: &Report, max_chars: usize) -> String {
     };
     loop {
         let body = render_with(report, layout);
-        if body.chars().count() <= max_chars {
+        if length(&body) <= max_chars {
             return body;
         }
         layout.truncated = true;
@@ -69,11 +70,24 @@ pub fn render_limited(report: &Report, max_chars: usize) -> String {
     }
 }
 
+/// The length GitHub's limit is checked against (see [`MAX_CHARS`]).
+#[must_use]
+pub fn length(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
 /// Keeps the head of `body` and the note and marker, within `max_chars`.
 fn hard_cut(body: &str, max_chars: usize) -> String {
     let tail = format!("\n\n{TRUNCATED_NOTE}\n\n{MARKER}\n");
-    let keep = max_chars.saturating_sub(tail.chars().count());
-    let head: String = body.chars().take(keep).collect();
+    let keep = max_chars.saturating_sub(length(&tail));
+    let mut used = 0;
+    let head: String = body
+        .chars()
+        .take_while(|c| {
+            used += c.len_utf16();
+            used <= keep
+        })
+        .collect();
     // Cut at a line end so no HTML tag or table row is left half open.
     let head = match head.rfind('\n') {
         Some(i) => &head[..i],
