@@ -9,8 +9,9 @@
 
 # bookworm (glibc 2.36) builds a binary that runs on Ubuntu 24.04 (glibc 2.39).
 FROM rust:1.95-bookworm AS builder
-COPY Cargo.toml Cargo.lock /src/
-COPY src /src/src
+# The whole context (see .dockerignore): the manifest names benches and data files that must
+# be present even for a release build.
+COPY . /src
 RUN cargo build --release --locked --manifest-path /src/Cargo.toml \
  && install -m 0755 /src/target/release/efficiency-audit /usr/local/bin/efficiency-audit
 
