@@ -38,7 +38,7 @@ fio_bw() { # rw engine depth -> MB/s (decimal)
 echo "machine: $(nproc) CPUs, $(uname -r); folder: $WS ($(stat -f -c %T "$WS"))"
 for i in $(seq "$RUNS"); do
   start=$(date +%s.%N)
-  "$BIN" ceilings --quiet --workspace "$WS" --output-dir "$OUT" >/dev/null
+  timeout 120 "$BIN" ceilings --quiet --workspace "$WS" --output-dir "$OUT" >/dev/null
   end=$(date +%s.%N)
   record ceilings_wall_s "$i" "$(python3 -c "print($end - $start)")"
   python3 - "$OUT/theoretical_limits.yaml" "$i" >>"$RESULTS" <<'EOF'

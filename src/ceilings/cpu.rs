@@ -660,3 +660,42 @@ mod tests {
         assert!(fma.clock_ghz.is_some_and(|ghz| ghz > 0.0));
     }
 }
+
+/// Not a test: prints FLOP/cycle per core for each kernel at 1 and all threads, to check the
+/// kernels against the reference table (docs/bench-ceilings.md). Run with
+/// `cargo test --lib ceilings::cpu::report -- --ignored --nocapture`.
+#[cfg(test)]
+mod report {
+    use super::*;
+
+    #[test]
+    #[ignore = "prints figures; run by hand on a quiet machine"]
+    fn kernel_efficiency() {
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let id = CpuId::read();
+        for kernel in [
+            Kernel::Avx512,
+            Kernel::Avx2Fma,
+            Kernel::Neon,
+            Kernel::Scalar,
+        ] {
+            if kernel.lanes() > Kernel::detect().lanes()
+                || (kernel == Kernel::Neon) != (Kernel::detect() == Kernel::Neon)
+            {
+                continue;
+            }
+            for t in [1, threads] {
+                let r = measure_fma(kernel, t, 1_500_000, 5_000, 120, Duration::from_secs(2));
+                let per_core = r.gflops / t as f64 / r.clock_ghz.unwrap_or(f64::NAN);
+                let peak = flop_per_cycle(kernel, &id).0;
+                eprintln!(
+                    "{:8} threads {t}: {:7.1} GFLOP/s at {:.2} GHz = {per_core:5.1} FLOP/cycle/core of {peak} ({:.0} %)",
+                    kernel.name(),
+                    r.gflops,
+                    r.clock_ghz.unwrap_or(f64::NAN),
+                    100.0 * per_core / peak
+                );
+            }
+        }
+    }
+}
