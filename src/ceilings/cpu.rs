@@ -181,8 +181,8 @@ pub fn flop_per_cycle(kernel: Kernel, id: &CpuId) -> (f64, &'static str) {
         }
         Kernel::Neon => (16.0, "2 x 128-bit NEON FMA pipes: 16 FLOP/cycle"),
         Kernel::Scalar => (
-            2.0,
-            "no vector FMA detected: 1 scalar multiply + 1 add per cycle",
+            4.0,
+            "no vector FMA detected: up to 2 scalar multiplies + 2 adds per cycle (an estimate)",
         ),
     }
 }
@@ -323,7 +323,8 @@ pub fn measure_fma(
                 scope.spawn(move || {
                     let mut out = Vec::with_capacity(samples);
                     for sample in 0..samples {
-                        if thread == 0 && started.elapsed() > time_cap {
+                        // At least one sample, however late the threads started.
+                        if thread == 0 && sample > 0 && started.elapsed() > time_cap {
                             limit.fetch_min(sample, Ordering::SeqCst);
                         }
                         barrier.wait();
@@ -673,17 +674,12 @@ mod report {
     fn kernel_efficiency() {
         let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         let id = CpuId::read();
-        for kernel in [
-            Kernel::Avx512,
-            Kernel::Avx2Fma,
-            Kernel::Neon,
-            Kernel::Scalar,
-        ] {
-            if kernel.lanes() > Kernel::detect().lanes()
-                || (kernel == Kernel::Neon) != (Kernel::detect() == Kernel::Neon)
-            {
-                continue;
-            }
+        let mut kernels = vec![Kernel::detect()];
+        if Kernel::detect() == Kernel::Avx512 {
+            kernels.push(Kernel::Avx2Fma);
+        }
+        kernels.push(Kernel::Scalar);
+        for kernel in kernels {
             for t in [1, threads] {
                 let r = measure_fma(kernel, t, 1_500_000, 5_000, 120, Duration::from_secs(2));
                 let per_core = r.gflops / t as f64 / r.clock_ghz.unwrap_or(f64::NAN);
