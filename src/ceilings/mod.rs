@@ -35,8 +35,9 @@ pub const FILE_NAME: &str = "theoretical_limits.yaml";
 /// Flags of `efficiency-audit ceilings`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CeilingsArgs {
-    /// Folder whose filesystem the disk probe measures (the workspace); it needs ~2 GiB free
-    /// (the probe writes at most 512 MiB and at most a quarter of the free space, then deletes it).
+    /// Folder whose filesystem the disk probe measures (the workspace; the configuration file is
+    /// looked up here too). The probe writes a test file of up to 512 MiB, at most a quarter of
+    /// the free space (256 MiB free at least), and deletes it.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub workspace: PathBuf,
     /// Python files or folders the audit will read. If they call `.cuda()` / `.to("cuda")` and
@@ -213,6 +214,9 @@ pub fn measure(
         },
         started.elapsed().as_secs_f64()
     ));
+    for path in code.iter().filter(|p| !p.exists()) {
+        warnings.push(format!("code: {} does not exist; not read", path.display()));
+    }
     if gpus.is_empty()
         && let Some(place) = code_expects_gpu(code)
     {
