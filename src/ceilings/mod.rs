@@ -17,7 +17,6 @@ pub mod memory;
 pub mod model;
 pub mod torch_bench;
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -85,8 +84,9 @@ pub struct Probes<'a> {
     pub gpu: &'a dyn gpu::GpuProbe,
     /// The disk probe's file.
     pub disk: &'a dyn disk::DiskOpener,
-    /// Interpreter for the torch benchmark.
-    pub python: OsString,
+    /// Runs the torch benchmark within the given time limit (the real one:
+    /// [`torch_bench::run`] with `$PYTHON` or `python3`).
+    pub torch: &'a dyn Fn(Duration) -> torch_bench::TorchReport,
 }
 
 /// Runs `efficiency-audit ceilings`.
@@ -100,7 +100,7 @@ pub fn command(global: &GlobalArgs, args: &CeilingsArgs) -> anyhow::Result<ExitS
     let probes = Probes {
         gpu: &gpu::NvmlProbe,
         disk: &disk::OsOpener,
-        python: torch_bench::python(),
+        torch: &|timeout| torch_bench::run(&torch_bench::python(), timeout),
     };
     let ceilings = measure(&args.workspace, &args.code, &plan, &probes, &console);
     let path = write(&ceilings, &output_dir)?;
@@ -410,7 +410,7 @@ fn gpu_section(plan: &Plan, probes: &Probes<'_>, warnings: &mut Vec<String>) -> 
             Vec::new()
         }
     };
-    let report = torch_bench::run(&probes.python, plan.torch_timeout);
+    let report = (probes.torch)(plan.torch_timeout);
     if let Some(reason) = &report.reason {
         warnings.push(format!("gpu: measured figures missing: {reason}"));
     }
@@ -459,6 +459,8 @@ pub fn code_expects_gpu(paths: &[PathBuf]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::OsString;
+
     use super::*;
 
     struct Recorded(Vec<gpu::NvmlRecord>);
@@ -515,7 +517,7 @@ mod tests {
         let probes = Probes {
             gpu: &NoDriver,
             disk: &disk::OsOpener,
-            python: OsString::from("/nonexistent/python3"),
+            torch: &|t| torch_bench::run(&OsString::from("/nonexistent/python3"), t),
         };
         let c = measure(
             workspace.path(),
@@ -556,7 +558,7 @@ mod tests {
         let probes = Probes {
             gpu: &Recorded(vec![h100]),
             disk: &disk::OsOpener,
-            python: OsString::from("/nonexistent/python3"),
+            torch: &|t| torch_bench::run(&OsString::from("/nonexistent/python3"), t),
         };
         let c = measure(
             workspace.path(),
@@ -584,5 +586,63 @@ mod tests {
         // Round trip through the file format.
         let text = c.to_yaml().unwrap();
         assert_eq!(Ceilings::from_yaml(&text).unwrap(), c);
+    }
+
+    #[test]
+    fn torch_figures_reach_the_gpu_entry_matched_by_uuid() {
+        if std::process::Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            return;
+        }
+        let workspace = tempfile::tempdir().unwrap();
+        let h100 = gpu::NvmlRecord {
+            index: 0,
+            name: "NVIDIA H100 80GB HBM3".into(),
+            uuid: Some("GPU-5e8c0a1b-0000-1111-2222-333344445555".into()),
+            pci_device_id: 0x2330_10DE,
+            memory_total_bytes: 81_559 << 20,
+            ..gpu::NvmlRecord::default()
+        };
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_torch");
+        let torch = |t| {
+            let mut python = std::process::Command::new("python3");
+            python
+                .env("PYTHONPATH", &fixture)
+                .env("PYTHONDONTWRITEBYTECODE", "1");
+            torch_bench::run_with(python, t)
+        };
+        let probes = Probes {
+            gpu: &Recorded(vec![h100]),
+            disk: &disk::OsOpener,
+            torch: &torch,
+        };
+        let c = measure(
+            workspace.path(),
+            &[],
+            &Plan::QUICK,
+            &probes,
+            &Console::new(true),
+        );
+        let gpu = &c.gpus[0];
+        assert!(
+            gpu.fp16_bf16_tflops.measured.is_some_and(|v| v > 0.0),
+            "{gpu:?}"
+        );
+        assert!(
+            gpu.mem_bandwidth_gbs.measured.is_some()
+                && gpu.h2d_gbs.is_some()
+                && gpu.d2h_gbs.is_some()
+        );
+        assert_eq!(gpu.fp32_tflops.measured_note, None);
+        assert!(
+            !c.warnings
+                .iter()
+                .any(|w| w.contains("measured figures missing")),
+            "{:?}",
+            c.warnings
+        );
     }
 }
