@@ -92,6 +92,12 @@ pub struct Probes<'a> {
 /// Runs `efficiency-audit ceilings`.
 pub fn command(global: &GlobalArgs, args: &CeilingsArgs) -> anyhow::Result<ExitStatus> {
     let console = Console::new(global.quiet);
+    if !args.workspace.is_dir() {
+        anyhow::bail!(
+            "the workspace {} is not a folder: pass --workspace DIR, a folder on the filesystem whose disk speed matters (where the data and checkpoints live)",
+            args.workspace.display()
+        );
+    }
     let config = Config::discover(global.config.as_deref(), &args.workspace)?;
     let output_dir = global.output_dir.clone().unwrap_or(config.output_dir);
     check_writable(&output_dir)?;
