@@ -406,3 +406,77 @@ fn mutated_corpus_files_never_panic() {
         }
     }
 }
+
+#[test]
+fn no_grad_fix_keeps_tab_indentation_and_imports_in_try_blocks_are_skipped() {
+    let src = "import torch\nmodel.eval()\nfor x in loader:\n\tout = model(x)\n";
+    let a = analyze_file("t.py", src.as_bytes(), &Rules::default());
+    let fixes: Vec<_> = a
+        .findings
+        .iter()
+        .filter(|f| f.rule == "EA401")
+        .filter_map(|f| f.fix.as_ref())
+        .collect();
+    assert_eq!(
+        apply_fixes(src, &fixes).expect("applies"),
+        "import torch\nmodel.eval()\nwith torch.no_grad():\n\tfor x in loader:\n\t\tout = model(x)\n"
+    );
+    let src = "import torch\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\ndevice = torch.device('cuda')\nmodel = Net().to(device)\nmodel.eval()\nwith torch.no_grad():\n    out = model(x)\n";
+    let out = fixed(src);
+    assert!(
+        out.starts_with("import torch\ntorch.set_float32_matmul_precision(\"high\")\ntry:"),
+        "{out}"
+    );
+}
+
+#[test]
+fn hf_training_arguments_from_a_dict_stay_unknown() {
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(**cfg)\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    assert!(run(src).findings.is_empty(), "{:?}", run(src).findings);
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments('out', bf16=True, tf32=True, torch_compile=True, dataloader_num_workers=8)\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    assert!(run(src).findings.is_empty(), "{:?}", run(src).findings);
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments('out')\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    let mut cats: Vec<&str> = run(src)
+        .findings
+        .iter()
+        .map(|f| f.category.as_str())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect();
+    cats.sort_unstable();
+    assert_eq!(
+        cats,
+        ["dataloader_workers", "no_amp", "no_compile", "no_tf32"]
+    );
+}
+
+#[test]
+fn device_detection() {
+    use efficiency_audit::analysis::facts::Device;
+    let dev = |src: &str| run(src).facts.device;
+    assert_eq!(
+        dev("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"),
+        Device::Cuda
+    );
+    assert_eq!(
+        dev("import torch\nprint(torch.cuda.is_available())\ndevice = 'cpu'\n"),
+        Device::Cpu
+    );
+    assert_eq!(
+        dev("import torch\nassert torch.cuda.is_available()\n"),
+        Device::Cuda
+    );
+    assert_eq!(
+        dev("import torch\nx = torch.zeros(3).cuda()\n"),
+        Device::Cuda
+    );
+    assert_eq!(
+        dev("import torch\ndev = torch.device('mps')\n"),
+        Device::Mps
+    );
+    assert_eq!(dev("import torch\nx = torch.zeros(3)\n"), Device::Unknown);
+    assert_eq!(
+        dev("import torch\ndef f(x, device='cuda:0'):\n    return x.to(device)\n"),
+        Device::Cuda
+    );
+}

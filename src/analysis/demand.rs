@@ -12,7 +12,6 @@ use serde::Serialize;
 
 use super::facts::{Device, Model, Val};
 use super::model::{CodeKind, Demand, Estimate, HotLoop, Saturation, Stage, StageKind};
-use super::resolve::step_loop_of;
 use crate::ceilings::model::{Ceilings, GpuFigure, TableValue};
 
 /// What the demand model needs to know about one hot loop.
@@ -51,7 +50,6 @@ const READS: &[&str] = &[
 ];
 
 pub(crate) fn hot_loops(m: &Model<'_>, path: &str) -> (Vec<HotLoop>, Vec<LoopProfile>) {
-    let infos: Vec<_> = m.loops.iter().map(|l| l.info.clone()).collect();
     let mut loops = Vec::new();
     let mut profiles = Vec::new();
     let precision = if m.facts.precision.autocast || m.facts.precision.half {
@@ -65,7 +63,7 @@ pub(crate) fn hot_loops(m: &Model<'_>, path: &str) -> (Vec<HotLoop>, Vec<LoopPro
         .calls
         .iter()
         .any(|c| c.ctx.getitem && READS.contains(&m.last_name(c)));
-    for (i, l) in m.loops.iter().enumerate() {
+    for l in &m.loops {
         let step = l.info.step;
         let record = !step && super::resolve::is_record_loop(m, l);
         if !(step || record) {
@@ -84,7 +82,7 @@ pub(crate) fn hot_loops(m: &Model<'_>, path: &str) -> (Vec<HotLoop>, Vec<LoopPro
             }
             p = pl.parent;
         }
-        if nested || (record && step_enclosing(m, &infos, l.parent).is_some()) {
+        if nested || (record && l.parent.is_some_and(|p| super::rules::step_ctx_loop(m, p))) {
             continue;
         }
         let mut stages = Vec::new();
@@ -228,17 +226,8 @@ pub(crate) fn hot_loops(m: &Model<'_>, path: &str) -> (Vec<HotLoop>, Vec<LoopPro
             stages,
             saturation: unknown_saturation("not estimated yet: run estimate_demand"),
         });
-        let _ = i;
     }
     (loops, profiles)
-}
-
-fn step_enclosing(
-    m: &Model<'_>,
-    infos: &[super::facts::LoopInfo],
-    start: Option<u32>,
-) -> Option<u32> {
-    step_loop_of(&m.loops, infos, start?)
 }
 
 fn show(v: &Val, absent: &str) -> String {

@@ -38,6 +38,14 @@ pub(crate) const TENSOR_CTORS: &[&str] = &[
 ];
 
 pub(crate) fn post_pass(m: &mut Model<'_>) {
+    let src = m.src;
+    m.defined = m
+        .funcs
+        .iter()
+        .map(|f| f.name)
+        .chain(m.classes.iter().map(|c| c.name))
+        .filter_map(|s| src.get(s.start..s.end))
+        .collect();
     argparse(m);
     kinds(m);
     device(m);
@@ -91,7 +99,6 @@ fn module_classes<'s>(m: &Model<'s>) -> Vec<&'s str> {
 
 fn kinds(m: &mut Model<'_>) {
     let local_modules = module_classes(m);
-    let mut out: Vec<(&str, VarKind)> = Vec::new();
     let mut known: std::collections::HashMap<&str, VarKind> = std::collections::HashMap::new();
     for a in &m.assigns {
         if a.augmented || a.targets.len() != 1 {
@@ -185,14 +192,12 @@ fn kinds(m: &mut Model<'_>) {
         };
         if let Some(k) = k {
             known.insert(target, k);
-            out.push((target, k));
         } else if known.contains_key(target) {
             // reassigned to something else: forget the kind
             known.remove(target);
         }
     }
     m.kinds = known;
-    let _ = out;
 }
 
 /// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
@@ -236,6 +241,7 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
 
 fn device(m: &mut Model<'_>) {
     let mut cuda = false;
+    let mut weak_cuda = false;
     let mut mps = false;
     let mut cpu = false;
     let mut see = |s: &str| {
@@ -258,7 +264,8 @@ fn device(m: &mut Model<'_>) {
                 }
             }
             "cuda" if c.method.is_some() => see("cuda"),
-            "is_available" if q.contains("cuda") => see("cuda"),
+            // `torch.cuda.is_available()` alone (a print, an assert) does not put work on the GPU
+            "is_available" if q.contains("cuda") => weak_cuda = true,
             "to" if c.method.is_some() => {
                 if let Some(a) = m.pos(c, 0).filter(|a| a.vkind == ValKind::Str) {
                     see(m.text(a.value));
@@ -297,16 +304,24 @@ fn device(m: &mut Model<'_>) {
         }
     }
     for a in &m.assigns {
+        let v = m.text(a.value);
         if a.vkind == ValKind::Str {
-            let t = m.text(a.value).trim_matches(['"', '\'']);
+            let t = v.trim_matches(['"', '\'']);
             if t == "cuda" || t.starts_with("cuda:") {
                 see("cuda");
+            } else if t == "cpu" {
+                see("cpu");
             }
+        } else if a.vkind == ValKind::Other && (v.contains("\"cuda") || v.contains("'cuda")) {
+            // `device = "cuda" if torch.cuda.is_available() else "cpu"`
+            see("cuda");
         }
     }
     if m.cuda_default_param {
         see("cuda");
     }
+
+    let cuda = cuda || (weak_cuda && !cpu && !mps);
     m.facts.device = if cuda {
         Device::Cuda
     } else if mps {
@@ -374,18 +389,19 @@ fn precision(m: &mut Model<'_>) {
                 a.vkind,
                 ValKind::True | ValKind::False | ValKind::Str | ValKind::Int | ValKind::NoneLit
             ) || v.starts_with("torch.");
+            let model_dtype = matches!(name, "dtype" | "torch_dtype")
+                && matches!(last, "from_pretrained" | "autocast" | "to" | "from_config");
             if !literal
-                && matches!(
-                    name,
-                    "dtype"
-                        | "torch_dtype"
-                        | "mixed_precision"
-                        | "precision"
-                        | "fp16"
-                        | "bf16"
-                        | "tf32"
-                        | "torch_compile"
-                )
+                && (model_dtype
+                    || matches!(
+                        name,
+                        "mixed_precision"
+                            | "precision"
+                            | "fp16"
+                            | "bf16"
+                            | "tf32"
+                            | "torch_compile"
+                    ))
             {
                 p.unresolved = true;
             }
@@ -472,7 +488,8 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                 }
             }
             "call" => {
-                let f = n.child_by_field_name("function");
+                let f =
+                    crate::analysis::facts::field::get(n, crate::analysis::facts::field::FUNCTION);
                 let ft = f.map_or("", |f| {
                     m.text(Span {
                         start: f.start_byte(),
@@ -493,7 +510,8 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                         | "track"
                         | "progress_bar"
                         | "tqdm_notebook"
-                ) && let Some(args) = n.child_by_field_name("arguments")
+                ) && let Some(args) =
+                    crate::analysis::facts::field::get(n, crate::analysis::facts::field::ARGUMENTS)
                 {
                     let mut c = args.walk();
                     for a in args.named_children(&mut c) {
@@ -517,7 +535,12 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
 /// Is this call a forward pass of a model-kind variable (`model(x)`, `self.net(x)`, `model.generate(...)`)?
 pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
     if c.method.is_none() {
-        return c.dotted && m.var_kind(m.text(c.func)) == Some(VarKind::Model);
+        // `build_model()` / `from x import get_model`: a function, not a model variable
+        let name = m.text(c.func);
+        return c.dotted
+            && !m.defined.contains(name)
+            && !m.imports.contains_key(name)
+            && m.var_kind(name) == Some(VarKind::Model);
     }
     let last = m.last_name(c);
     matches!(last, "generate" | "forward")
@@ -556,7 +579,7 @@ fn loops(m: &mut Model<'_>) {
             }
         }
     }
-    let train_fns: Vec<&str> = m
+    let train_fns: std::collections::HashSet<&str> = m
         .funcs
         .iter()
         .zip(&fn_step)
@@ -581,7 +604,7 @@ fn loops(m: &mut Model<'_>) {
             info.opt_step = true;
         } else if is_model_call(m, c) {
             info.model_call = true;
-        } else if c.method.is_none() && train_fns.contains(&m.text(c.func)) {
+        } else if c.method.is_none() && train_fns.contains(m.text(c.func)) {
             info.backward = true;
         }
     }
@@ -600,7 +623,7 @@ fn loops(m: &mut Model<'_>) {
     }
     // `for epoch in ...: train_one_epoch(model, loader)` — a call to a local function whose body
     // holds a step loop makes the calling loop an epoch loop.
-    let step_fns: Vec<&str> = m
+    let step_fns: std::collections::HashSet<&str> = m
         .loops
         .iter()
         .zip(&infos)
@@ -617,7 +640,7 @@ fn loops(m: &mut Model<'_>) {
                 None => m.text(c.func),
                 _ => continue,
             };
-            if step_fns.contains(&name)
+            if step_fns.contains(name)
                 && let Some(info) = infos.get_mut(li as usize)
             {
                 info.has_child_step = true;
@@ -645,15 +668,31 @@ fn loops(m: &mut Model<'_>) {
                 for _ in 0..64 {
                     match n.kind() {
                         "identifier" => return Some(n),
-                        "attribute" => n = n.child_by_field_name("object")?,
-                        "subscript" => n = n.child_by_field_name("value")?,
+                        "attribute" => {
+                            n = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::OBJECT,
+                            )?
+                        }
+                        "subscript" => {
+                            n = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::VALUE,
+                            )?
+                        }
                         "call" => {
                             // `x.to(d)` → x; `f(batch)` is not the batch
-                            let f = n.child_by_field_name("function")?;
+                            let f = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::FUNCTION,
+                            )?;
                             if f.kind() != "attribute" {
                                 return None;
                             }
-                            n = f.child_by_field_name("object")?;
+                            n = crate::analysis::facts::field::get(
+                                f,
+                                crate::analysis::facts::field::OBJECT,
+                            )?;
                         }
                         _ => return None,
                     }
@@ -823,6 +862,10 @@ fn score(s: u32, dataset: bool) -> CodeKind {
     }
     if data < 6 {
         data = 0; // one data-ish call is not a data pipeline
+    }
+    if has(S_BACKWARD) && has(S_OPT_STEP) {
+        // a file that steps an optimizer on gradients trains, whatever utilities it also holds
+        return CodeKind::Train;
     }
     let best = train.max(infer).max(data);
     if best < 3 {
@@ -1049,8 +1092,10 @@ fn splat_value(m: &Model<'_>, s: Span, name: &str, at: &super::facts::Call) -> V
             if p.kind() != "pair" {
                 return Val::Unknown; // `**other` inside the literal
             }
-            let (Some(k), Some(v)) = (p.child_by_field_name("key"), p.child_by_field_name("value"))
-            else {
+            let (Some(k), Some(v)) = (
+                crate::analysis::facts::field::get(p, crate::analysis::facts::field::KEY),
+                crate::analysis::facts::field::get(p, crate::analysis::facts::field::VALUE),
+            ) else {
                 return Val::Unknown;
             };
             match string_value(k, m.src) {

@@ -1,4 +1,4 @@
-use crate::analysis::facts::{Val, VarKind};
+use crate::analysis::facts::Val;
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Fix};
 use crate::analysis::resolve::{is_dataloader, loader_arg};
@@ -115,7 +115,6 @@ impl Rule for DataloaderPersistent {
                 fix,
             );
         }
-        let _ = VarKind::Loader;
     }
 }
 
