@@ -35,10 +35,10 @@ fio_bw() { # rw engine depth -> MB/s (decimal)
     python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; k="write" if j["write"]["bw_bytes"] else "read"; print(j[k]["bw_bytes"]/1e6)'
 }
 
-echo "machine: $(nproc) CPUs, $(uname -r); folder: $WS ($(stat -f -c %T "$WS"))"
+echo "machine: $(nproc) CPUs, $(uname -r); folder: $WS ($(findmnt -no FSTYPE -T "$WS" 2>/dev/null || stat -f -c %T "$WS"))"
 for i in $(seq "$RUNS"); do
   start=$(date +%s.%N)
-  "$BIN" ceilings --quiet --workspace "$WS" --output-dir "$OUT" >/dev/null
+  timeout 120 "$BIN" ceilings --quiet --workspace "$WS" --output-dir "$OUT" >/dev/null
   end=$(date +%s.%N)
   record ceilings_wall_s "$i" "$(python3 -c "print($end - $start)")"
   python3 - "$OUT/theoretical_limits.yaml" "$i" >>"$RESULTS" <<'EOF'

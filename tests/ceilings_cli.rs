@@ -177,6 +177,18 @@ fn an_unwritable_output_folder_fails_with_status_2_and_says_what_to_do() {
 }
 
 #[test]
+fn a_missing_workspace_fails_with_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ceilings(dir.path(), &["--quick", "--workspace", "no-such-folder"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("the workspace no-such-folder is not a folder"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn a_bad_configuration_file_fails_with_status_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("efficiency-audit.yml"), "outptu-dir: x\n").unwrap();

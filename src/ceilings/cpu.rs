@@ -181,8 +181,8 @@ pub fn flop_per_cycle(kernel: Kernel, id: &CpuId) -> (f64, &'static str) {
         }
         Kernel::Neon => (16.0, "2 x 128-bit NEON FMA pipes: 16 FLOP/cycle"),
         Kernel::Scalar => (
-            2.0,
-            "no vector FMA detected: 1 scalar multiply + 1 add per cycle",
+            4.0,
+            "no vector FMA detected: up to 2 scalar multiplies + 2 adds per cycle (an estimate)",
         ),
     }
 }
@@ -323,7 +323,8 @@ pub fn measure_fma(
                 scope.spawn(move || {
                     let mut out = Vec::with_capacity(samples);
                     for sample in 0..samples {
-                        if thread == 0 && started.elapsed() > time_cap {
+                        // At least one sample, however late the threads started.
+                        if thread == 0 && sample > 0 && started.elapsed() > time_cap {
                             limit.fetch_min(sample, Ordering::SeqCst);
                         }
                         barrier.wait();
@@ -658,5 +659,39 @@ mod tests {
         }
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         assert!(fma.clock_ghz.is_some_and(|ghz| ghz > 0.0));
+    }
+}
+
+/// Not a test: prints FLOP/cycle per core for each kernel at 1 and all threads, to check the
+/// kernels against the reference table (docs/bench-ceilings.md). Run with
+/// `cargo test --lib ceilings::cpu::report -- --ignored --nocapture`.
+#[cfg(test)]
+mod report {
+    use super::*;
+
+    #[test]
+    #[ignore = "prints figures; run by hand on a quiet machine"]
+    fn kernel_efficiency() {
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let id = CpuId::read();
+        let mut kernels = vec![Kernel::detect()];
+        if Kernel::detect() == Kernel::Avx512 {
+            kernels.push(Kernel::Avx2Fma);
+        }
+        kernels.push(Kernel::Scalar);
+        for kernel in kernels {
+            for t in [1, threads] {
+                let r = measure_fma(kernel, t, 1_500_000, 5_000, 120, Duration::from_secs(2));
+                let per_core = r.gflops / t as f64 / r.clock_ghz.unwrap_or(f64::NAN);
+                let peak = flop_per_cycle(kernel, &id).0;
+                eprintln!(
+                    "{:8} threads {t}: {:7.1} GFLOP/s at {:.2} GHz = {per_core:5.1} FLOP/cycle/core of {peak} ({:.0} %)",
+                    kernel.name(),
+                    r.gflops,
+                    r.clock_ghz.unwrap_or(f64::NAN),
+                    100.0 * per_core / peak
+                );
+            }
+        }
     }
 }

@@ -17,7 +17,6 @@ pub mod memory;
 pub mod model;
 pub mod torch_bench;
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -35,8 +34,9 @@ pub const FILE_NAME: &str = "theoretical_limits.yaml";
 /// Flags of `efficiency-audit ceilings`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CeilingsArgs {
-    /// Folder whose filesystem the disk probe measures (the workspace); it needs ~2 GiB free
-    /// (the probe writes at most 512 MiB and at most a quarter of the free space, then deletes it).
+    /// Folder whose filesystem the disk probe measures (the workspace; the configuration file is
+    /// looked up here too). The probe writes a test file of up to 512 MiB, at most a quarter of
+    /// the free space (256 MiB free at least), and deletes it.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub workspace: PathBuf,
     /// Python files or folders the audit will read. If they call `.cuda()` / `.to("cuda")` and
@@ -84,13 +84,20 @@ pub struct Probes<'a> {
     pub gpu: &'a dyn gpu::GpuProbe,
     /// The disk probe's file.
     pub disk: &'a dyn disk::DiskOpener,
-    /// Interpreter for the torch benchmark.
-    pub python: OsString,
+    /// Runs the torch benchmark within the given time limit (the real one:
+    /// [`torch_bench::run`] with `$PYTHON` or `python3`).
+    pub torch: &'a dyn Fn(Duration) -> torch_bench::TorchReport,
 }
 
 /// Runs `efficiency-audit ceilings`.
 pub fn command(global: &GlobalArgs, args: &CeilingsArgs) -> anyhow::Result<ExitStatus> {
     let console = Console::new(global.quiet);
+    if !args.workspace.is_dir() {
+        anyhow::bail!(
+            "the workspace {} is not a folder: pass --workspace DIR, a folder on the filesystem whose disk speed matters (where the data and checkpoints live)",
+            args.workspace.display()
+        );
+    }
     let config = Config::discover(global.config.as_deref(), &args.workspace)?;
     let output_dir = global.output_dir.clone().unwrap_or(config.output_dir);
     check_writable(&output_dir)?;
@@ -99,7 +106,7 @@ pub fn command(global: &GlobalArgs, args: &CeilingsArgs) -> anyhow::Result<ExitS
     let probes = Probes {
         gpu: &gpu::NvmlProbe,
         disk: &disk::OsOpener,
-        python: torch_bench::python(),
+        torch: &|timeout| torch_bench::run(&torch_bench::python(), timeout),
     };
     let ceilings = measure(&args.workspace, &args.code, &plan, &probes, &console);
     let path = write(&ceilings, &output_dir)?;
@@ -213,6 +220,9 @@ pub fn measure(
         },
         started.elapsed().as_secs_f64()
     ));
+    for path in code.iter().filter(|p| !p.exists()) {
+        warnings.push(format!("code: {} does not exist; not read", path.display()));
+    }
     if gpus.is_empty()
         && let Some(place) = code_expects_gpu(code)
     {
@@ -406,7 +416,7 @@ fn gpu_section(plan: &Plan, probes: &Probes<'_>, warnings: &mut Vec<String>) -> 
             Vec::new()
         }
     };
-    let report = torch_bench::run(&probes.python, plan.torch_timeout);
+    let report = (probes.torch)(plan.torch_timeout);
     if let Some(reason) = &report.reason {
         warnings.push(format!("gpu: measured figures missing: {reason}"));
     }
@@ -455,6 +465,8 @@ pub fn code_expects_gpu(paths: &[PathBuf]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::OsString;
+
     use super::*;
 
     struct Recorded(Vec<gpu::NvmlRecord>);
@@ -511,7 +523,7 @@ mod tests {
         let probes = Probes {
             gpu: &NoDriver,
             disk: &disk::OsOpener,
-            python: OsString::from("/nonexistent/python3"),
+            torch: &|t| torch_bench::run(&OsString::from("/nonexistent/python3"), t),
         };
         let c = measure(
             workspace.path(),
@@ -552,7 +564,7 @@ mod tests {
         let probes = Probes {
             gpu: &Recorded(vec![h100]),
             disk: &disk::OsOpener,
-            python: OsString::from("/nonexistent/python3"),
+            torch: &|t| torch_bench::run(&OsString::from("/nonexistent/python3"), t),
         };
         let c = measure(
             workspace.path(),
@@ -580,5 +592,63 @@ mod tests {
         // Round trip through the file format.
         let text = c.to_yaml().unwrap();
         assert_eq!(Ceilings::from_yaml(&text).unwrap(), c);
+    }
+
+    #[test]
+    fn torch_figures_reach_the_gpu_entry_matched_by_uuid() {
+        if std::process::Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            return;
+        }
+        let workspace = tempfile::tempdir().unwrap();
+        let h100 = gpu::NvmlRecord {
+            index: 0,
+            name: "NVIDIA H100 80GB HBM3".into(),
+            uuid: Some("GPU-5e8c0a1b-0000-1111-2222-333344445555".into()),
+            pci_device_id: 0x2330_10DE,
+            memory_total_bytes: 81_559 << 20,
+            ..gpu::NvmlRecord::default()
+        };
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_torch");
+        let torch = |t| {
+            let mut python = std::process::Command::new("python3");
+            python
+                .env("PYTHONPATH", &fixture)
+                .env("PYTHONDONTWRITEBYTECODE", "1");
+            torch_bench::run_with(python, t)
+        };
+        let probes = Probes {
+            gpu: &Recorded(vec![h100]),
+            disk: &disk::OsOpener,
+            torch: &torch,
+        };
+        let c = measure(
+            workspace.path(),
+            &[],
+            &Plan::QUICK,
+            &probes,
+            &Console::new(true),
+        );
+        let gpu = &c.gpus[0];
+        assert!(
+            gpu.fp16_bf16_tflops.measured.is_some_and(|v| v > 0.0),
+            "{gpu:?}"
+        );
+        assert!(
+            gpu.mem_bandwidth_gbs.measured.is_some()
+                && gpu.h2d_gbs.is_some()
+                && gpu.d2h_gbs.is_some()
+        );
+        assert_eq!(gpu.fp32_tflops.measured_note, None);
+        assert!(
+            !c.warnings
+                .iter()
+                .any(|w| w.contains("measured figures missing")),
+            "{:?}",
+            c.warnings
+        );
     }
 }

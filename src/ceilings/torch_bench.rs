@@ -95,9 +95,18 @@ pub fn python() -> OsString {
     std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"))
 }
 
-/// Runs the script, killing it after `timeout`; never fails, says why in `reason`.
+/// Runs the script with `python`, killing it after `timeout`; never fails, says why in
+/// `reason`.
 #[must_use]
 pub fn run(python: &OsString, timeout: Duration) -> TorchReport {
+    run_with(Command::new(python), timeout)
+}
+
+/// [`run`] with a prepared interpreter command (environment, working folder): the seam tests
+/// use to put a stand-in `torch` on `PYTHONPATH`.
+#[must_use]
+pub fn run_with(mut interpreter: Command, timeout: Duration) -> TorchReport {
+    let python = interpreter.get_program().to_owned();
     let unavailable = |reason: String| TorchReport {
         available: false,
         reason: Some(reason),
@@ -106,7 +115,7 @@ pub fn run(python: &OsString, timeout: Duration) -> TorchReport {
     let budget = timeout
         .saturating_sub(Duration::from_secs(5))
         .max(Duration::from_secs(1));
-    let child = Command::new(python)
+    let child = interpreter
         .arg("-c")
         .arg(SCRIPT)
         .arg(format!("{:.1}", budget.as_secs_f64()))
@@ -210,6 +219,59 @@ mod tests {
                 .device_for(None, 1, "NVIDIA H100 80GB HBM3")
                 .is_none()
         );
+    }
+
+    /// `python3` with the stand-in torch of tests/fixtures/fake_torch (every event pair reports
+    /// 1 ms), or `None` where there is no python3.
+    fn fake_torch(fail: &str) -> Option<Command> {
+        Command::new("python3").arg("--version").output().ok()?;
+        let fixture =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_torch");
+        let mut command = Command::new("python3");
+        command
+            .env("PYTHONPATH", fixture)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("FAKE_TORCH_FAIL", fail);
+        Some(command)
+    }
+
+    #[test]
+    fn the_embedded_script_reports_every_figure_through_the_torch_api() {
+        let Some(python) = fake_torch("") else { return };
+        let report = run_with(python, Duration::from_secs(60));
+        assert!(report.available, "{report:?}");
+        let device = report
+            .device_for(Some("GPU-5e8c0a1b-0000-1111-2222-333344445555"), 0, "x")
+            .expect("matched by UUID");
+        // 1 ms per 50-call sample: 20 µs per call.
+        let fp32 = 2.0 * 4096_f64.powi(3) / 20e-6 / 1e12;
+        assert!(
+            (device.fp32_tflops.unwrap() - fp32).abs() < 1e-6 * fp32,
+            "{device:?}"
+        );
+        let bf16 = 2.0 * 8192_f64.powi(3) / 20e-6 / 1e12;
+        assert!((device.bf16_tflops.unwrap() - bf16).abs() < 1e-6 * bf16);
+        // Device copy counts read + write of 1 GiB; host copies 256 MiB one way.
+        assert!((device.d2d_gbs.unwrap() - 2.0 * 1_073_741_824.0 / 20e-6 / 1e9).abs() < 1e-3);
+        assert!((device.h2d_gbs.unwrap() - 268_435_456.0 / 20e-6 / 1e9).abs() < 1e-3);
+        assert!(
+            device.tf32_tflops.is_some()
+                && device.fp16_tflops.is_some()
+                && device.d2h_gbs.is_some()
+        );
+        assert!(device.errors.is_empty());
+    }
+
+    #[test]
+    fn one_failing_figure_keeps_the_others_and_says_why() {
+        let Some(python) = fake_torch("bf16_tflops") else {
+            return;
+        };
+        let report = run_with(python, Duration::from_secs(60));
+        let device = &report.devices[0];
+        assert_eq!(device.bf16_tflops, None);
+        assert!(device.errors["bf16_tflops"].contains("bf16 unsupported"));
+        assert!(device.fp16_tflops.is_some() && device.d2d_gbs.is_some());
     }
 
     #[test]

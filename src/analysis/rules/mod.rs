@@ -189,3 +189,23 @@ pub(crate) fn hf_args_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
             && !c.star
     })
 }
+
+/// A Lightning `Trainer(...)` / Fabric call whose keywords are all visible.
+pub(crate) fn lightning_trainer_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
+    m.calls.iter().find(|c| {
+        let q = m.qual(c);
+        matches!(m.last_name(c), "Trainer" | "Fabric")
+            && (q.starts_with("lightning") || q.starts_with("pytorch_lightning"))
+            && c.splat.is_none()
+            && !c.star
+    })
+}
+
+/// Where a framework owns the training loop, its configuration call is the anchor of the
+/// file-level precision rules: HF `TrainingArguments`, else a Lightning `Trainer`.
+pub(crate) fn framework_config_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
+    if first_train_loop(m).is_some() {
+        return None;
+    }
+    hf_args_call(m).or_else(|| lightning_trainer_call(m))
+}

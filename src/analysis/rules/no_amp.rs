@@ -63,16 +63,16 @@ impl Rule for NoAmp {
             return;
         }
         let Some(l) = super::first_train_loop(m) else {
-            // Hugging Face Trainer: precision is a `TrainingArguments` flag
-            if let Some(c) = super::hf_args_call(m)
-                && c.splat.is_none()
-            {
-                cx.at_call(
-                    &Self::META,
-                    c,
-                    "`TrainingArguments` without `bf16=True` / `fp16=True`: the Trainer runs in full fp32".to_string(),
-                    None,
-                );
+            // Hugging Face / Lightning: precision is a flag of the framework's configuration
+            if let Some(c) = super::framework_config_call(m) {
+                let message = if m.last_name(c).ends_with("Arguments")
+                    || m.last_name(c) == "SFTConfig"
+                {
+                    "`TrainingArguments` without `bf16=True` / `fp16=True`: the Trainer runs in full fp32"
+                } else {
+                    "Lightning `Trainer` without `precision=\"bf16-mixed\"`: training runs in full fp32"
+                };
+                cx.at_call(&Self::META, c, message.to_string(), None);
             }
             return;
         };

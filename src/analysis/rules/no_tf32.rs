@@ -65,12 +65,8 @@ impl Rule for NoTf32 {
         {
             return;
         }
-        // a Hugging Face Trainer script is fixed in its `TrainingArguments`
-        let hf = super::first_train_loop(m)
-            .is_none()
-            .then(|| super::hf_args_call(m))
-            .flatten()
-            .map(|c| (c.line, c.col));
+        // a Hugging Face or Lightning script is configured in its `TrainingArguments` / `Trainer`
+        let hf = super::framework_config_call(m).map(|c| (c.line, c.col));
         let anchor = hf
             .or_else(|| super::model_anchor(m).map(|(l, c, _)| (l, c)))
             .or_else(|| super::first_train_loop(m).map(|l| (l.line, l.col)));
