@@ -15,6 +15,6 @@ pub mod config;
 pub mod exit;
 pub mod progress;
 
-pub mod ceilings;
 pub mod analysis;
+pub mod ceilings;
 pub mod verdict;
