@@ -45,11 +45,14 @@ pub enum Command {
     /// Step 1: measure this machine's CPU, memory, disk and GPU ceilings and write
     /// theoretical_limits.yaml (≈10 s; never fails for a missing GPU).
     Ceilings(crate::ceilings::CeilingsArgs),
+    /// Print the catalog of static-analysis rules (`--format markdown` is docs/rules.md).
+    Rules(crate::analysis::RulesArgs),
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
+        Command::Rules(args) => crate::analysis::command(&args),
     }
 }
