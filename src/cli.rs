@@ -45,6 +45,9 @@ pub enum Command {
     /// Step 1: measure this machine's CPU, memory, disk and GPU ceilings and write
     /// theoretical_limits.yaml (≈10 s; never fails for a missing GPU).
     Ceilings(crate::ceilings::CeilingsArgs),
+    /// Step 2: read the Python code (no profiler), estimate its demand on each resource, and
+    /// give the RED/GREEN verdict; writes analysis.json, analysis.html and analysis.sarif.
+    Analyze(crate::analyze_cmd::AnalyzeArgs),
     /// Print the catalog of static-analysis rules (`--format markdown` is docs/rules.md).
     Rules(crate::analysis::RulesArgs),
 }
@@ -53,6 +56,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
+        Command::Analyze(args) => crate::analyze_cmd::command(&cli.global, &args),
         Command::Rules(args) => crate::analysis::command(&args),
     }
 }

@@ -15,6 +15,12 @@ pub mod config;
 pub mod exit;
 pub mod progress;
 
+pub mod walk;
+
 pub mod analysis;
 pub mod ceilings;
 pub mod verdict;
+
+pub mod report;
+
+pub mod analyze_cmd;
