@@ -45,11 +45,15 @@ pub enum Command {
     /// Step 1: measure this machine's CPU, memory, disk and GPU ceilings and write
     /// theoretical_limits.yaml (≈10 s; never fails for a missing GPU).
     Ceilings(crate::ceilings::CeilingsArgs),
+    /// Step 4: benchmark the baseline (and candidate patches, in scratch copies) before and
+    /// after; report speed-ups with 95 % intervals and the saturation measured while it ran.
+    Experiment(Box<crate::experiments::ExperimentArgs>),
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
+        Command::Experiment(args) => crate::experiments::command(&cli.global, &args),
     }
 }
