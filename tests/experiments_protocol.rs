@@ -2,6 +2,11 @@
 //! stale patches, numerics without a gate, gates, stacking, broken baselines — and the audited
 //! folder is never modified.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failure is a test failure"
+)]
+
 mod experiments_support;
 
 use std::time::Duration;

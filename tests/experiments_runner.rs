@@ -1,6 +1,11 @@
 //! The runner on real processes: a hang with grandchildren, a flood of output, a missing
 //! command, and the sampler on a busy process.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failure is a test failure"
+)]
+
 mod experiments_support;
 
 use std::path::Path;

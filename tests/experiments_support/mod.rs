@@ -1,5 +1,9 @@
 //! Helpers shared by the `experiments_*` integration tests.
 #![allow(dead_code, reason = "each test binary uses a subset")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failure is a test failure"
+)]
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
