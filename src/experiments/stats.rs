@@ -261,11 +261,12 @@ pub enum Decision {
 /// The sequential stopping rule, applied after each pair.
 ///
 /// Below `min_runs` pairs: continue. Then stop as soon as the 95 % interval excludes 1.0
-/// (`Faster` / `Slower`). Stop early as `Futile` when the observed effect is less than half of the
-/// interval's half-width projected to `max_runs` pairs (half-width shrinks as t(n−1)/√n): the
-/// interval would then still contain 1.0 at `max_runs` unless the effect doubled — or when even
-/// the interval's high end is below [`MIN_EFFECT`] (whatever the truth, it is too small to be
-/// worth a patch). At `max_runs`:
+/// (`Faster` / `Slower`). Stop early as `Futile` when even the interval's optimistic end could
+/// not be shown at `max_runs`: ln(high) is smaller than the half-width projected to `max_runs`
+/// pairs (the half-width shrinks as t(n−1)/√n) — or when the high end is below [`MIN_EFFECT`]
+/// (whatever the truth, too small to be worth a patch). Judging by the optimistic end rather
+/// than the point estimate keeps a real but noisy 10 % effect from being abandoned after a few
+/// unlucky pairs. At `max_runs`:
 /// `Inconclusive`. Repeated looks make the 95 % nominal; the futility cut only ever stops
 /// early without claiming a speed-up, so it cannot add false speed-ups.
 #[must_use]
@@ -299,7 +300,7 @@ pub fn decide(
     let half_now = (ci.high.ln() - ci.low.ln()) / 2.0;
     let m = max_runs as f64;
     let half_at_max = half_now * (n as f64 / m).sqrt() * t_975(m - 1.0) / t_975((n - 1) as f64);
-    if ci.high < MIN_EFFECT || ci.centre.ln().abs() < 0.5 * half_at_max {
+    if ci.high < MIN_EFFECT || ci.high.ln() < half_at_max {
         Decision::Futile
     } else {
         Decision::Continue
@@ -500,6 +501,16 @@ mod tests {
         assert_eq!(
             decide(&base, &cand, Direction::LowerIsBetter, 3, 20),
             Decision::Futile
+        );
+        // A real but noisy effect that looks like nothing after 4 pairs keeps running: the
+        // interval's optimistic end (≈ 1.4) could still be shown by 20 pairs.
+        let base = [1.10, 0.85, 1.30, 0.95];
+        let cand = [1.25, 0.80, 1.05, 1.05];
+        let ci = paired_interval(&base, &cand, Direction::LowerIsBetter).unwrap();
+        assert!(ci.low < 1.0 && ci.high > 1.2, "{ci:?}");
+        assert_eq!(
+            decide(&base, &cand, Direction::LowerIsBetter, 3, 20),
+            Decision::Continue
         );
         // A promising but undecided effect keeps running.
         let base = [1.2, 1.0, 1.25];
