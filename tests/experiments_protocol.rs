@@ -169,6 +169,10 @@ fn real_speedups_are_detected_failures_follow_the_rule_and_winners_stack() {
     assert!(fixed.contains("status:        PASSED"), "{fixed}");
     assert!(fixed.contains("-    time.sleep(0.25)  # wait-1"), "{fixed}");
     assert!(fixed.contains("95 % CI ["), "{fixed}");
+    assert!(
+        fixed.contains("\ncpu: "),
+        "every log repeats the baseline's sampled saturation: {fixed}"
+    );
     let base_log = std::fs::read_to_string(out.path().join("experiments/baseline.log")).unwrap();
     assert!(base_log.contains("cpu: "), "{base_log}");
     assert!(base_log.contains("sampler: "), "{base_log}");

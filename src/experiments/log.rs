@@ -191,3 +191,115 @@ impl Gate {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::analysis::model::{Applicability, Estimate, Saturation};
+    use crate::experiments::runner::ExitKind;
+    use crate::experiments::sampler::{GpuStats, Stat};
+    use crate::experiments::stats::Decision;
+    use crate::experiments::{Side, Status};
+
+    fn stat(mean: f64, max: f64) -> Stat {
+        Stat { n: 4, mean, max }
+    }
+
+    #[test]
+    fn log_snapshot() {
+        let base = Summary::of(&[2.0, 2.1, 1.9]).unwrap();
+        let cand = Summary::of(&[1.0, 1.05, 0.98]).unwrap();
+        let result = ExperimentResult {
+            strategy: "parallel-data-loading".into(),
+            variant: Some("workers-2".into()),
+            applicability: Some(Applicability::Safe),
+            status: Status::Passed,
+            speedup: Some(2.0),
+            ci_low: Some(1.83),
+            ci_high: Some(2.17),
+            pairs: 3,
+            decision: Some(Decision::Faster),
+            baseline: Some(base),
+            candidate: Some(cand),
+            gate: Gate::Passed {
+                baseline: 0.4321,
+                worst_rel_dev: 0.0,
+                rtol: 0.01,
+            },
+            log: PathBuf::from("experiments/parallel-data-loading-workers-2.log"),
+            reason: "measured speed-up 2.00×, 95 % CI [1.83, 2.17]".into(),
+        };
+        let run = |side, index, wall_s| RunRecord {
+            side,
+            index,
+            wall_s,
+            metric: None,
+            check: Some(0.4321),
+            exit: ExitKind::Code(0),
+        };
+        let runs = [
+            run(Side::CandidateWarmup, 1, 1.2),
+            run(Side::Baseline, 1, 2.0),
+            run(Side::Candidate, 1, 1.0),
+            run(Side::Baseline, 2, 2.1),
+            run(Side::Candidate, 2, 1.05),
+            run(Side::Baseline, 3, 1.9),
+            run(Side::Candidate, 3, 0.98),
+        ];
+        let gpu = GpuStats {
+            index: 0,
+            name: "NVIDIA H100 80GB HBM3".into(),
+            util_gpu: stat(35.0, 60.0),
+            util_memory: stat(12.0, 20.0),
+            pcie_tx_mbs: stat(150.0, 400.0),
+            pcie_rx_mbs: stat(2400.0, 5000.0),
+            power_w: stat(210.0, 280.0),
+            sm_clock_mhz: stat(1980.0, 1980.0),
+            mem_clock_mhz: stat(2619.0, 2619.0),
+            throttle_reasons: vec!["SW_POWER_CAP".into()],
+            gpm_sm_util: stat(30.0, 55.0),
+            gpm_tensor_util: stat(4.0, 9.0),
+            gpm_dram_bw_util: stat(8.0, 15.0),
+            gpm_note: None,
+        };
+        let sat = MeasuredSaturation {
+            saturation: Saturation {
+                gpu: Estimate {
+                    value: Some(0.30),
+                    reason: "GPU0: SM busy 30 %".into(),
+                },
+                cpu: Estimate {
+                    value: Some(0.51),
+                    reason: "process tree used 1.02 of 2 CPUs".into(),
+                },
+                io: Estimate {
+                    value: None,
+                    reason: "no measured disk ceiling".into(),
+                },
+            },
+            sampled_s: 6.0,
+            cpu_mean_cores: 1.02,
+            cpu_peak_cores: 1.1,
+            logical_cpus: 2,
+            max_processes: 2,
+            read_mbs: 0.0,
+            write_mbs: 1.0,
+            gpus: GpuSampling::Sampled { devices: vec![gpu] },
+            sampler_cpu_s: 0.012,
+            sampler_core_fraction: 0.002,
+            samples: 24,
+        };
+        let text = render(&LogContent {
+            result: &result,
+            command: "python train.py --max-steps 50",
+            diff: "--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-DataLoader(ds)\n+DataLoader(ds, num_workers=2)\n",
+            runs: &runs,
+            direction: Direction::LowerIsBetter,
+            saturation: Some(&sat),
+            failure_output: None,
+        });
+        insta::assert_snapshot!(text);
+    }
+}

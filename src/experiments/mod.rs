@@ -434,6 +434,7 @@ pub fn run_experiments_with(
         progress: Progress::new(*console),
         sampler: sampler_config(settings),
         typical_run: Duration::ZERO,
+        saturation: None,
     };
     let exclude = vec![settings.output_dir.to_path_buf()];
     let base_copy =
@@ -445,6 +446,7 @@ pub fn run_experiments_with(
     let baseline = engine.baseline(base_copy.path(), candidates.is_empty());
     console.end_group();
     let (baseline, saturation) = baseline?;
+    engine.saturation.clone_from(&saturation);
     let mut outcome = ExperimentsOutcome {
         baseline,
         results: Vec::new(),
@@ -482,6 +484,8 @@ struct Engine<'a> {
     sampler: SamplerConfig,
     /// Median wall time of a baseline run: a run is only started when this much budget is left.
     typical_run: Duration,
+    /// What the sampler measured during the baseline, repeated in every log.
+    saturation: Option<MeasuredSaturation>,
 }
 
 /// A run's figures, or why it cannot count.
@@ -878,6 +882,16 @@ impl Engine<'_> {
                 Err(why) => {
                     let mut r = ExperimentResult::new("stacked", None, Some(applicability), log);
                     r.reason = why;
+                    self.write_log(&log::LogContent {
+                        result: &r,
+                        command: self.command,
+                        diff: "",
+                        runs: &[],
+                        direction: self.direction,
+                        saturation: self.saturation.as_ref(),
+                        failure_output: None,
+                    })?;
+                    self.console.status(&result_line(&r));
                     outcome.stacked = Some(r);
                 }
             }
@@ -961,7 +975,7 @@ impl Engine<'_> {
             diff: &cand.diff,
             runs: &runs,
             direction: self.direction,
-            saturation: None,
+            saturation: self.saturation.as_ref(),
             failure_output: failure_output.as_deref(),
         })?;
         Ok(result)

@@ -263,17 +263,17 @@ impl CommandRunner for SystemRunner {
         // group while the shell is still an unreaped zombie (its pid, the group id, is not
         // reusable until then), then reap it.
         cleanup::kill_group(pid);
-        if let Ok(Some(status)) = child.wait().map(Some)
-            && matches!(exit, ExitKind::SpawnFailed(_))
+        let reaped = child.wait();
+        if matches!(exit, ExitKind::SpawnFailed(_))
+            && let Ok(status) = reaped
         {
-            exit = match (
-                status.code(),
-                std::os::unix::process::ExitStatusExt::signal(&status),
-            ) {
-                (Some(c), _) => ExitKind::Code(c),
-                (None, Some(s)) => ExitKind::Signal(s),
-                _ => exit,
-            };
+            // waitid failed (should not happen): fall back to what wait() saw.
+            use std::os::unix::process::ExitStatusExt as _;
+            if let Some(c) = status.code() {
+                exit = ExitKind::Code(c);
+            } else if let Some(s) = status.signal() {
+                exit = ExitKind::Signal(s);
+            }
         }
         cleanup::unregister_process_group(pid);
         // A grandchild that left the group (setsid) could keep a pipe open: do not wait forever.
