@@ -50,6 +50,9 @@ pub enum Command {
     Analyze(crate::analyze_cmd::AnalyzeArgs),
     /// Print the catalog of static-analysis rules (`--format markdown` is docs/rules.md).
     Rules(crate::analysis::RulesArgs),
+    /// Step 4: benchmark the baseline (and candidate patches, in scratch copies) before and
+    /// after; report speed-ups with 95 % intervals and the saturation measured while it ran.
+    Experiment(Box<crate::experiments::ExperimentArgs>),
 }
 
 /// Runs a parsed command line.
@@ -58,5 +61,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
         Command::Analyze(args) => crate::analyze_cmd::command(&cli.global, &args),
         Command::Rules(args) => crate::analysis::command(&args),
+        Command::Experiment(args) => crate::experiments::command(&cli.global, &args),
     }
 }

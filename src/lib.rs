@@ -4,12 +4,13 @@
 //! The pipeline, one module per arrow, in data-flow order:
 //!
 //! ```text
-//! config ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► report
+//! config ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► experiments (step 4) ─► report
 //! ```
 //!
 //! A program runs no faster than its slowest resource: if none of GPU compute, CPU compute or IO
 //! bandwidth reaches the threshold (70 % by default), speed-up is provably possible (RED).
 
+pub mod cleanup;
 pub mod cli;
 pub mod config;
 pub mod exit;
@@ -17,9 +18,10 @@ pub mod progress;
 
 pub mod walk;
 
-pub mod analysis;
 pub mod ceilings;
+pub mod analysis;
 pub mod verdict;
+pub mod experiments;
 
 pub mod report;
 
