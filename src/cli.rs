@@ -45,11 +45,15 @@ pub enum Command {
     /// Step 1: measure this machine's CPU, memory, disk and GPU ceilings and write
     /// theoretical_limits.yaml (≈10 s; never fails for a missing GPU).
     Ceilings(crate::ceilings::CeilingsArgs),
+    /// Step 3: rank speed-up strategies for the Python code under PATHS, each as a real patch
+    /// with its unified diff, and write strategies.md.
+    Strategies(crate::strategies::StrategiesArgs),
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
+        Command::Strategies(args) => crate::strategies::command(&cli.global, &args),
     }
 }

@@ -4,7 +4,7 @@
 //! The pipeline, one module per arrow, in data-flow order:
 //!
 //! ```text
-//! config ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► report
+//! config ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► strategies (step 3) ─► report
 //! ```
 //!
 //! A program runs no faster than its slowest resource: if none of GPU compute, CPU compute or IO
@@ -18,3 +18,4 @@ pub mod progress;
 pub mod ceilings;
 pub mod analysis;
 pub mod verdict;
+pub mod strategies;
