@@ -1,7 +1,7 @@
 use crate::analysis::model::{Applicability, Edit};
 
 use super::patch::{self, find_all};
-use super::{Context, Gain, GpuState, Proposal, Strategy, VariantEdits, at, has_backward, site};
+use super::{Context, Gain, GpuState, Proposal, Strategy, VariantEdits, at, site};
 
 super::declare_strategy! {
     /// ## What it does
@@ -94,7 +94,10 @@ impl Strategy for LargerBatch {
             if found.is_empty() {
                 continue;
             }
-            training |= has_backward(root, file);
+            training |= !find_all(root, |n| {
+                patch::method_call(n, &file.text).is_some_and(|(_, m)| m == "backward")
+            })
+            .is_empty();
             for (v, n, where_) in found {
                 let what = format!("batch size {n} ({where_})");
                 reasons.push(what.clone());

@@ -63,6 +63,11 @@ struct Target {
     /// name, which depends on the file.
     body: Body,
     site: Site,
+    /// The outermost loop around the target (same function): the pool is created once
+    /// around it instead of once per iteration.
+    outer: Option<(usize, usize)>,
+    /// The iterable is a slice (`rows[i : i + n]`): sized, so a chunk size can be computed.
+    sized_slice: bool,
 }
 
 enum Body {
@@ -108,7 +113,8 @@ impl Strategy for ParallelMap {
                         ));
                         targets.push((t, func, iter));
                     }
-                    Err(why) => refusals.push(format!("{node_desc}: {why}")),
+                    Err(Some(why)) => refusals.push(format!("{node_desc}: {why}")),
+                    Err(None) => {}
                 }
             }
         }
@@ -123,41 +129,81 @@ impl Strategy for ParallelMap {
         let mut variants = Vec::new();
         for n in &counts {
             let mut files: Vec<(usize, Vec<Edit>)> = Vec::new();
-            for (t, func, iter) in &targets {
-                let file = &ctx.files[t.file];
+            // Targets sharing an outer loop share one pool around it.
+            let mut groups: Vec<(usize, Option<(usize, usize)>, Vec<&(Target, String, String)>)> = Vec::new();
+            for entry in &targets {
+                let t = &entry.0;
+                match groups.iter_mut().find(|g| t.outer.is_some() && g.0 == t.file && g.1 == t.outer) {
+                    Some(g) => g.2.push(entry),
+                    None => groups.push((t.file, t.outer, vec![entry])),
+                }
+            }
+            for (fi, outer, group) in groups {
+                let file = &ctx.files[fi];
                 let pool = if file.text.contains("pool") { "_ea_pool" } else { "pool" };
                 let unit = patch::indent_unit(&file.text);
-                let map = format!("{pool}.map({func}, {iter})");
-                let line = match &t.body {
-                    Body::Assign { target } => format!("{target} = list({map})"),
-                    Body::Extend { acc } => format!("{acc}.extend({map})"),
-                    Body::Return => format!("return list({map})"),
+                let header = format!("with concurrent.futures.ProcessPoolExecutor(max_workers={n}) as {pool}:");
+                let line_of = |(t, func, iter): &(Target, String, String)| {
+                    // Many small items per call (a slice per batch): one message per worker.
+                    let chunks = if t.sized_slice {
+                        format!(", chunksize=max(1, len({iter}) // {n})")
+                    } else {
+                        String::new()
+                    };
+                    let map = format!("{pool}.map({func}, {iter}{chunks})");
+                    match &t.body {
+                        Body::Assign { target } => format!("{target} = list({map})"),
+                        Body::Extend { acc } => format!("{acc}.extend({map})"),
+                        Body::Return => format!("return list({map})"),
+                    }
                 };
-                let content = format!(
-                    "{i}with concurrent.futures.ProcessPoolExecutor(max_workers={n}) as {pool}:\n{i}{unit}{line}\n",
-                    i = t.indent
-                );
-                let mut edits = vec![Edit {
-                    start: t.start,
-                    end: t.end,
-                    content,
-                }];
+                let mut edits = Vec::new();
+                match outer {
+                    None => {
+                        for entry in &group {
+                            let t = &entry.0;
+                            edits.push(Edit {
+                                start: t.start,
+                                end: t.end,
+                                content: format!("{i}{header}\n{i}{unit}{}\n", line_of(entry), i = t.indent),
+                            });
+                        }
+                    }
+                    Some((start, end)) => {
+                        let inner: Vec<Edit> = group
+                            .iter()
+                            .map(|entry| Edit {
+                                start: entry.0.start,
+                                end: entry.0.end,
+                                content: format!("{}{}\n", entry.0.indent, line_of(entry)),
+                            })
+                            .collect();
+                        let Some(e) = patch::wrap_with(&file.text, start, end, &header, &inner) else {
+                            continue;
+                        };
+                        edits.push(e);
+                    }
+                }
                 if !file.aliases.iter().any(|(k, v)| k == "concurrent" && v == "concurrent") {
                     edits.push(file.add_import("import concurrent.futures"));
                 }
-                files.push((t.file, edits));
+                files.push((fi, edits));
             }
             variants.push(VariantEdits {
                 name: Some(format!("workers-{n}")),
                 files,
             });
         }
+        let nested = targets.iter().any(|(t, _, _)| t.outer.is_some());
+        if nested {
+            reasons.push("inside a loop: one pool is created around the outermost loop and mapped per iteration".to_owned());
+        }
         let upper = cores as f64;
         let expected = 1.0 + (upper - 1.0) * 0.8;
         reasons.push(format!("{}: max_workers {:?}", ctx.machine.cores_source, counts));
         Ok(Proposal {
             sites: targets.iter().map(|(t, _, _)| t.site.clone()).collect(),
-            applicability: if heavy_any { 0.9 } else { 0.6 },
+            applicability: if heavy_any { 0.9 } else { 0.6 } * if nested { 0.7 } else { 1.0 },
             reasons,
             gain: Gain {
                 expected,
@@ -242,6 +288,8 @@ fn for_append_loops(fi: usize, file: &Parsed) -> Vec<(Target, String, String)> {
                 indent: patch::line_indent(text, first.start_byte()),
                 body: body_kind,
                 site: site(file, loop_, what),
+                outer: outer_loop(loop_),
+                sized_slice: right.kind() == "subscript",
             },
             func,
             file.text_of(right).to_owned(),
@@ -318,6 +366,8 @@ fn comprehensions(fi: usize, file: &Parsed) -> Vec<(Target, String, String)> {
                 indent: patch::line_indent(text, stmt.start_byte()),
                 body,
                 site: site(file, stmt, what),
+                outer: outer_loop(stmt),
+                sized_slice: right.kind() == "subscript",
             },
             func,
             file.text_of(right).to_owned(),
@@ -345,7 +395,7 @@ fn single_arg_call(file: &Parsed, node: Node<'_>, var: &str) -> Option<String> {
 }
 
 /// Whether `func` can run in a worker process, and whether it does CPU work per item.
-fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, String> {
+fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Option<String>> {
     let root = file.tree.root_node();
     let site = find_all(root, |n| n.start_byte() == at_byte || n.start_byte() > at_byte)
         .into_iter()
@@ -363,9 +413,9 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Str
     });
     let in_function = site.and_then(patch::enclosing_function).is_some();
     if !in_guard && !(in_function && file.has_main_guard()) {
-        return Err(
+        return Err(Some(
             "runs at import time without an `if __name__ == \"__main__\":` guard; workers would re-run it".to_owned(),
-        );
+        ));
     }
     if let Some(enclosing) = site.and_then(patch::enclosing_function) {
         // A pool inside a function that itself runs in workers would nest pools.
@@ -374,7 +424,7 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Str
             .map(|n| file.text_of(n))
             .unwrap_or("");
         if name == func {
-            return Err("recursive".to_owned());
+            return Err(Some("recursive".to_owned()));
         }
     }
     if func.contains('.') {
@@ -383,7 +433,7 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Str
         return if file.aliases.contains_key(head) {
             Ok(false)
         } else {
-            Err(format!("`{func}` is not a module function"))
+            Err(None)
         };
     }
     let defs: Vec<Node<'_>> = children(root)
@@ -402,11 +452,12 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Str
         return if file.aliases.contains_key(func) {
             Ok(false)
         } else {
-            Err(format!("`{func}` is not defined at module level (workers cannot pickle it)"))
+            // A builtin or a local function: not ours to move.
+            Err(None)
         };
     };
     if !find_all(*def, |n| n.kind() == "global_statement" || n.kind() == "nonlocal_statement").is_empty() {
-        return Err(format!("`{func}` writes global state"));
+        return Err(Some(format!("`{func}` writes global state")));
     }
     let heavy = !find_all(*def, |n| {
         matches!(
@@ -428,4 +479,20 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Str
         })
     });
     Ok(heavy || calls_heavy)
+}
+
+/// The byte range of the outermost `for`/`while` around `node` in its function.
+fn outer_loop(node: Node<'_>) -> Option<(usize, usize)> {
+    let mut outer = None;
+    let mut cur = node.parent();
+    while let Some(p) = cur {
+        if matches!(p.kind(), "function_definition" | "class_definition" | "lambda") {
+            break;
+        }
+        if matches!(p.kind(), "for_statement" | "while_statement") {
+            outer = Some((p.start_byte(), p.end_byte()));
+        }
+        cur = p.parent();
+    }
+    outer
 }

@@ -570,6 +570,39 @@ pub fn wrap(text: &str, root: Node<'_>, first: Node<'_>, last: Node<'_>, header:
     }
 }
 
+/// Like [`wrap`] for the statement spanning bytes `start..end`, after first applying `inner`
+/// edits that lie inside that range: one edit that rewrites the inside and wraps it.
+#[must_use]
+pub fn wrap_with(text: &str, start: usize, end: usize, header: &str, inner: &[Edit]) -> Option<Edit> {
+    if inner.iter().any(|e| e.start < start || e.end > end) {
+        return None;
+    }
+    let new_text = apply(text, inner).ok()?;
+    let delta = new_text.len() as isize - text.len() as isize;
+    let new_end = usize::try_from(end as isize + delta).ok()?;
+    let tree = parse(&new_text)?;
+    let root = tree.root_node();
+    let mut node = root.descendant_for_byte_range(start, start)?;
+    // Climb to the statement that starts here and spans to the end.
+    while node.end_byte() < new_end {
+        node = node.parent()?;
+    }
+    let stmt = statement_of(node).unwrap_or(node);
+    let wrapped = wrap(&new_text, root, stmt, stmt, header);
+    let line_from = line_start(text, start);
+    let line_to = line_end(text, end);
+    if wrapped.start != line_from {
+        return None;
+    }
+    let tail = new_text.get(wrapped.end..)?;
+    let orig_tail = text.get(line_to..)?;
+    (tail == orig_tail).then_some(Edit {
+        start: line_from,
+        end: line_to,
+        content: wrapped.content,
+    })
+}
+
 /// The closest ancestor (not `node` itself) whose kind is one of `kinds`, stopping at function
 /// and class boundaries unless they are asked for.
 #[must_use]
