@@ -629,6 +629,9 @@ fn build_candidate(
     let mut diff = String::new();
     for (i, mut edits) in by_file {
         let file = ctx.files.get(i).ok_or("internal: bad file index")?;
+        // The same insertion proposed twice (an import per site) is made once; the stable sort
+        // keeps the proposal order of different insertions at one point.
+        edits.sort_by_key(|e| (e.start, e.end));
         edits.dedup();
         let new_text = patch::apply_checked(&file.text, &edits)
             .map_err(|e| format!("{}: {e}", file.path))?;
