@@ -121,10 +121,18 @@ pub struct RawBench {
     /// Most measured runs per side.
     pub max_runs: Option<u32>,
     /// Per-run timeout: seconds, or `90s`, `5m`, `1h`.
-    #[serde(default, deserialize_with = "de_duration", serialize_with = "ser_duration")]
+    #[serde(
+        default,
+        deserialize_with = "de_duration",
+        serialize_with = "ser_duration"
+    )]
     pub timeout: Option<Duration>,
     /// Total time budget of all experiments.
-    #[serde(default, deserialize_with = "de_duration", serialize_with = "ser_duration")]
+    #[serde(
+        default,
+        deserialize_with = "de_duration",
+        serialize_with = "ser_duration"
+    )]
     pub budget: Option<Duration>,
 }
 
@@ -501,7 +509,10 @@ mod tests {
     fn unknown_nested_key_lists_section_keys() {
         let msg = err("bench:\n  command: x\n  comand: y\n");
         assert!(msg.starts_with("cfg.yml:3:"), "{msg}");
-        assert!(msg.contains("valid keys under bench: command, metric-regex"), "{msg}");
+        assert!(
+            msg.contains("valid keys under bench: command, metric-regex"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub mod config;
 pub mod exit;
 pub mod progress;
 
-pub mod ceilings;
 pub mod analysis;
-pub mod verdict;
+pub mod ceilings;
 pub mod strategies;
+pub mod verdict;

@@ -1,6 +1,13 @@
 //! The strategy registry: unique ids, complete documentation, and `docs/strategies.md` in step
 //! with the doc comments.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers fail the test loudly"
+)]
+
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -12,7 +19,11 @@ fn ids_are_unique_and_kebab_case() {
     for s in STRATEGIES {
         let id = s.meta().id;
         assert!(seen.insert(id), "duplicate strategy id {id}");
-        assert!(id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "{id}");
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+            "{id}"
+        );
     }
     let ids: Vec<&str> = STRATEGIES.iter().map(|s| s.meta().id).collect();
     insta::assert_debug_snapshot!(ids);
@@ -20,8 +31,14 @@ fn ids_are_unique_and_kebab_case() {
 
 #[test]
 fn at_least_five_basic_and_three_advanced() {
-    let basic = STRATEGIES.iter().filter(|s| s.meta().kind == Kind::Basic).count();
-    let advanced = STRATEGIES.iter().filter(|s| s.meta().kind == Kind::Advanced).count();
+    let basic = STRATEGIES
+        .iter()
+        .filter(|s| s.meta().kind == Kind::Basic)
+        .count();
+    let advanced = STRATEGIES
+        .iter()
+        .filter(|s| s.meta().kind == Kind::Advanced)
+        .count();
     assert!(basic >= 5, "{basic} basic");
     assert!(advanced >= 3, "{advanced} advanced");
 }
@@ -40,7 +57,11 @@ fn every_strategy_documents_every_section() {
         ] {
             assert!(m.doc.contains(section), "{} lacks {section}", m.id);
         }
-        assert!(m.doc.matches("```python").count() >= 2, "{}: example and fix", m.id);
+        assert!(
+            m.doc.matches("```python").count() >= 2,
+            "{}: example and fix",
+            m.id
+        );
         assert!(!m.targets.is_empty(), "{} targets no category", m.id);
     }
 }

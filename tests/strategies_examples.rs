@@ -1,6 +1,13 @@
 //! Step 3 on the bundled examples: the patched pipeline still runs and prints the same
 //! figures, rankings are stable on fixed inputs, and the CLI writes `strategies.md`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers fail the test loudly"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -65,14 +72,21 @@ fn patched_pipeline_runs_and_prints_the_same_slow_count() {
     };
     assert_eq!(file.path, "pipeline.py");
     let original = root().join("examples/pipeline/pipeline.py");
-    assert_eq!(std::fs::read_to_string(&original).unwrap(), file.expected_original);
+    assert_eq!(
+        std::fs::read_to_string(&original).unwrap(),
+        file.expected_original
+    );
     let dir = tempfile::tempdir().unwrap();
     let patched = dir.path().join("pipeline.py");
     std::fs::write(&patched, &file.new_text).unwrap();
     let before = pipeline_counts(&original);
     assert!(before.contains(" slow="), "{before}");
     assert_eq!(before, pipeline_counts(&patched));
-    assert!(candidate.diff.starts_with("--- a/pipeline.py\n+++ b/pipeline.py\n"));
+    assert!(
+        candidate
+            .diff
+            .starts_with("--- a/pipeline.py\n+++ b/pipeline.py\n")
+    );
 }
 
 #[test]
@@ -100,21 +114,49 @@ fn ranking_of_the_training_example_is_stable() {
     }
     // Without allow-numerics the safe strategies come first and the others are held back.
     let safe_first = plan_example("torch-train", machine, false);
-    let first_held = safe_first.ranked.iter().position(|r| r.held_back.is_some()).unwrap();
-    assert!(safe_first.ranked[..first_held].iter().all(|r| r.safety_weight == 1.0));
-    assert!(safe_first.ranked[first_held..].iter().all(|r| r.held_back.is_some()));
+    let first_held = safe_first
+        .ranked
+        .iter()
+        .position(|r| r.held_back.is_some())
+        .unwrap();
+    assert!(
+        safe_first.ranked[..first_held]
+            .iter()
+            .all(|r| r.safety_weight == 1.0)
+    );
+    assert!(
+        safe_first.ranked[first_held..]
+            .iter()
+            .all(|r| r.held_back.is_some())
+    );
     assert_eq!(safe_first.candidates(3).len(), 3.min(first_held));
 }
 
 #[test]
 fn worker_variants_follow_the_core_count() {
     let two = plan_example("torch-train", cpu_machine(2), false);
-    let r = two.ranked.iter().find(|r| r.id == "parallel-data-loading").unwrap();
-    let names: Vec<_> = r.candidates.iter().filter_map(|c| c.variant.as_deref()).collect();
+    let r = two
+        .ranked
+        .iter()
+        .find(|r| r.id == "parallel-data-loading")
+        .unwrap();
+    let names: Vec<_> = r
+        .candidates
+        .iter()
+        .filter_map(|c| c.variant.as_deref())
+        .collect();
     assert_eq!(names, ["workers-2", "workers-1"]);
     let many = plan_example("torch-train", cpu_machine(32), false);
-    let r = many.ranked.iter().find(|r| r.id == "parallel-data-loading").unwrap();
-    let names: Vec<_> = r.candidates.iter().filter_map(|c| c.variant.as_deref()).collect();
+    let r = many
+        .ranked
+        .iter()
+        .find(|r| r.id == "parallel-data-loading")
+        .unwrap();
+    let names: Vec<_> = r
+        .candidates
+        .iter()
+        .filter_map(|c| c.variant.as_deref())
+        .collect();
     assert_eq!(names, ["workers-2", "workers-16", "workers-32"]);
 }
 
@@ -133,6 +175,9 @@ fn cli_writes_strategies_md_with_the_ranked_table_and_diffs() {
     let md = std::fs::read_to_string(out.path().join("strategies.md")).unwrap();
     assert!(md.contains("| Rank | Strategy | Title | Kind | Targets | Expected gain | Safety | Applicability | Score |"));
     assert!(md.contains("| 1 | `parallel-map` |"), "{md}");
-    assert!(md.contains("```diff\n--- a/pipeline.py\n+++ b/pipeline.py\n"), "{md}");
+    assert!(
+        md.contains("```diff\n--- a/pipeline.py\n+++ b/pipeline.py\n"),
+        "{md}"
+    );
     assert!(md.contains("## Not applicable"));
 }

@@ -1,6 +1,13 @@
 //! Step 3's promises on shaped fixtures: each strategy rewrites the shapes it targets into
 //! code that still parses (tree-sitter and Python's own parser), and the diffs are pinned.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers fail the test loudly"
+)]
+
 use std::path::Path;
 use std::process::Command;
 
@@ -55,18 +62,35 @@ fn assert_runnable_syntax(r: &Ranked) {
     for c in &r.candidates {
         for f in &c.patch {
             let tree = parse(&f.new_text).unwrap();
-            assert_eq!(error_count(&tree), 0, "{} {:?}:\n{}", r.id, c.variant, f.new_text);
+            assert_eq!(
+                error_count(&tree),
+                0,
+                "{} {:?}:\n{}",
+                r.id,
+                c.variant,
+                f.new_text
+            );
             let status = Command::new("python3")
                 .args(["-c", "import ast, sys; ast.parse(sys.stdin.read())"])
                 .stdin(std::process::Stdio::piped())
                 .spawn()
                 .and_then(|mut child| {
                     use std::io::Write;
-                    child.stdin.take().unwrap().write_all(f.new_text.as_bytes())?;
+                    child
+                        .stdin
+                        .take()
+                        .unwrap()
+                        .write_all(f.new_text.as_bytes())?;
                     child.wait()
                 })
                 .expect("python3 is required by the strategy tests");
-            assert!(status.success(), "python3 rejects {} {:?}:\n{}", r.id, c.variant, f.new_text);
+            assert!(
+                status.success(),
+                "python3 rejects {} {:?}:\n{}",
+                r.id,
+                c.variant,
+                f.new_text
+            );
         }
     }
 }
@@ -74,7 +98,13 @@ fn assert_runnable_syntax(r: &Ranked) {
 fn diffs(r: &Ranked) -> String {
     r.candidates
         .iter()
-        .map(|c| format!("# variant {}\n{}", c.variant.as_deref().unwrap_or("-"), c.diff))
+        .map(|c| {
+            format!(
+                "# variant {}\n{}",
+                c.variant.as_deref().unwrap_or("-"),
+                c.diff
+            )
+        })
         .collect()
 }
 
@@ -83,7 +113,11 @@ fn for_append_loop_becomes_a_process_pool_map() {
     let plan = plan_for("for_append.py", gpu_machine());
     let r = strategy(&plan, "parallel-map");
     assert_runnable_syntax(r);
-    let names: Vec<_> = r.candidates.iter().map(|c| c.variant.clone().unwrap()).collect();
+    let names: Vec<_> = r
+        .candidates
+        .iter()
+        .map(|c| c.variant.clone().unwrap())
+        .collect();
     assert_eq!(names, ["workers-2", "workers-4", "workers-8"]);
     insta::assert_snapshot!(diffs(r));
 }
@@ -116,7 +150,11 @@ fn parallel_output_equals_serial_output() {
                 .arg(dir.path().join(file))
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{file}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             String::from_utf8(out.stdout).unwrap()
         };
         assert_eq!(run("orig.py"), run("patched.py"), "{name}");
@@ -131,7 +169,9 @@ fn dataloader_calls_with_and_without_keywords_get_workers() {
     // plain, keyworded, multiline (num_workers=0), positional 0; `done` is left alone.
     assert_eq!(r.sites.len(), 4, "{:#?}", r.sites);
     let first = &r.candidates[0].patch[0].new_text;
-    assert!(first.contains("done = DL(ds, num_workers=4, persistent_workers=True, pin_memory=True)"));
+    assert!(
+        first.contains("done = DL(ds, num_workers=4, persistent_workers=True, pin_memory=True)")
+    );
     insta::assert_snapshot!(diffs(r));
 }
 
@@ -143,8 +183,16 @@ fn dataloader_on_a_machine_without_gpu_is_not_pinned() {
     };
     let plan = plan_for("dataloader.py", machine);
     let r = strategy(&plan, "parallel-data-loading");
-    assert!(r.candidates.iter().all(|c| !c.diff.contains("pin_memory=True)\n+")));
-    assert!(!r.candidates[0].patch[0].new_text.contains("plain = DL(ds, num_workers=2, persistent_workers=True, pin_memory"));
+    assert!(
+        r.candidates
+            .iter()
+            .all(|c| !c.diff.contains("pin_memory=True)\n+"))
+    );
+    assert!(
+        !r.candidates[0].patch[0]
+            .new_text
+            .contains("plain = DL(ds, num_workers=2, persistent_workers=True, pin_memory")
+    );
 }
 
 #[test]
@@ -181,10 +229,16 @@ fn training_step_fixture_gets_sync_copy_and_precision_patches() {
 fn host_sync_float_sums_are_numerics_and_counts_are_safe() {
     let train = plan_for("train_step.py", gpu_machine());
     let r = strategy(&train, "deferred-host-sync");
-    assert_eq!(r.safety, efficiency_audit::analysis::model::Applicability::Numerics);
+    assert_eq!(
+        r.safety,
+        efficiency_audit::analysis::model::Applicability::Numerics
+    );
     let eval = plan_for("eval_loop.py", gpu_machine());
     let r = strategy(&eval, "deferred-host-sync");
-    assert_eq!(r.safety, efficiency_audit::analysis::model::Applicability::Safe);
+    assert_eq!(
+        r.safety,
+        efficiency_audit::analysis::model::Applicability::Safe
+    );
 }
 
 #[test]
@@ -196,7 +250,11 @@ fn no_gpu_makes_gpu_only_strategies_not_applicable_and_says_so() {
     let plan = plan_for("train_step.py", machine);
     for id in ["tf32", "autocast", "non-blocking-copies"] {
         let skipped = plan.skipped.iter().find(|s| s.id == id).unwrap();
-        assert!(skipped.reason.contains("no GPU"), "{id}: {}", skipped.reason);
+        assert!(
+            skipped.reason.contains("no GPU"),
+            "{id}: {}",
+            skipped.reason
+        );
     }
 }
 
@@ -213,9 +271,17 @@ fn pre_ampere_gpus_get_fp16_only_and_no_tf32() {
         ..gpu_machine()
     };
     let plan = plan_for("train_step.py", machine);
-    assert!(plan.skipped.iter().any(|s| s.id == "tf32" && s.reason.contains("8.0")));
+    assert!(
+        plan.skipped
+            .iter()
+            .any(|s| s.id == "tf32" && s.reason.contains("8.0"))
+    );
     let r = strategy(&plan, "autocast");
-    let names: Vec<_> = r.candidates.iter().filter_map(|c| c.variant.clone()).collect();
+    let names: Vec<_> = r
+        .candidates
+        .iter()
+        .filter_map(|c| c.variant.clone())
+        .collect();
     assert_eq!(names, ["fp16"]);
     assert!(r.candidates[0].diff.contains("GradScaler"));
 }
@@ -232,9 +298,23 @@ fn expected_gain_is_bounded_by_the_measured_ceilings() {
     };
     let plan = plan_for("train_step.py", machine);
     let tf32 = strategy(&plan, "tf32");
-    assert!((tf32.expected_gain.upper - 1.5).abs() < 1e-9, "{:?}", tf32.expected_gain);
-    assert!(tf32.expected_gain.bound.as_deref().unwrap().contains("TF32 30.0"));
+    assert!(
+        (tf32.expected_gain.upper - 1.5).abs() < 1e-9,
+        "{:?}",
+        tf32.expected_gain
+    );
+    assert!(
+        tf32.expected_gain
+            .bound
+            .as_deref()
+            .unwrap()
+            .contains("TF32 30.0")
+    );
     let amp = strategy(&plan, "autocast");
-    assert!((amp.expected_gain.upper - 2.0).abs() < 1e-9, "{:?}", amp.expected_gain);
+    assert!(
+        (amp.expected_gain.upper - 2.0).abs() < 1e-9,
+        "{:?}",
+        amp.expected_gain
+    );
     assert!(amp.expected_gain.expected <= amp.expected_gain.upper);
 }

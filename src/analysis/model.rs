@@ -206,7 +206,9 @@ pub struct Finding {
 }
 
 /// What a file or function does, by the signals of reference ml_rules.md §2.3.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CodeKind {
     /// Training: backward / optimizer.step / fit.

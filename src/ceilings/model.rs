@@ -13,8 +13,7 @@ pub const SCHEMA: u32 = 1;
 pub const UNKNOWN_FILL_IN: &str = "UNKNOWN — fill in manually";
 
 /// The seed's exact warning when code expects a GPU and none is present.
-pub const NO_GPU_WARNING: &str =
-    "[WARNING] No GPU detected but code expects one. Auditing CPU-only path; GPU ceiling marked N/A.";
+pub const NO_GPU_WARNING: &str = "[WARNING] No GPU detected but code expects one. Auditing CPU-only path; GPU ceiling marked N/A.";
 
 /// The whole file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -3,7 +3,10 @@ use tree_sitter::Node;
 use crate::analysis::model::{Applicability, Edit};
 
 use super::patch::{self, Parsed, find_all, statements};
-use super::{Context, Gain, GpuState, Proposal, Site, Strategy, TensorPrecision, VariantEdits, at, calls_model, capability, has_backward, is_device_expr, model_names, site};
+use super::{
+    Context, Gain, GpuState, Proposal, Site, Strategy, TensorPrecision, VariantEdits, at,
+    calls_model, capability, has_backward, is_device_expr, model_names, site,
+};
 
 super::declare_strategy! {
     /// ## What it does
@@ -91,11 +94,16 @@ impl Strategy for Autocast {
                 applicability = 0.8;
                 if let Some(cc) = capability(&ctx.machine) {
                     if cc < (7, 0) {
-                        return Err(format!("{name} (compute capability {}.{}) has no tensor cores; AMP is slower there", cc.0, cc.1));
+                        return Err(format!(
+                            "{name} (compute capability {}.{}) has no tensor cores; AMP is slower there",
+                            cc.0, cc.1
+                        ));
                     }
                     if cc < (8, 0) {
                         bf16 = false;
-                        reasons.push(format!("{name}: no bf16 below compute capability 8.0; fp16 + GradScaler only"));
+                        reasons.push(format!(
+                            "{name}: no bf16 below compute capability 8.0; fp16 + GradScaler only"
+                        ));
                     }
                 }
             }
@@ -111,13 +119,18 @@ impl Strategy for Autocast {
             if models.is_empty() {
                 continue;
             }
-            for loop_ in find_all(file.tree.root_node(), |n| matches!(n.kind(), "for_statement" | "while_statement")) {
+            for loop_ in find_all(file.tree.root_node(), |n| {
+                matches!(n.kind(), "for_statement" | "while_statement")
+            }) {
                 let Some(body) = loop_.child_by_field_name("body") else {
                     continue;
                 };
                 let stmts = statements(body);
                 if let Some(t) = train_step(fi, file, loop_, &stmts, &models) {
-                    let what = format!("training step at {} runs forward and loss in fp32", at(file, t.first));
+                    let what = format!(
+                        "training step at {} runs forward and loss in fp32",
+                        at(file, t.first)
+                    );
                     reasons.push(what.clone());
                     sites.push(site(file, loop_, what));
                     if file.text.contains("clip_grad") {
@@ -147,7 +160,9 @@ impl Strategy for Autocast {
             }
         }
         if trains.is_empty() && infers.is_empty() {
-            return Err("no training step or inference loop calls a model outside autocast".to_owned());
+            return Err(
+                "no training step or inference loop calls a model outside autocast".to_owned(),
+            );
         }
         let mut variants = Vec::new();
         for (name, dtype, scaled) in [("bf16", "bfloat16", false), ("fp16", "float16", true)] {
@@ -165,17 +180,27 @@ impl Strategy for Autocast {
                     file.tree.root_node(),
                     t.first,
                     t.last,
-                    &format!("with {torch}.autocast(device_type={}, dtype={torch}.{dtype}):", t.device_type),
+                    &format!(
+                        "with {torch}.autocast(device_type={}, dtype={torch}.{dtype}):",
+                        t.device_type
+                    ),
                 ));
                 if scaled {
                     let Some((step, opt)) = &t.step else {
                         continue;
                     };
-                    let scaler = if file.text.contains("scaler") { "_ea_scaler" } else { "scaler" };
+                    let scaler = if file.text.contains("scaler") {
+                        "_ea_scaler"
+                    } else {
+                        "scaler"
+                    };
                     edits.push(patch::insert_before(
                         &file.text,
                         t.outer,
-                        &[format!("{scaler} = {torch}.amp.GradScaler({})", t.device_type)],
+                        &[format!(
+                            "{scaler} = {torch}.amp.GradScaler({})",
+                            t.device_type
+                        )],
                     ));
                     edits.push(Edit {
                         start: t.backward.start_byte(),
@@ -200,7 +225,10 @@ impl Strategy for Autocast {
                     file.tree.root_node(),
                     i.stmt,
                     i.stmt,
-                    &format!("with {torch}.autocast(device_type={}, dtype={torch}.{dtype}):", i.device_type),
+                    &format!(
+                        "with {torch}.autocast(device_type={}, dtype={torch}.{dtype}):",
+                        i.device_type
+                    ),
                 ));
             }
             if scaled && trains.iter().any(|t| t.step.is_none()) {
@@ -225,7 +253,9 @@ impl Strategy for Autocast {
             gain: Gain {
                 expected: 1.0 + (upper - 1.0) * 0.5,
                 upper,
-                source: "ml_rules.md PREC001 (S10: 2–3x; S1: up to 3x), half the bound expected [est]".to_owned(),
+                source:
+                    "ml_rules.md PREC001 (S10: 2–3x; S1: up to 3x), half the bound expected [est]"
+                        .to_owned(),
                 bound,
             },
             safety: Applicability::Numerics,
@@ -277,10 +307,14 @@ fn train_step<'t>(
         return None;
     }
     let step = stmts[b + 1..].iter().find_map(|s| {
-        let call = s.named_child(0).filter(|_| s.kind() == "expression_statement")?;
+        let call = s
+            .named_child(0)
+            .filter(|_| s.kind() == "expression_statement")?;
         let (opt, m) = patch::method_call(call, text)?;
-        (m == "step" && opt.kind() == "identifier" && patch::call_args(call, text).positional.is_empty())
-            .then(|| (call, file.text_of(opt).to_owned()))
+        (m == "step"
+            && opt.kind() == "identifier"
+            && patch::call_args(call, text).positional.is_empty())
+        .then(|| (call, file.text_of(opt).to_owned()))
     });
     // The scaler is created once, before the outermost loop of the function.
     let mut outer = loop_;
@@ -317,7 +351,12 @@ fn device_type(file: &Parsed, loop_: Node<'_>) -> String {
             continue;
         }
         let args = patch::call_args(call, &file.text);
-        let Some(dev) = args.positional.first().copied().or_else(|| args.keyword("device")) else {
+        let Some(dev) = args
+            .positional
+            .first()
+            .copied()
+            .or_else(|| args.keyword("device"))
+        else {
             continue;
         };
         if !is_device_expr(dev, file) {
@@ -326,15 +365,18 @@ fn device_type(file: &Parsed, loop_: Node<'_>) -> String {
         match dev.kind() {
             "identifier" => {
                 let name = file.text_of(dev);
-                let is_device_var = find_all(file.tree.root_node(), |n| n.kind() == "assignment").into_iter().any(|a| {
-                    a.child_by_field_name("left").is_some_and(|l| file.text_of(l) == name)
-                        && a.child_by_field_name("right").is_some_and(|r| {
-                            r.kind() == "call"
-                                && r.child_by_field_name("function")
-                                    .and_then(|f| file.qualified(f))
-                                    .is_some_and(|q| q == "torch.device")
-                        })
-                });
+                let is_device_var = find_all(file.tree.root_node(), |n| n.kind() == "assignment")
+                    .into_iter()
+                    .any(|a| {
+                        a.child_by_field_name("left")
+                            .is_some_and(|l| file.text_of(l) == name)
+                            && a.child_by_field_name("right").is_some_and(|r| {
+                                r.kind() == "call"
+                                    && r.child_by_field_name("function")
+                                        .and_then(|f| file.qualified(f))
+                                        .is_some_and(|q| q == "torch.device")
+                            })
+                    });
                 if is_device_var {
                     return format!("{name}.type");
                 }

@@ -1,7 +1,9 @@
 use crate::analysis::model::Applicability;
 
 use super::patch::{self, find_all};
-use super::{Context, Gain, GpuState, Proposal, Strategy, VariantEdits, at, model_assignments, site};
+use super::{
+    Context, Gain, GpuState, Proposal, Strategy, VariantEdits, at, model_assignments, site,
+};
 
 super::declare_strategy! {
     /// ## What it does
@@ -69,7 +71,9 @@ impl Strategy for ChannelsLast {
                 edits.push(patch::insert_after(
                     &file.text,
                     stmt,
-                    &[format!("{model} = {model}.to(memory_format={torch}.channels_last)")],
+                    &[format!(
+                        "{model} = {model}.to(memory_format={torch}.channels_last)"
+                    )],
                 ));
                 let what = format!(
                     "`{model}` at {} has {} Conv2d layer(s) (first at {}) in NCHW",

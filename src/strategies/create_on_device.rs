@@ -1,7 +1,9 @@
 use crate::analysis::model::{Applicability, Edit};
 
 use super::patch::{self, find_all};
-use super::{Context, Gain, GpuState, Proposal, Site, Strategy, VariantEdits, at, is_device_expr, site};
+use super::{
+    Context, Gain, GpuState, Proposal, Site, Strategy, VariantEdits, at, is_device_expr, site,
+};
 
 super::declare_strategy! {
     /// ## What it does
@@ -43,7 +45,15 @@ super::declare_strategy! {
 }
 
 const CONSTRUCTORS: &[&str] = &[
-    "tensor", "as_tensor", "zeros", "ones", "empty", "full", "arange", "eye", "linspace",
+    "tensor",
+    "as_tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "eye",
+    "linspace",
 ];
 
 impl Strategy for CreateOnDevice {
@@ -130,11 +140,16 @@ impl Strategy for CreateOnDevice {
             }
         }
         if files.is_empty() {
-            return Err("no tensor is created on the CPU and then moved with `.to(device)` / `.cuda()`".to_owned());
+            return Err(
+                "no tensor is created on the CPU and then moved with `.to(device)` / `.cuda()`"
+                    .to_owned(),
+            );
         }
         let applicability = match (&ctx.machine.gpu, in_loop) {
             (GpuState::Absent, _) => {
-                reasons.push("no GPU: `.to(device)` is a no-op on the CPU, nothing to gain here".to_owned());
+                reasons.push(
+                    "no GPU: `.to(device)` is a no-op on the CPU, nothing to gain here".to_owned(),
+                );
                 0.1
             }
             (_, true) => 0.8,

@@ -74,7 +74,8 @@ impl Strategy for DeferredHostSync {
                 let Some(shape) = accumulation(file, item) else {
                     continue;
                 };
-                let Some(loop_) = patch::ancestor(item, &["for_statement", "while_statement"]) else {
+                let Some(loop_) = patch::ancestor(item, &["for_statement", "while_statement"])
+                else {
                     continue;
                 };
                 let Some(body) = loop_.child_by_field_name("body") else {
@@ -83,9 +84,8 @@ impl Strategy for DeferredHostSync {
                 if patch::mentions(body, &file.text, &shape.acc, Some(shape.stmt)) {
                     continue;
                 }
-                if patch::any_in_scope(body, &|n| {
-                    matches!(n.kind(), "return_statement" | "yield")
-                }) {
+                if patch::any_in_scope(body, &|n| matches!(n.kind(), "return_statement" | "yield"))
+                {
                     continue;
                 }
                 let Some((recv, _)) = patch::method_call(item, &file.text) else {
@@ -188,7 +188,9 @@ fn accumulation<'t>(file: &Parsed, item: Node<'t>) -> Option<Shape<'t>> {
     }
     // total += <item>
     if parent.kind() == "augmented_assignment"
-        && parent.child_by_field_name("right").is_some_and(|r| r.id() == item.id())
+        && parent
+            .child_by_field_name("right")
+            .is_some_and(|r| r.id() == item.id())
         && parent
             .child_by_field_name("operator")
             .is_some_and(|o| file.text_of(o) == "+=")

@@ -3,7 +3,10 @@ use tree_sitter::Node;
 use crate::analysis::model::{Applicability, Edit};
 
 use super::patch::{self, Parsed, find_all};
-use super::{Context, Gain, Proposal, Site, Strategy, VariantEdits, at, calls_model, has_backward, model_names, site};
+use super::{
+    Context, Gain, Proposal, Site, Strategy, VariantEdits, at, calls_model, has_backward,
+    model_names, site,
+};
 
 super::declare_strategy! {
     /// ## What it does
@@ -55,7 +58,15 @@ super::declare_strategy! {
 }
 
 const EVAL_NAMES: &[&str] = &[
-    "eval", "evaluate", "evaluation", "validate", "validation", "val", "test", "predict", "infer",
+    "eval",
+    "evaluate",
+    "evaluation",
+    "validate",
+    "validation",
+    "val",
+    "test",
+    "predict",
+    "infer",
     "inference",
 ];
 
@@ -87,11 +98,17 @@ impl Strategy for DisableAutograd {
                     .child_by_field_name("name")
                     .map(|n| file.text_of(n).to_lowercase())
                     .unwrap_or_default();
-                let eval_named = EVAL_NAMES
+                let eval_named = EVAL_NAMES.iter().any(|e| {
+                    name == *e
+                        || name.starts_with(&format!("{e}_"))
+                        || name.ends_with(&format!("_{e}"))
+                });
+                let loops = find_all(func, |n| {
+                    matches!(n.kind(), "for_statement" | "while_statement")
+                });
+                let runs_model = loops
                     .iter()
-                    .any(|e| name == *e || name.starts_with(&format!("{e}_")) || name.ends_with(&format!("_{e}")));
-                let loops = find_all(func, |n| matches!(n.kind(), "for_statement" | "while_statement"));
-                let runs_model = loops.iter().any(|l| calls_model(*l, file, &models) || calls_any(*l, file));
+                    .any(|l| calls_model(*l, file, &models) || calls_any(*l, file));
                 if eval_named && runs_model && patch::enclosing_function(func).is_none() {
                     let what = format!(
                         "`{}` at {} runs the model with autograd on",
@@ -106,7 +123,8 @@ impl Strategy for DisableAutograd {
             // Ex) model.eval()
             //     for x in rows: logits = model(x)
             for eval_call in find_all(file.tree.root_node(), |n| {
-                patch::method_call(n, &file.text).is_some_and(|(r, m)| m == "eval" && r.kind() == "identifier")
+                patch::method_call(n, &file.text)
+                    .is_some_and(|(r, m)| m == "eval" && r.kind() == "identifier")
             }) {
                 let Some(stmt) = patch::statement_of(eval_call) else {
                     continue;
@@ -115,7 +133,9 @@ impl Strategy for DisableAutograd {
                     .map(|(r, _)| file.text_of(r).to_owned())
                     .unwrap_or_default();
                 if let Some(func) = patch::enclosing_function(stmt)
-                    && targets.iter().any(|t| matches!(t, Target::Decorate(f) if f.id() == func.id()))
+                    && targets
+                        .iter()
+                        .any(|t| matches!(t, Target::Decorate(f) if f.id() == func.id()))
                 {
                     continue;
                 }
@@ -125,7 +145,9 @@ impl Strategy for DisableAutograd {
                 let mut next = stmt.next_named_sibling();
                 while let Some(s) = next {
                     if matches!(s.kind(), "for_statement" | "while_statement") {
-                        if calls_model(s, file, std::slice::from_ref(&model)) && !has_backward(s, file) {
+                        if calls_model(s, file, std::slice::from_ref(&model))
+                            && !has_backward(s, file)
+                        {
                             let what = format!(
                                 "loop at {} runs `{model}` after `{model}.eval()` with autograd on",
                                 at(file, s)
@@ -144,7 +166,10 @@ impl Strategy for DisableAutograd {
             }
         }
         if per_file.is_empty() {
-            return Err("no evaluation function or post-`eval()` loop runs a model with autograd on".to_owned());
+            return Err(
+                "no evaluation function or post-`eval()` loop runs a model with autograd on"
+                    .to_owned(),
+            );
         }
         let mut variants = Vec::new();
         for ctx_name in ["no_grad", "inference_mode"] {
@@ -204,7 +229,8 @@ fn already_disabled(file: &Parsed, func: Node<'_>) -> bool {
         p.kind() == "decorated_definition"
             && patch::children(p).into_iter().any(|d| {
                 d.kind() == "decorator"
-                    && (file.text_of(d).contains("no_grad") || file.text_of(d).contains("inference_mode"))
+                    && (file.text_of(d).contains("no_grad")
+                        || file.text_of(d).contains("inference_mode"))
             })
     });
     decorated
@@ -217,7 +243,9 @@ fn grad_off(file: &Parsed, with: Node<'_>) -> bool {
     let head = with
         .child_by_field_name("body")
         .map_or(file.text_of(with), |b| {
-            file.text.get(with.start_byte()..b.start_byte()).unwrap_or("")
+            file.text
+                .get(with.start_byte()..b.start_byte())
+                .unwrap_or("")
         });
     head.contains("no_grad") || head.contains("inference_mode") || head.contains("set_grad_enabled")
 }
@@ -248,4 +276,3 @@ fn calls_any(node: Node<'_>, file: &Parsed) -> bool {
             })
     })
 }
-

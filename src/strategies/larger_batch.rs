@@ -106,7 +106,9 @@ impl Strategy for LargerBatch {
             }
         }
         if targets.is_empty() {
-            return Err("no literal batch size (option default or DataLoader `batch_size=`)".to_owned());
+            return Err(
+                "no literal batch size (option default or DataLoader `batch_size=`)".to_owned(),
+            );
         }
         let variants = [2_u64, 4]
             .iter()

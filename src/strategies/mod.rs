@@ -587,7 +587,15 @@ fn finish(meta: &'static Meta, ctx: &Context<'_>, p: Proposal) -> Result<Ranked,
     if !resolves.is_empty() {
         let list: Vec<String> = resolves
             .iter()
-            .map(|r| format!("{} ({}) at {}:{}", r.rule, r.category.as_str(), r.path, r.line))
+            .map(|r| {
+                format!(
+                    "{} ({}) at {}:{}",
+                    r.rule,
+                    r.category.as_str(),
+                    r.path,
+                    r.line
+                )
+            })
             .collect();
         reasons.push(format!("resolves {}", list.join(", ")));
     }
@@ -633,8 +641,8 @@ fn build_candidate(
         // keeps the proposal order of different insertions at one point.
         edits.sort_by_key(|e| (e.start, e.end));
         edits.dedup();
-        let new_text = patch::apply_checked(&file.text, &edits)
-            .map_err(|e| format!("{}: {e}", file.path))?;
+        let new_text =
+            patch::apply_checked(&file.text, &edits).map_err(|e| format!("{}: {e}", file.path))?;
         if new_text == file.text {
             continue;
         }
@@ -679,8 +687,8 @@ pub fn load_sources(root: &Path, paths: &[PathBuf]) -> anyhow::Result<Vec<Parsed
     found.dedup();
     let mut out = Vec::new();
     for path in found {
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
         let rel = path
             .strip_prefix(root)
             .unwrap_or(&path)
@@ -740,8 +748,7 @@ pub fn command(
     let sources = load_sources(&root, &paths)?;
     let plan = plan(&sources, &[], ceilings.as_ref(), &cfg.strategies);
     let out_dir = global.output_dir.clone().unwrap_or(cfg.output_dir);
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("creating {}", out_dir.display()))?;
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let out = out_dir.join("strategies.md");
     std::fs::write(&out, markdown(&plan)).with_context(|| format!("writing {}", out.display()))?;
     let console = crate::progress::Console::new(global.quiet);
@@ -775,7 +782,10 @@ pub fn model_names(file: &Parsed) -> Vec<String> {
                 })
             })
         })
-        .filter_map(|c| c.child_by_field_name("name").map(|n| file.text_of(n).to_owned()))
+        .filter_map(|c| {
+            c.child_by_field_name("name")
+                .map(|n| file.text_of(n).to_owned())
+        })
         .collect();
     for call in find_all(root, |n| n.kind() == "call") {
         if let Some((recv, m)) = method_call(call, text)
@@ -880,10 +890,11 @@ pub fn worker_counts(cores: usize, min: usize) -> Vec<usize> {
 }
 
 /// A one-line reason for the GPU state, for strategies that need one.
-#[must_use]
 pub fn gpu_gate(machine: &Machine) -> Result<f64, String> {
     match &machine.gpu {
-        GpuState::Absent => Err("no GPU on this machine (ceilings list none): not measurable here".to_owned()),
+        GpuState::Absent => {
+            Err("no GPU on this machine (ceilings list none): not measurable here".to_owned())
+        }
         GpuState::Unknown => Ok(0.5),
         GpuState::Present { .. } => Ok(1.0),
     }
@@ -921,7 +932,9 @@ pub fn site(file: &Parsed, node: tree_sitter::Node<'_>, what: String) -> Site {
 pub fn model_assignments<'t>(file: &'t Parsed) -> Vec<(tree_sitter::Node<'t>, String)> {
     let models = model_names(file);
     let root = file.tree.root_node();
-    let loops = patch::find_all(root, |n| matches!(n.kind(), "for_statement" | "while_statement"));
+    let loops = patch::find_all(root, |n| {
+        matches!(n.kind(), "for_statement" | "while_statement")
+    });
     let mut out = Vec::new();
     for m in models {
         let used_in_loop = loops

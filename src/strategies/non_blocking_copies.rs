@@ -3,7 +3,10 @@ use tree_sitter::Node;
 use crate::analysis::model::{Applicability, Edit};
 
 use super::patch::{self, Parsed, find_all};
-use super::{Context, Gain, GpuState, Proposal, Site, Strategy, VariantEdits, at, gpu_gate, is_device_expr, site};
+use super::{
+    Context, Gain, GpuState, Proposal, Site, Strategy, VariantEdits, at, gpu_gate, is_device_expr,
+    site,
+};
 
 super::declare_strategy! {
     /// ## What it does
@@ -80,7 +83,9 @@ impl Strategy for NonBlockingCopies {
                     let Some((recv, method)) = patch::method_call(call, &file.text) else {
                         continue;
                     };
-                    if recv.kind() != "identifier" || !batch_vars.iter().any(|v| v == file.text_of(recv)) {
+                    if recv.kind() != "identifier"
+                        || !batch_vars.iter().any(|v| v == file.text_of(recv))
+                    {
                         continue;
                     }
                     let args = patch::call_args(call, &file.text);
@@ -119,16 +124,25 @@ impl Strategy for NonBlockingCopies {
                     && !pinned_loaders.contains(&call.start_byte())
                 {
                     let args = patch::call_args(call, &file.text);
-                    if args.keyword("pin_memory").is_none() && args.positional.len() <= 7 && !args.splat {
+                    if args.keyword("pin_memory").is_none()
+                        && args.positional.len() <= 7
+                        && !args.splat
+                    {
                         let value = match &ctx.machine.gpu {
                             GpuState::Present { .. } => Some("True".to_owned()),
-                            _ => file.torch_name().map(|t| format!("{t}.cuda.is_available()")),
+                            _ => file
+                                .torch_name()
+                                .map(|t| format!("{t}.cuda.is_available()")),
                         };
                         if let Some(v) = value
                             && let Some(e) = patch::set_keyword(call, &file.text, "pin_memory", &v)
                         {
                             pinned_loaders.push(call.start_byte());
-                            sites.push(site(file, call, format!("DataLoader at {} is not pinned", at(file, call))));
+                            sites.push(site(
+                                file,
+                                call,
+                                format!("DataLoader at {} is not pinned", at(file, call)),
+                            ));
                             edits.push(e);
                         }
                     }
@@ -142,7 +156,9 @@ impl Strategy for NonBlockingCopies {
             return Err("no blocking `.to(device)` of a DataLoader batch in a loop".to_owned());
         }
         if gate < 1.0 {
-            reasons.push("GPU presence unknown (no ceilings): the copies may be CPU no-ops".to_owned());
+            reasons.push(
+                "GPU presence unknown (no ceilings): the copies may be CPU no-ops".to_owned(),
+            );
         }
         Ok(Proposal {
             sites,
@@ -174,7 +190,9 @@ fn loader_of<'t>(file: &'t Parsed, iter: Node<'t>) -> Option<Option<Node<'t>>> {
     }
     let var = file.text_of(name);
     for assign in find_all(file.tree.root_node(), |n| n.kind() == "assignment") {
-        if assign.child_by_field_name("left").is_some_and(|l| file.text_of(l) == var)
+        if assign
+            .child_by_field_name("left")
+            .is_some_and(|l| file.text_of(l) == var)
             && let Some(right) = assign.child_by_field_name("right")
             && right.kind() == "call"
             && right

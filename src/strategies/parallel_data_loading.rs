@@ -140,7 +140,11 @@ impl Strategy for ParallelDataLoading {
                 if missing.is_empty() {
                     continue;
                 }
-                let what = format!("DataLoader at {} has {}", at(file, call), missing.join(", "));
+                let what = format!(
+                    "DataLoader at {} has {}",
+                    at(file, call),
+                    missing.join(", ")
+                );
                 sites.push(site(file, call, what.clone()));
                 reasons.push(what);
                 if !ctx
@@ -163,13 +167,19 @@ impl Strategy for ParallelDataLoading {
             }
             if targets.iter().any(|t| t.file == fi) {
                 // Real per-item work in a Dataset of this file makes the loader the bottleneck.
-                let heavy = find_all(root, |n| n.kind() == "function_definition").into_iter().any(|f| {
-                    f.child_by_field_name("name").is_some_and(|n| file.text_of(n) == "__getitem__")
-                        && !find_all(f, |n| {
-                            matches!(n.kind(), "for_statement" | "while_statement" | "list_comprehension")
-                        })
-                        .is_empty()
-                });
+                let heavy = find_all(root, |n| n.kind() == "function_definition")
+                    .into_iter()
+                    .any(|f| {
+                        f.child_by_field_name("name")
+                            .is_some_and(|n| file.text_of(n) == "__getitem__")
+                            && !find_all(f, |n| {
+                                matches!(
+                                    n.kind(),
+                                    "for_statement" | "while_statement" | "list_comprehension"
+                                )
+                            })
+                            .is_empty()
+                    });
                 if heavy {
                     applicability = applicability.max(0.9);
                     reasons.push(format!(
@@ -215,11 +225,14 @@ impl Strategy for ParallelDataLoading {
                         end: *end,
                         content: n.to_string(),
                     }),
-                    (Some(n), Some(WorkersSlot::Keyword)) => pairs.push(("num_workers", n.to_string())),
+                    (Some(n), Some(WorkersSlot::Keyword)) => {
+                        pairs.push(("num_workers", n.to_string()))
+                    }
                     _ => {}
                 }
                 pairs.extend(t.fixed.iter().map(|(k, v)| (*k, v.clone())));
-                let borrowed: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let borrowed: Vec<(&str, &str)> =
+                    pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
                 edits.extend(set_keywords(call, &file.text, &borrowed));
                 files.push((t.file, edits));
             }
@@ -229,7 +242,11 @@ impl Strategy for ParallelDataLoading {
             });
         }
         let upper = 2.7_f64.min(cores as f64).max(1.0);
-        let expected = if cores >= 2 { 1.0 + (upper - 1.0) * 0.6 } else { 1.0 };
+        let expected = if cores >= 2 {
+            1.0 + (upper - 1.0) * 0.6
+        } else {
+            1.0
+        };
         if cores < 2 {
             applicability *= 0.3;
             reasons.push("one CPU: workers cannot run beside the training loop".to_owned());
@@ -253,4 +270,3 @@ impl Strategy for ParallelDataLoading {
         })
     }
 }
-

@@ -70,6 +70,13 @@ struct Target {
     sized_slice: bool,
 }
 
+/// Targets of one file sharing an outer loop (or a lone target).
+type Group<'a> = (
+    usize,
+    Option<(usize, usize)>,
+    Vec<&'a (Target, String, String)>,
+);
+
 enum Body {
     /// `target = list(POOL.map(func, iterable))`
     Assign { target: String },
@@ -88,7 +95,10 @@ impl Strategy for ParallelMap {
         let cores = ctx.machine.cores;
         let counts = worker_counts(cores, 2);
         if counts.is_empty() {
-            return Err(format!("{}: a pool needs at least 2 CPUs", ctx.machine.cores_source));
+            return Err(format!(
+                "{}: a pool needs at least 2 CPUs",
+                ctx.machine.cores_source
+            ));
         }
         let mut targets: Vec<(Target, String, String)> = Vec::new();
         let mut reasons = Vec::new();
@@ -130,19 +140,28 @@ impl Strategy for ParallelMap {
         for n in &counts {
             let mut files: Vec<(usize, Vec<Edit>)> = Vec::new();
             // Targets sharing an outer loop share one pool around it.
-            let mut groups: Vec<(usize, Option<(usize, usize)>, Vec<&(Target, String, String)>)> = Vec::new();
+            let mut groups: Vec<Group<'_>> = Vec::new();
             for entry in &targets {
                 let t = &entry.0;
-                match groups.iter_mut().find(|g| t.outer.is_some() && g.0 == t.file && g.1 == t.outer) {
+                match groups
+                    .iter_mut()
+                    .find(|g| t.outer.is_some() && g.0 == t.file && g.1 == t.outer)
+                {
                     Some(g) => g.2.push(entry),
                     None => groups.push((t.file, t.outer, vec![entry])),
                 }
             }
             for (fi, outer, group) in groups {
                 let file = &ctx.files[fi];
-                let pool = if file.text.contains("pool") { "_ea_pool" } else { "pool" };
+                let pool = if file.text.contains("pool") {
+                    "_ea_pool"
+                } else {
+                    "pool"
+                };
                 let unit = patch::indent_unit(&file.text);
-                let header = format!("with concurrent.futures.ProcessPoolExecutor(max_workers={n}) as {pool}:");
+                let header = format!(
+                    "with concurrent.futures.ProcessPoolExecutor(max_workers={n}) as {pool}:"
+                );
                 let line_of = |(t, func, iter): &(Target, String, String)| {
                     // Many small items per call (a slice per batch): one message per worker.
                     let chunks = if t.sized_slice {
@@ -165,7 +184,11 @@ impl Strategy for ParallelMap {
                             edits.push(Edit {
                                 start: t.start,
                                 end: t.end,
-                                content: format!("{i}{header}\n{i}{unit}{}\n", line_of(entry), i = t.indent),
+                                content: format!(
+                                    "{i}{header}\n{i}{unit}{}\n",
+                                    line_of(entry),
+                                    i = t.indent
+                                ),
                             });
                         }
                     }
@@ -178,13 +201,18 @@ impl Strategy for ParallelMap {
                                 content: format!("{}{}\n", entry.0.indent, line_of(entry)),
                             })
                             .collect();
-                        let Some(e) = patch::wrap_with(&file.text, start, end, &header, &inner) else {
+                        let Some(e) = patch::wrap_with(&file.text, start, end, &header, &inner)
+                        else {
                             continue;
                         };
                         edits.push(e);
                     }
                 }
-                if !file.aliases.iter().any(|(k, v)| k == "concurrent" && v == "concurrent") {
+                if !file
+                    .aliases
+                    .iter()
+                    .any(|(k, v)| k == "concurrent" && v == "concurrent")
+                {
                     edits.push(file.add_import("import concurrent.futures"));
                 }
                 files.push((fi, edits));
@@ -200,7 +228,10 @@ impl Strategy for ParallelMap {
         }
         let upper = cores as f64;
         let expected = 1.0 + (upper - 1.0) * 0.8;
-        reasons.push(format!("{}: max_workers {:?}", ctx.machine.cores_source, counts));
+        reasons.push(format!(
+            "{}: max_workers {:?}",
+            ctx.machine.cores_source, counts
+        ));
         Ok(Proposal {
             sites: targets.iter().map(|(t, _, _)| t.site.clone()).collect(),
             applicability: if heavy_any { 0.9 } else { 0.6 } * if nested { 0.7 } else { 1.0 },
@@ -241,7 +272,10 @@ fn for_append_loops(fi: usize, file: &Parsed) -> Vec<(Target, String, String)> {
         let [stmt] = statements(body)[..] else {
             continue;
         };
-        let Some(call) = stmt.named_child(0).filter(|c| stmt.kind() == "expression_statement" && c.kind() == "call") else {
+        let Some(call) = stmt
+            .named_child(0)
+            .filter(|c| stmt.kind() == "expression_statement" && c.kind() == "call")
+        else {
             continue;
         };
         let Some((acc, method)) = patch::method_call(call, text) else {
@@ -273,7 +307,9 @@ fn for_append_loops(fi: usize, file: &Parsed) -> Vec<(Target, String, String)> {
                 .is_some_and(|r| matches!(file.text_of(r), "[]" | "list()"))
         {
             first = prev;
-            body_kind = Body::Assign { target: acc.clone() };
+            body_kind = Body::Assign {
+                target: acc.clone(),
+            };
         }
         let what = format!(
             "serial loop at {} appends `{func}({var})` for each item of `{}`",
@@ -387,9 +423,7 @@ fn single_arg_call(file: &Parsed, node: Node<'_>, var: &str) -> Option<String> {
     }
     let args = patch::call_args(node, &file.text);
     match (&args.positional[..], args.keywords.is_empty(), args.splat) {
-        ([only], true, false) if file.text_of(*only) == var => {
-            Some(file.text_of(func).to_owned())
-        }
+        ([only], true, false) if file.text_of(*only) == var => Some(file.text_of(func).to_owned()),
         _ => None,
     }
 }
@@ -397,9 +431,11 @@ fn single_arg_call(file: &Parsed, node: Node<'_>, var: &str) -> Option<String> {
 /// Whether `func` can run in a worker process, and whether it does CPU work per item.
 fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Option<String>> {
     let root = file.tree.root_node();
-    let site = find_all(root, |n| n.start_byte() == at_byte || n.start_byte() > at_byte)
-        .into_iter()
-        .find(|n| n.kind() != "module");
+    let site = find_all(root, |n| {
+        n.start_byte() == at_byte || n.start_byte() > at_byte
+    })
+    .into_iter()
+    .find(|n| n.kind() != "module");
     // Where the loop is: inside a function, or inside the main guard.
     let in_guard = site.is_some_and(|n| {
         let mut cur = n.parent();
@@ -412,7 +448,7 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Opt
         false
     });
     let in_function = site.and_then(patch::enclosing_function).is_some();
-    if !in_guard && !(in_function && file.has_main_guard()) {
+    if !(in_guard || in_function && file.has_main_guard()) {
         return Err(Some(
             "runs at import time without an `if __name__ == \"__main__\":` guard; workers would re-run it".to_owned(),
         ));
@@ -446,7 +482,10 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Opt
                 Some(n)
             }
         })
-        .filter(|d| d.child_by_field_name("name").is_some_and(|n| file.text_of(n) == func))
+        .filter(|d| {
+            d.child_by_field_name("name")
+                .is_some_and(|n| file.text_of(n) == func)
+        })
         .collect();
     let Some(def) = defs.last() else {
         return if file.aliases.contains_key(func) {
@@ -456,7 +495,11 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Opt
             Err(None)
         };
     };
-    if !find_all(*def, |n| n.kind() == "global_statement" || n.kind() == "nonlocal_statement").is_empty() {
+    if !find_all(*def, |n| {
+        n.kind() == "global_statement" || n.kind() == "nonlocal_statement"
+    })
+    .is_empty()
+    {
         return Err(Some(format!("`{func}` writes global state")));
     }
     let heavy = !find_all(*def, |n| {
@@ -473,8 +516,12 @@ fn check_function(file: &Parsed, func: &str, at_byte: usize) -> Result<bool, Opt
             name != func
                 && children(root).into_iter().any(|d| {
                     d.kind() == "function_definition"
-                        && d.child_by_field_name("name").is_some_and(|n| file.text_of(n) == name)
-                        && !find_all(d, |n| matches!(n.kind(), "for_statement" | "while_statement")).is_empty()
+                        && d.child_by_field_name("name")
+                            .is_some_and(|n| file.text_of(n) == name)
+                        && !find_all(d, |n| {
+                            matches!(n.kind(), "for_statement" | "while_statement")
+                        })
+                        .is_empty()
                 })
         })
     });
@@ -486,7 +533,10 @@ fn outer_loop(node: Node<'_>) -> Option<(usize, usize)> {
     let mut outer = None;
     let mut cur = node.parent();
     while let Some(p) = cur {
-        if matches!(p.kind(), "function_definition" | "class_definition" | "lambda") {
+        if matches!(
+            p.kind(),
+            "function_definition" | "class_definition" | "lambda"
+        ) {
             break;
         }
         if matches!(p.kind(), "for_statement" | "while_statement") {

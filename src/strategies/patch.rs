@@ -359,7 +359,9 @@ pub fn call_args<'t>(call: Node<'t>, text: &str) -> Args<'t> {
 /// An edit that sets keyword `name=value` on a call; see [`set_keywords`].
 #[must_use]
 pub fn set_keyword(call: Node<'_>, text: &str, name: &str, value: &str) -> Option<Edit> {
-    set_keywords(call, text, &[(name, value)]).into_iter().next()
+    set_keywords(call, text, &[(name, value)])
+        .into_iter()
+        .next()
 }
 
 /// Edits that set keywords on a call: a keyword already present gets its value replaced; the
@@ -429,7 +431,11 @@ pub fn set_keywords(call: Node<'_>, text: &str, pairs: &[(&str, &str)]) -> Vec<E
         if has_comma {
             content.push(',');
         }
-        let at = if has_comma { comma_end } else { last.end_byte() };
+        let at = if has_comma {
+            comma_end
+        } else {
+            last.end_byte()
+        };
         edits.push(Edit {
             start: at,
             end: at,
@@ -440,7 +446,11 @@ pub fn set_keywords(call: Node<'_>, text: &str, pairs: &[(&str, &str)]) -> Vec<E
     let content: String = new.iter().map(|(n, v)| format!(", {n}={v}")).collect();
     edits.push(Edit {
         start: last.end_byte(),
-        end: if has_comma { comma_end } else { last.end_byte() },
+        end: if has_comma {
+            comma_end
+        } else {
+            last.end_byte()
+        },
         content,
     });
     edits
@@ -468,7 +478,9 @@ pub fn line_start(text: &str, byte: usize) -> usize {
 /// Byte offset just after the newline ending the line containing `byte` (or the file's end).
 #[must_use]
 pub fn line_end(text: &str, byte: usize) -> usize {
-    let from = byte.saturating_sub(usize::from(byte > 0 && text.as_bytes().get(byte - 1) == Some(&b'\n')));
+    let from = byte.saturating_sub(usize::from(
+        byte > 0 && text.as_bytes().get(byte - 1) == Some(&b'\n'),
+    ));
     match text.get(from..).and_then(|tail| tail.find('\n')) {
         Some(i) => from + i + 1,
         None => text.len(),
@@ -573,7 +585,13 @@ pub fn wrap(text: &str, root: Node<'_>, first: Node<'_>, last: Node<'_>, header:
 /// Like [`wrap`] for the statement spanning bytes `start..end`, after first applying `inner`
 /// edits that lie inside that range: one edit that rewrites the inside and wraps it.
 #[must_use]
-pub fn wrap_with(text: &str, start: usize, end: usize, header: &str, inner: &[Edit]) -> Option<Edit> {
+pub fn wrap_with(
+    text: &str,
+    start: usize,
+    end: usize,
+    header: &str,
+    inner: &[Edit],
+) -> Option<Edit> {
     if inner.iter().any(|e| e.start < start || e.end > end) {
         return None;
     }
@@ -612,7 +630,10 @@ pub fn ancestor<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
         if kinds.contains(&n.kind()) {
             return Some(n);
         }
-        if matches!(n.kind(), "function_definition" | "class_definition" | "lambda") {
+        if matches!(
+            n.kind(),
+            "function_definition" | "class_definition" | "lambda"
+        ) {
             return None;
         }
         cur = n.parent();
@@ -650,7 +671,12 @@ pub fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
 #[must_use]
 pub fn any_in_scope(scope: Node<'_>, pred: &dyn Fn(Node<'_>) -> bool) -> bool {
     fn go(node: Node<'_>, pred: &dyn Fn(Node<'_>) -> bool, top: bool) -> bool {
-        if !top && matches!(node.kind(), "function_definition" | "class_definition" | "lambda") {
+        if !top
+            && matches!(
+                node.kind(),
+                "function_definition" | "class_definition" | "lambda"
+            )
+        {
             return false;
         }
         if pred(node) {
@@ -772,8 +798,14 @@ mod tests {
             ("f(a, b=2)\n", "f(a, b=2, k=1)\n"),
             ("f(a, b=2,)\n", "f(a, b=2, k=1)\n"),
             ("f(a, k=0)\n", "f(a, k=1)\n"),
-            ("f(\n    a,\n    b=2,\n)\n", "f(\n    a,\n    b=2,\n    k=1,\n)\n"),
-            ("f(\n    a,\n    b=2\n)\n", "f(\n    a,\n    b=2,\n    k=1\n)\n"),
+            (
+                "f(\n    a,\n    b=2,\n)\n",
+                "f(\n    a,\n    b=2,\n    k=1,\n)\n",
+            ),
+            (
+                "f(\n    a,\n    b=2\n)\n",
+                "f(\n    a,\n    b=2,\n    k=1\n)\n",
+            ),
         ] {
             let p = Parsed::new("x.py", src).unwrap();
             let edit = set_keyword(first_call(&p), src, "k", "1").unwrap();
@@ -783,7 +815,8 @@ mod tests {
 
     #[test]
     fn wrap_indents_the_block_but_not_multiline_strings() {
-        let src = "def f():\n    for x in y:\n        s = \"\"\"a\nb\"\"\"\n        g(x)\n    return 1\n";
+        let src =
+            "def f():\n    for x in y:\n        s = \"\"\"a\nb\"\"\"\n        g(x)\n    return 1\n";
         let p = Parsed::new("x.py", src).unwrap();
         let loop_ = find_all(p.tree.root_node(), |n| n.kind() == "for_statement")[0];
         let edit = wrap(src, p.tree.root_node(), loop_, loop_, "with ctx():");
@@ -831,9 +864,20 @@ mod tests {
             Err(PatchError::Syntax { .. })
         ));
         let overlapping = [
-            Edit { start: 0, end: 3, content: String::new() },
-            Edit { start: 2, end: 4, content: String::new() },
+            Edit {
+                start: 0,
+                end: 3,
+                content: String::new(),
+            },
+            Edit {
+                start: 2,
+                end: 4,
+                content: String::new(),
+            },
         ];
-        assert!(matches!(apply(src, &overlapping), Err(PatchError::Overlap(..))));
+        assert!(matches!(
+            apply(src, &overlapping),
+            Err(PatchError::Overlap(..))
+        ));
     }
 }

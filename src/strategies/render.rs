@@ -26,7 +26,9 @@ pub fn markdown(plan: &Plan) -> String {
     let gpu = match &plan.machine.gpu {
         super::GpuState::Unknown => "GPU unknown (no ceilings given)".to_owned(),
         super::GpuState::Absent => "no GPU".to_owned(),
-        super::GpuState::Present { name, capability, .. } => match capability {
+        super::GpuState::Present {
+            name, capability, ..
+        } => match capability {
             Some((a, b)) => format!("{name} (compute capability {a}.{b})"),
             None => name.clone(),
         },
@@ -57,7 +59,11 @@ pub fn markdown(plan: &Plan) -> String {
                 r.expected_gain.expected,
                 r.expected_gain.upper,
                 safety(r.safety),
-                if r.held_back.is_some() { " (held back)" } else { "" },
+                if r.held_back.is_some() {
+                    " (held back)"
+                } else {
+                    ""
+                },
                 r.applicability,
                 r.score
             );
@@ -91,7 +97,15 @@ pub fn markdown(plan: &Plan) -> String {
             let list: Vec<String> = r
                 .resolves
                 .iter()
-                .map(|f| format!("`{}` ({}) at {}:{}", f.rule, f.category.as_str(), f.path, f.line))
+                .map(|f| {
+                    format!(
+                        "`{}` ({}) at {}:{}",
+                        f.rule,
+                        f.category.as_str(),
+                        f.path,
+                        f.line
+                    )
+                })
                 .collect();
             let _ = writeln!(out, "- **Resolves:** {}", list.join(", "));
         }
@@ -112,7 +126,13 @@ pub fn markdown(plan: &Plan) -> String {
         let _ = writeln!(out, "| Strategy | Kind | Why not |");
         let _ = writeln!(out, "|---|---|---|");
         for s in &plan.skipped {
-            let _ = writeln!(out, "| `{}` | {} | {} |", s.id, s.kind.as_str(), cell(&s.reason));
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} |",
+                s.id,
+                s.kind.as_str(),
+                cell(&s.reason)
+            );
         }
         out.push('\n');
     }

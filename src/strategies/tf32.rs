@@ -1,7 +1,10 @@
 use crate::analysis::model::Applicability;
 
 use super::patch::Parsed;
-use super::{Context, Gain, GpuState, Proposal, Strategy, TensorPrecision, VariantEdits, capability, mentions_cuda};
+use super::{
+    Context, Gain, GpuState, Proposal, Strategy, TensorPrecision, VariantEdits, capability,
+    mentions_cuda,
+};
 
 super::declare_strategy! {
     /// ## What it does
@@ -58,10 +61,14 @@ impl Strategy for Tf32 {
         let mut reasons = Vec::new();
         let mut applicability = match &ctx.machine.gpu {
             GpuState::Absent => {
-                return Err("no GPU on this machine: TF32 is a CUDA tensor-core mode (not measurable here)".to_owned());
+                return Err(
+                    "no GPU on this machine: TF32 is a CUDA tensor-core mode (not measurable here)"
+                        .to_owned(),
+                );
             }
             GpuState::Unknown => {
-                reasons.push("GPU unknown (no ceilings): needs compute capability ≥ 8.0".to_owned());
+                reasons
+                    .push("GPU unknown (no ceilings): needs compute capability ≥ 8.0".to_owned());
                 0.5
             }
             GpuState::Present { name, .. } => match capability(&ctx.machine) {
@@ -118,7 +125,8 @@ impl Strategy for Tf32 {
             gain: Gain {
                 expected: 1.0 + (upper - 1.0) * 0.5,
                 upper,
-                source: "ml_rules.md PREC002 (S6: up to 3x), half the bound expected [est]".to_owned(),
+                source: "ml_rules.md PREC002 (S6: up to 3x), half the bound expected [est]"
+                    .to_owned(),
                 bound,
             },
             safety: Applicability::Numerics,
@@ -135,8 +143,14 @@ pub(super) fn entry_files<'a>(ctx: &'a Context<'_>) -> Vec<(usize, &'a Parsed)> 
         .iter()
         .enumerate()
         .filter(|(_, f)| f.imports_torch() && mentions_cuda(f))
-        .filter(|(_, f)| !f.text.contains("allow_tf32") && !f.text.contains("set_float32_matmul_precision"))
+        .filter(|(_, f)| {
+            !f.text.contains("allow_tf32") && !f.text.contains("set_float32_matmul_precision")
+        })
         .collect();
-    let guarded: Vec<(usize, &Parsed)> = torch.iter().copied().filter(|(_, f)| f.has_main_guard()).collect();
+    let guarded: Vec<(usize, &Parsed)> = torch
+        .iter()
+        .copied()
+        .filter(|(_, f)| f.has_main_guard())
+        .collect();
     if guarded.is_empty() { torch } else { guarded }
 }

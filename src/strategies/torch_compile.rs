@@ -1,7 +1,9 @@
 use crate::analysis::model::Applicability;
 
 use super::patch;
-use super::{Context, Gain, GpuState, Proposal, Strategy, VariantEdits, at, model_assignments, site};
+use super::{
+    Context, Gain, GpuState, Proposal, Strategy, VariantEdits, at, model_assignments, site,
+};
 
 super::declare_strategy! {
     /// ## What it does
@@ -72,7 +74,11 @@ impl Strategy for TorchCompile {
             return Err("no model called in a loop is built without `torch.compile`".to_owned());
         }
         let gpu = !matches!(ctx.machine.gpu, GpuState::Absent);
-        let modes: &[Option<&str>] = if gpu { &[None, Some("max-autotune")] } else { &[None] };
+        let modes: &[Option<&str>] = if gpu {
+            &[None, Some("max-autotune")]
+        } else {
+            &[None]
+        };
         let variants = modes
             .iter()
             .map(|mode| {
@@ -108,7 +114,8 @@ impl Strategy for TorchCompile {
             gain: Gain {
                 expected,
                 upper,
-                source: "ml_rules.md COMP001 (S12: fp32 +21 %, AMP +51 % on A100); CPU [est]".to_owned(),
+                source: "ml_rules.md COMP001 (S12: fp32 +21 %, AMP +51 % on A100); CPU [est]"
+                    .to_owned(),
                 bound: None,
             },
             safety: Applicability::Numerics,
