@@ -855,8 +855,8 @@ mod tests {
     fn a_patch_that_breaks_syntax_is_refused() {
         let src = "x = f(1)\n";
         let edit = Edit {
-            start: 5,
-            end: 6,
+            start: 7,
+            end: 8,
             content: "(".into(),
         };
         assert!(matches!(
