@@ -53,6 +53,9 @@ pub enum Command {
     /// Step 4: benchmark the baseline (and candidate patches, in scratch copies) before and
     /// after; report speed-ups with 95 % intervals and the saturation measured while it ran.
     Experiment(Box<crate::experiments::ExperimentArgs>),
+    /// Step 3: rank speed-up strategies for the Python code under PATHS, each as a real patch
+    /// with its unified diff, and write strategies.md.
+    Strategies(crate::strategies::StrategiesArgs),
 }
 
 /// Runs a parsed command line.
@@ -62,5 +65,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Analyze(args) => crate::analyze_cmd::command(&cli.global, &args),
         Command::Rules(args) => crate::analysis::command(&args),
         Command::Experiment(args) => crate::experiments::command(&cli.global, &args),
+        Command::Strategies(args) => crate::strategies::command(&cli.global, &args),
     }
 }

@@ -4,7 +4,7 @@
 //! The pipeline, one module per arrow, in data-flow order:
 //!
 //! ```text
-//! config ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► experiments (step 4) ─► report
+//! config ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► strategies (step 3) ─► experiments (step 4) ─► report
 //! ```
 //!
 //! A program runs no faster than its slowest resource: if none of GPU compute, CPU compute or IO
@@ -21,6 +21,7 @@ pub mod walk;
 pub mod ceilings;
 pub mod analysis;
 pub mod verdict;
+pub mod strategies;
 pub mod experiments;
 
 pub mod report;
