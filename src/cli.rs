@@ -50,6 +50,12 @@ pub enum Command {
     Analyze(crate::analyze_cmd::AnalyzeArgs),
     /// Print the catalog of static-analysis rules (`--format markdown` is docs/rules.md).
     Rules(crate::analysis::RulesArgs),
+    /// Step 4: benchmark the baseline (and candidate patches, in scratch copies) before and
+    /// after; report speed-ups with 95 % intervals and the saturation measured while it ran.
+    Experiment(Box<crate::experiments::ExperimentArgs>),
+    /// Step 3: rank speed-up strategies for the Python code under PATHS, each as a real patch
+    /// with its unified diff, and write strategies.md.
+    Strategies(crate::strategies::StrategiesArgs),
     /// Step 5: read what the earlier steps wrote and render final_report.html, report.json
     /// and comment.md.
     Report(crate::report::command::ReportArgs),
@@ -64,6 +70,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
         Command::Analyze(args) => crate::analyze_cmd::command(&cli.global, &args),
         Command::Rules(args) => crate::analysis::command(&args),
+        Command::Experiment(args) => crate::experiments::command(&cli.global, &args),
+        Command::Strategies(args) => crate::strategies::command(&cli.global, &args),
         Command::Report(args) => crate::report::command::command(&cli.global, &args),
         Command::Audit(args) => crate::pipeline::command(&cli.global, &args),
     }

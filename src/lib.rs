@@ -4,7 +4,8 @@
 //! The pipeline, one module per arrow, in data-flow order:
 //!
 //! ```text
-//! event ─► changes ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► report (step 5) ─► publish
+//! event ─► changes ─► ceilings (step 1) ─► analysis (step 2) ─► verdict ─► strategies (step 3)
+//!       ─► experiments (step 4) ─► report (step 5) ─► publish
 //! ```
 //!
 //! `pipeline` runs them in that order (`efficiency-audit audit`).
@@ -12,6 +13,7 @@
 //! A program runs no faster than its slowest resource: if none of GPU compute, CPU compute or IO
 //! bandwidth reaches the threshold (70 % by default), speed-up is provably possible (RED).
 
+pub mod cleanup;
 pub mod cli;
 pub mod config;
 pub mod exit;
@@ -23,9 +25,11 @@ pub mod changes;
 
 pub mod walk;
 
-pub mod analysis;
 pub mod ceilings;
+pub mod analysis;
 pub mod verdict;
+pub mod strategies;
+pub mod experiments;
 
 pub mod report;
 

@@ -1,0 +1,183 @@
+//! Step 3 on the bundled examples: the patched pipeline still runs and prints the same
+//! figures, rankings are stable on fixed inputs, and the CLI writes `strategies.md`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers fail the test loudly"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use efficiency_audit::config::Strategies;
+use efficiency_audit::strategies::{GpuState, Machine, Plan, load_sources, plan_on};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn plan_example(name: &str, machine: Machine, allow_numerics: bool) -> Plan {
+    let dir = root().join("examples").join(name);
+    let sources = load_sources(&dir, std::slice::from_ref(&dir)).unwrap();
+    let cfg = Strategies {
+        max: 3,
+        allow_numerics,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    };
+    plan_on(&sources, &[], machine, &cfg)
+}
+
+fn cpu_machine(cores: usize) -> Machine {
+    Machine {
+        cores,
+        cores_source: format!("{cores} CPUs available (test)"),
+        gpu: GpuState::Absent,
+    }
+}
+
+/// `records=… slow=…` of a pipeline run.
+fn pipeline_counts(script: &Path) -> String {
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new("python3")
+        .arg(script)
+        .args(["--records", "160", "--workdir"])
+        .arg(work.path().join("w"))
+        .output()
+        .expect("python3 is required by the end-to-end tests");
+    assert!(
+        out.status.success(),
+        "{} failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    stdout
+        .lines()
+        .find(|l| l.starts_with("records="))
+        .unwrap_or_else(|| panic!("no records= line in {stdout}"))
+        .to_owned()
+}
+
+#[test]
+fn patched_pipeline_runs_and_prints_the_same_slow_count() {
+    let plan = plan_example("pipeline", cpu_machine(2), false);
+    assert_eq!(plan.ranked[0].id, "parallel-map", "{:#?}", plan.ranked);
+    let candidate = &plan.ranked[0].candidates[0];
+    assert_eq!(candidate.variant.as_deref(), Some("workers-2"));
+    let [file] = &candidate.patch[..] else {
+        panic!("one file expected: {:#?}", candidate.patch)
+    };
+    assert_eq!(file.path, "pipeline.py");
+    let original = root().join("examples/pipeline/pipeline.py");
+    assert_eq!(
+        std::fs::read_to_string(&original).unwrap(),
+        file.expected_original
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let patched = dir.path().join("pipeline.py");
+    std::fs::write(&patched, &file.new_text).unwrap();
+    let before = pipeline_counts(&original);
+    assert!(before.contains(" slow="), "{before}");
+    assert_eq!(before, pipeline_counts(&patched));
+    assert!(
+        candidate
+            .diff
+            .starts_with("--- a/pipeline.py\n+++ b/pipeline.py\n")
+    );
+}
+
+#[test]
+fn ranking_of_the_training_example_is_stable() {
+    let machine = Machine {
+        cores: 16,
+        cores_source: "16 CPUs available (test)".to_owned(),
+        gpu: GpuState::Present {
+            name: "NVIDIA H100 80GB HBM3".to_owned(),
+            capability: Some((9, 0)),
+            fp32: Some((51.2, "measured")),
+            tf32: Some((378.0, "datasheet")),
+            bf16: Some((756.0, "datasheet")),
+        },
+    };
+    let plan = plan_example("torch-train", machine.clone(), true);
+    let order: Vec<(&str, String)> = plan
+        .ranked
+        .iter()
+        .map(|r| (r.id.as_str(), format!("{:.3}", r.score)))
+        .collect();
+    insta::assert_debug_snapshot!(order);
+    for pair in plan.ranked.windows(2) {
+        assert!(pair[0].score >= pair[1].score);
+    }
+    // Without allow-numerics the safe strategies come first and the others are held back.
+    let safe_first = plan_example("torch-train", machine, false);
+    let first_held = safe_first
+        .ranked
+        .iter()
+        .position(|r| r.held_back.is_some())
+        .unwrap();
+    assert!(
+        safe_first.ranked[..first_held]
+            .iter()
+            .all(|r| r.safety_weight == 1.0)
+    );
+    assert!(
+        safe_first.ranked[first_held..]
+            .iter()
+            .all(|r| r.held_back.is_some())
+    );
+    assert_eq!(safe_first.candidates(3).len(), 3.min(first_held));
+}
+
+#[test]
+fn worker_variants_follow_the_core_count() {
+    let two = plan_example("torch-train", cpu_machine(2), false);
+    let r = two
+        .ranked
+        .iter()
+        .find(|r| r.id == "parallel-data-loading")
+        .unwrap();
+    let names: Vec<_> = r
+        .candidates
+        .iter()
+        .filter_map(|c| c.variant.as_deref())
+        .collect();
+    assert_eq!(names, ["workers-2", "workers-1"]);
+    let many = plan_example("torch-train", cpu_machine(32), false);
+    let r = many
+        .ranked
+        .iter()
+        .find(|r| r.id == "parallel-data-loading")
+        .unwrap();
+    let names: Vec<_> = r
+        .candidates
+        .iter()
+        .filter_map(|c| c.variant.as_deref())
+        .collect();
+    assert_eq!(names, ["workers-2", "workers-16", "workers-32"]);
+}
+
+#[test]
+fn cli_writes_strategies_md_with_the_ranked_table_and_diffs() {
+    let out = tempfile::tempdir().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_efficiency-audit"))
+        .arg("--output-dir")
+        .arg(out.path())
+        .arg("--quiet")
+        .arg("strategies")
+        .arg(root().join("examples/pipeline"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let md = std::fs::read_to_string(out.path().join("strategies.md")).unwrap();
+    assert!(md.contains("| Rank | Strategy | Title | Kind | Targets | Expected gain | Safety | Applicability | Score |"));
+    assert!(md.contains("| 1 | `parallel-map` |"), "{md}");
+    assert!(
+        md.contains("```diff\n--- a/pipeline.py\n+++ b/pipeline.py\n"),
+        "{md}"
+    );
+    assert!(md.contains("## Not applicable"));
+}
