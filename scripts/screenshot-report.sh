@@ -5,10 +5,10 @@
 #   apt-get install -y chromium        # Debian package; no network needed afterwards
 #   scripts/screenshot-report.sh [OUT_DIR]    # default docs/screenshots
 #
-# Two reports are rendered: the fixture as steps 1–2 leave it (strategies and experiments
-# missing), and the same with tests/fixtures/report-measured/ (fixture strategies and
-# experiments) to show the before/after chart — those numbers are test fixtures, not
-# measurements — and a real `audit --dry-run` of the fixture code on this machine.
+# Three reports are rendered: the fixture as steps 1–2 leave it, the same with the fixture
+# ranking of tests/fixtures/report-strategies/ (test data, not measurements), and a real
+# `audit --dry-run` of the fixture code on this machine. The before/after chart appears only
+# with a step 4 outcome; its rendering is covered by the snapshot tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-docs/screenshots}"
@@ -26,11 +26,11 @@ bin=target/debug/efficiency-audit
 
 # 1. As steps 1–2 leave it.
 "$bin" --quiet --output-dir "$work/plain" report --from tests/fixtures/report --source-root tests/fixtures/report
-# 2. With fixture strategies and experiments.
-mkdir -p "$work/measured-in"
-cp tests/fixtures/report/theoretical_limits.yaml tests/fixtures/report/analysis.json "$work/measured-in/"
-cp tests/fixtures/report-measured/strategies.json tests/fixtures/report-measured/experiments.json "$work/measured-in/"
-"$bin" --quiet --output-dir "$work/measured" report --from "$work/measured-in" --source-root tests/fixtures/report
+# 2. With a fixture ranking of strategies.
+mkdir -p "$work/ranked-in"
+cp tests/fixtures/report/theoretical_limits.yaml tests/fixtures/report/analysis.json "$work/ranked-in/"
+cp tests/fixtures/report-strategies/strategies.json "$work/ranked-in/"
+"$bin" --quiet --output-dir "$work/ranked" report --from "$work/ranked-in" --source-root tests/fixtures/report
 
 # 3. A real `audit` on this machine (ceilings measured here, the rules on the fixture code).
 mkdir -p "$work/real"
@@ -46,5 +46,5 @@ shoot() { # html png width height
 }
 shoot "$work/plain/final_report.html" "$PWD/$out/report-desktop.png" 1280 3400
 shoot "$work/plain/final_report.html" "$PWD/$out/report-phone.png" 390 6200
-shoot "$work/measured/final_report.html" "$PWD/$out/report-measured-desktop.png" 1280 3800
+shoot "$work/ranked/final_report.html" "$PWD/$out/report-strategies-desktop.png" 1280 3800
 shoot "$work/real/report/efficiency/final_report.html" "$PWD/$out/report-audit-this-machine-desktop.png" 1280 3600

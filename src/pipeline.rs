@@ -23,11 +23,12 @@ use crate::report::model::Missing;
 use crate::verdict::VerdictValue;
 
 /// The files the steps write into the output folder, removed before a run.
-const STEP_FILES: [&str; 9] = [
+const STEP_FILES: [&str; 10] = [
     crate::report::assemble::CEILINGS_FILE,
     crate::report::assemble::ANALYSIS_FILE,
     "analysis.html",
     "analysis.sarif",
+    "strategies.md",
     crate::report::assemble::STRATEGIES_FILE,
     crate::report::assemble::EXPERIMENTS_FILE,
     crate::report::command::REPORT_JSON,
@@ -203,25 +204,45 @@ pub fn run(
     console.status("step 2: reading the code");
     let limits = out_dir.join(crate::report::assemble::CEILINGS_FILE);
     let analyze_args = crate::analyze_cmd::AnalyzeArgs {
-        paths: targets,
-        ceilings: limits.is_file().then_some(limits),
+        paths: targets.clone(),
+        ceilings: limits.is_file().then(|| limits.clone()),
         annotations: env.is_actions(),
         threshold: Some(config.threshold),
         max_file_size: crate::analyze_cmd::DEFAULT_MAX_FILE_MIB,
     };
+    let targets_for_steps = targets;
     // Its exit status (RED with fail-on: red) is decided again below from the report.
     if let Err(e) = crate::analyze_cmd::command(&step_global, &analyze_args) {
         console.warn(&format!("step 2 (analyze) failed: {e:#}"));
     }
 
     // 3 strategies, 4 experiments
-    if let Some(e) = &event
-        && !e.may_bench(config.fork_bench)
-    {
-        missing.push(Missing {
-            step: "benchmark".to_owned(),
+    console.status("step 3: ranking strategies");
+    let ceilings = read_ceilings(&limits);
+    let plan = match strategies_step(&args.dir, &targets_for_steps, &out_dir, ceilings.as_ref(), &config) {
+        Ok(plan) => Some(plan),
+        Err(e) => {
+            console.warn(&format!("step 3 (strategies) failed: {e:#}"));
+            None
+        }
+    };
+    let may_bench = event.as_ref().is_none_or(|e| e.may_bench(config.fork_bench));
+    match (&plan, &config.bench.command) {
+        (_, Some(_)) if !may_bench => missing.push(Missing {
+            step: "experiments".to_owned(),
             reason: "skipped: pull request from a fork (set fork-bench: allow to run its code on this runner)".to_owned(),
-        });
+        }),
+        (Some(plan), Some(_)) => {
+            console.status("step 4: benchmarking the top strategies before and after");
+            if let Err(e) = experiments_step(&step_global, &args.dir, &out_dir, plan, &limits, &config, env) {
+                console.warn(&format!("step 4 (experiments) failed: {e:#}"));
+            }
+        }
+        (None, Some(_)) => {}
+        (_, None) => missing.push(Missing {
+            step: "experiments".to_owned(),
+            reason: "not run: no benchmark command (the bench-command input, or bench.command in the config)".to_owned(),
+        }),
     }
 
     // 5 report
@@ -229,6 +250,8 @@ pub fn run(
     context.changed_files = changes.as_ref().map(|c| c.files.clone());
     let reproduce = reproduce_commands(context.commit.as_deref(), &args.dir, &out_dir);
     let mut outputs = read_outputs(&out_dir);
+    // The pipeline knows better why a step did not run than "file not found".
+    outputs.missing.retain(|m| !missing.iter().any(|x: &Missing| x.step == m.step));
     outputs.missing.extend(missing);
     let mut report = assemble(outputs, &args.dir, config.threshold, context, reproduce);
     let written = write_all(&report, &out_dir)?;
@@ -276,6 +299,77 @@ fn pull_files_api(
     }
     let repo = env.repository().or_else(|| event?.repository.as_deref())?;
     crate::publish::github::GitHubPublisher::new(&env.api_url(), env.token()?, repo).ok()
+}
+
+fn read_ceilings(path: &Path) -> Option<crate::ceilings::model::Ceilings> {
+    let text = std::fs::read_to_string(path).ok()?;
+    crate::ceilings::model::Ceilings::from_yaml(&text).ok()
+}
+
+/// Step 3 on the analysed files with step 2's findings; writes `strategies.md` and the
+/// report's `strategies.json`.
+fn strategies_step(
+    dir: &Path,
+    targets: &[PathBuf],
+    out_dir: &Path,
+    ceilings: Option<&crate::ceilings::model::Ceilings>,
+    config: &Config,
+) -> anyhow::Result<crate::strategies::Plan> {
+    use anyhow::Context as _;
+    let analysis = read_outputs(out_dir).analysis;
+    let findings = analysis.map(|a| a.findings).unwrap_or_default();
+    let sources = crate::strategies::load_sources(dir, targets)?;
+    let plan = crate::strategies::plan(&sources, &findings, ceilings, &config.strategies);
+    let md = out_dir.join("strategies.md");
+    std::fs::write(&md, crate::strategies::markdown(&plan))
+        .with_context(|| format!("writing {}", md.display()))?;
+    let rows = crate::report::assemble::strategy_rows(&plan);
+    let json = out_dir.join(crate::report::assemble::STRATEGIES_FILE);
+    std::fs::write(&json, serde_json::to_string_pretty(&rows)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    Ok(plan)
+}
+
+/// Step 4 on the plan's top candidates (`strategies.max` of them).
+fn experiments_step(
+    global: &GlobalArgs,
+    dir: &Path,
+    out_dir: &Path,
+    plan: &crate::strategies::Plan,
+    limits: &Path,
+    config: &Config,
+    env: &GithubEnv,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let max = usize::try_from(config.strategies.max).unwrap_or(usize::MAX);
+    let candidates: Vec<&crate::strategies::Candidate> = plan
+        .candidates(max)
+        .into_iter()
+        .flat_map(|r| r.candidates.iter())
+        .collect();
+    let folder = out_dir.join("experiments");
+    std::fs::create_dir_all(&folder)?;
+    let file = folder.join("candidates.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&candidates)?)
+        .with_context(|| format!("writing {}", file.display()))?;
+    let bench = &config.bench;
+    let args = crate::experiments::ExperimentArgs {
+        dir: dir.to_path_buf(),
+        bench: bench.command.clone(),
+        metric_regex: bench.metric_regex.clone(),
+        check_regex: bench.check_regex.clone(),
+        check_rtol: Some(bench.check_rtol),
+        warmup: Some(bench.warmup),
+        min_runs: Some(bench.min_runs),
+        max_runs: Some(bench.max_runs),
+        timeout: Some(format!("{}s", bench.timeout.as_secs())),
+        budget: Some(format!("{}s", bench.budget.as_secs())),
+        candidates: Some(file),
+        ceilings: limits.is_file().then(|| limits.to_path_buf()),
+        sample_ms: 250,
+        github_actions: env.is_actions(),
+    };
+    crate::experiments::command(global, &args).map(|_| ())
 }
 
 /// What steps 1–2 read: the changed files that match `paths` when the event names any (only

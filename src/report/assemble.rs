@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::analysis::model::{Estimate, Finding, Saturation};
+use crate::analysis::model::{Applicability, Estimate, Finding, Saturation};
 use crate::ceilings::model::Ceilings;
 use crate::report::model::{
-    Context, Diff, Excerpt, Experiment, Missing, Report, ReportFinding, SCHEMA, SaturationPair,
+    Context, Diff, Excerpt, Experiment, ExperimentStatus, Missing, Report, ReportFinding, SCHEMA, SaturationPair,
     SaturationTable, Strategy,
 };
 use crate::report::summary;
@@ -20,19 +20,17 @@ use crate::verdict::{Basis, Verdict};
 pub const CEILINGS_FILE: &str = "theoretical_limits.yaml";
 /// Step 2's machine-readable file.
 pub const ANALYSIS_FILE: &str = "analysis.json";
-/// Step 3's machine-readable file (a JSON array of [`Strategy`]).
+/// Step 3's ranking as report rows (a JSON array of [`Strategy`]), written by `audit` beside
+/// `strategies.md`.
 pub const STRATEGIES_FILE: &str = "strategies.json";
-/// Step 4's machine-readable file (`{experiments: [...], saturation: {gpu, cpu, io}}`).
-pub const EXPERIMENTS_FILE: &str = "experiments.json";
+/// Step 4's outcome ([`crate::experiments::ExperimentsOutcome`]).
+pub const EXPERIMENTS_FILE: &str = "experiments/outcome.json";
 
 /// Lines shown around a finding in an excerpt.
 const EXCERPT_CONTEXT: usize = 2;
 /// Longest excerpt, in lines: a finding spanning a whole loop shows its head only.
 const EXCERPT_MAX: usize = 12;
 
-/// Whether this build contains steps 3 and 4; while not, the report says so instead of
-/// "did not run". Flip when `strategies`/`experiments` land.
-const STEPS_3_4_BUILT: bool = false;
 
 /// The parts of `analysis.json` the report uses; other keys are ignored.
 #[derive(Debug, Clone, Deserialize)]
@@ -55,21 +53,6 @@ pub struct DemandSaturation {
     pub saturation: Saturation,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-struct ExperimentsFile {
-    #[serde(default)]
-    experiments: Vec<Experiment>,
-    #[serde(default)]
-    saturation: Option<MeasuredSaturation>,
-}
-
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-struct MeasuredSaturation {
-    gpu: Option<f64>,
-    cpu: Option<f64>,
-    io: Option<f64>,
-}
-
 /// What the earlier steps left in the output folder.
 #[derive(Debug, Clone, Default)]
 pub struct StepOutputs {
@@ -81,9 +64,17 @@ pub struct StepOutputs {
     pub strategies: Vec<Strategy>,
     /// Step 4.
     pub experiments: Vec<Experiment>,
-    measured: MeasuredSaturation,
+    measured: Measured,
     /// What could not be read, and why.
     pub missing: Vec<Missing>,
+}
+
+/// Saturation sampled by step 4, per resource.
+#[derive(Debug, Clone, Copy, Default)]
+struct Measured {
+    gpu: Option<f64>,
+    cpu: Option<f64>,
+    io: Option<f64>,
 }
 
 fn missing(step: &str, reason: String) -> Missing {
@@ -132,33 +123,33 @@ pub fn read_outputs(dir: &Path) -> StepOutputs {
                 format!("{shown}/{STRATEGIES_FILE} could not be read: {err}"),
             )),
         },
-        Err(_) if !STEPS_3_4_BUILT => out.missing.push(missing(
-            "strategies",
-            "not run — step 3 (strategies) is not built yet".to_owned(),
-        )),
         Err(_) => out.missing.push(missing(
             "strategies",
             format!("{STRATEGIES_FILE} not found in {shown}: step 3 did not run"),
         )),
     }
     match std::fs::read_to_string(dir.join(EXPERIMENTS_FILE)) {
-        Ok(text) => match serde_json::from_str::<ExperimentsFile>(&text) {
-            Ok(e) => {
-                out.experiments = e.experiments;
-                out.measured = e.saturation.unwrap_or_default();
+        Ok(text) => match serde_json::from_str::<crate::experiments::ExperimentsOutcome>(&text) {
+            Ok(outcome) => {
+                let (rows, skipped) = experiment_rows(&outcome);
+                out.experiments = rows;
+                out.missing.extend(skipped);
+                if let Some(m) = &outcome.measured_saturation {
+                    out.measured = Measured {
+                        gpu: m.saturation.gpu.value,
+                        cpu: m.saturation.cpu.value,
+                        io: m.saturation.io.value,
+                    };
+                }
             }
             Err(err) => out.missing.push(missing(
                 "experiments",
                 format!("{shown}/{EXPERIMENTS_FILE} could not be read: {err}"),
             )),
         },
-        Err(_) if !STEPS_3_4_BUILT => out.missing.push(missing(
-            "experiments",
-            "not run — step 4 (experiments) is not built yet, so speed-ups and measured saturation are unknown".to_owned(),
-        )),
         Err(_) => out.missing.push(missing(
             "experiments",
-            format!("{EXPERIMENTS_FILE} not found in {shown}: step 4 did not run"),
+            format!("{EXPERIMENTS_FILE} not found in {shown}: step 4 did not run, so speed-ups and measured saturation are unknown"),
         )),
     }
     out
@@ -311,6 +302,71 @@ pub fn assemble(
 
 /// A finding's file: relative to the audited folder when walked, or as given on the command
 /// line (relative to the working directory) when the analysis was run on named files.
+/// Step 4's results as report rows; skipped variants (nothing measured) become notes.
+fn experiment_rows(outcome: &crate::experiments::ExperimentsOutcome) -> (Vec<Experiment>, Vec<Missing>) {
+    use crate::experiments::Status;
+    use crate::experiments::stats::Direction;
+    let unit = match outcome.baseline.direction {
+        Direction::LowerIsBetter => "s",
+        Direction::HigherIsBetter => "metric",
+    };
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for r in outcome.results.iter().chain(outcome.stacked.iter()) {
+        let (Some(speedup), Some(lo), Some(hi)) = (r.speedup, r.ci_low, r.ci_high) else {
+            skipped.push(missing(
+                &format!("experiment {}", r.strategy),
+                format!("{}: {}", r.status.label(), r.reason),
+            ));
+            continue;
+        };
+        let status = match r.status {
+            Status::Passed
+                if r.applicability == Some(Applicability::Numerics)
+                    && !matches!(r.gate, crate::experiments::Gate::Passed { .. }) =>
+            {
+                ExperimentStatus::Unverified
+            }
+            Status::Passed => ExperimentStatus::Faster,
+            Status::Failed if lo <= 1.0 && hi >= 1.0 => ExperimentStatus::NoChange,
+            _ => ExperimentStatus::Failed,
+        };
+        rows.push(Experiment {
+            strategy: r.strategy.clone(),
+            variant: r.variant.clone(),
+            baseline: r.baseline.as_ref().map_or(f64::NAN, |b| b.median),
+            candidate: r.candidate.as_ref().map_or(f64::NAN, |c| c.median),
+            unit: unit.to_owned(),
+            speedup,
+            ci95: [lo, hi],
+            runs: u32::try_from(r.pairs).unwrap_or(u32::MAX),
+            status,
+        });
+    }
+    (rows, skipped)
+}
+
+/// Step 3's ranking as report rows.
+#[must_use]
+pub fn strategy_rows(plan: &crate::strategies::Plan) -> Vec<Strategy> {
+    plan.ranked
+        .iter()
+        .map(|r| Strategy {
+            id: r.id.clone(),
+            title: r.title.clone(),
+            rank: u32::try_from(r.rank).unwrap_or(u32::MAX),
+            bottleneck: Some(r.bottleneck),
+            expected_gain: Some(format!(
+                "≈ {:.2}× (at most {:.2}×; {})",
+                r.expected_gain.expected, r.expected_gain.upper, r.expected_gain.source
+            )),
+            safety: r.safety,
+            resolves: r.resolves.iter().map(|x| x.rule.clone()).collect(),
+            patch: r.candidates.first().map(|c| c.diff.clone()),
+        })
+        .collect()
+}
+
 fn resolve(root: &Path, path: &str) -> PathBuf {
     let joined = root.join(path);
     if joined.is_file() || !Path::new(path).is_file() {
