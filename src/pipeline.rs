@@ -219,14 +219,22 @@ pub fn run(
     // 3 strategies, 4 experiments
     console.status("step 3: ranking strategies");
     let ceilings = read_ceilings(&limits);
-    let plan = match strategies_step(&args.dir, &targets_for_steps, &out_dir, ceilings.as_ref(), &config) {
+    let plan = match strategies_step(
+        &args.dir,
+        &targets_for_steps,
+        &out_dir,
+        ceilings.as_ref(),
+        &config,
+    ) {
         Ok(plan) => Some(plan),
         Err(e) => {
             console.warn(&format!("step 3 (strategies) failed: {e:#}"));
             None
         }
     };
-    let may_bench = event.as_ref().is_none_or(|e| e.may_bench(config.fork_bench));
+    let may_bench = event
+        .as_ref()
+        .is_none_or(|e| e.may_bench(config.fork_bench));
     match (&plan, &config.bench.command) {
         (_, Some(_)) if !may_bench => missing.push(Missing {
             step: "experiments".to_owned(),
@@ -251,7 +259,9 @@ pub fn run(
     let reproduce = reproduce_commands(context.commit.as_deref(), &args.dir, &out_dir);
     let mut outputs = read_outputs(&out_dir);
     // The pipeline knows better why a step did not run than "file not found".
-    outputs.missing.retain(|m| !missing.iter().any(|x: &Missing| x.step == m.step));
+    outputs
+        .missing
+        .retain(|m| !missing.iter().any(|x: &Missing| x.step == m.step));
     outputs.missing.extend(missing);
     let mut report = assemble(outputs, &args.dir, config.threshold, context, reproduce);
     let written = write_all(&report, &out_dir)?;

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use crate::analysis::model::{Applicability, Estimate, Finding, Saturation};
 use crate::ceilings::model::Ceilings;
 use crate::report::model::{
-    Context, Diff, Excerpt, Experiment, ExperimentStatus, Missing, Report, ReportFinding, SCHEMA, SaturationPair,
-    SaturationTable, Strategy,
+    Context, Diff, Excerpt, Experiment, ExperimentStatus, Missing, Report, ReportFinding, SCHEMA,
+    SaturationPair, SaturationTable, Strategy,
 };
 use crate::report::summary;
 use crate::verdict::{Basis, Verdict};
@@ -30,7 +30,6 @@ pub const EXPERIMENTS_FILE: &str = "experiments/outcome.json";
 const EXCERPT_CONTEXT: usize = 2;
 /// Longest excerpt, in lines: a finding spanning a whole loop shows its head only.
 const EXCERPT_MAX: usize = 12;
-
 
 /// The parts of `analysis.json` the report uses; other keys are ignored.
 #[derive(Debug, Clone, Deserialize)]
@@ -303,7 +302,9 @@ pub fn assemble(
 /// A finding's file: relative to the audited folder when walked, or as given on the command
 /// line (relative to the working directory) when the analysis was run on named files.
 /// Step 4's results as report rows; skipped variants (nothing measured) become notes.
-fn experiment_rows(outcome: &crate::experiments::ExperimentsOutcome) -> (Vec<Experiment>, Vec<Missing>) {
+fn experiment_rows(
+    outcome: &crate::experiments::ExperimentsOutcome,
+) -> (Vec<Experiment>, Vec<Missing>) {
     use crate::experiments::Status;
     use crate::experiments::stats::Direction;
     let unit = match outcome.baseline.direction {
