@@ -64,16 +64,18 @@ pub struct StepOutputs {
     /// Step 4.
     pub experiments: Vec<Experiment>,
     measured: Measured,
+    /// Whether step 4's outcome was found (it may hold no comparison).
+    pub experiments_ran: bool,
     /// What could not be read, and why.
     pub missing: Vec<Missing>,
 }
 
 /// Saturation sampled by step 4, per resource.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Measured {
-    gpu: Option<f64>,
-    cpu: Option<f64>,
-    io: Option<f64>,
+    gpu: Option<Estimate>,
+    cpu: Option<Estimate>,
+    io: Option<Estimate>,
 }
 
 fn missing(step: &str, reason: String) -> Missing {
@@ -132,12 +134,13 @@ pub fn read_outputs(dir: &Path) -> StepOutputs {
             Ok(outcome) => {
                 let (rows, skipped) = experiment_rows(&outcome);
                 out.experiments = rows;
+                out.experiments_ran = true;
                 out.missing.extend(skipped);
                 if let Some(m) = &outcome.measured_saturation {
                     out.measured = Measured {
-                        gpu: m.saturation.gpu.value,
-                        cpu: m.saturation.cpu.value,
-                        io: m.saturation.io.value,
+                        gpu: Some(m.saturation.gpu.clone()),
+                        cpu: Some(m.saturation.cpu.clone()),
+                        io: Some(m.saturation.io.clone()),
                     };
                 }
             }
@@ -170,6 +173,7 @@ pub fn assemble(
         strategies,
         experiments,
         measured,
+        experiments_ran,
         mut missing,
     } = outputs;
     let (findings, estimate, verdict) = match analysis {
@@ -179,28 +183,32 @@ pub fn assemble(
     let reason = |e: &Option<Saturation>, pick: fn(&Saturation) -> &Estimate| {
         e.as_ref().map(|s| pick(s).clone())
     };
-    let pair = |est: Option<Estimate>, measured: Option<f64>| SaturationPair {
+    let pair = |est: Option<Estimate>, measured: Option<Estimate>| SaturationPair {
         estimated: est.as_ref().and_then(|e| e.value),
         reason: est.map(|e| e.reason).unwrap_or_default(),
-        measured,
+        measured: measured.as_ref().and_then(|m| m.value),
+        measured_reason: measured.map(|m| m.reason).unwrap_or_default(),
     };
     let saturation = SaturationTable {
-        gpu: pair(reason(&estimate, |s| &s.gpu), measured.gpu),
-        cpu: pair(reason(&estimate, |s| &s.cpu), measured.cpu),
-        io: pair(reason(&estimate, |s| &s.io), measured.io),
+        gpu: pair(reason(&estimate, |s| &s.gpu), measured.gpu.clone()),
+        cpu: pair(reason(&estimate, |s| &s.cpu), measured.cpu.clone()),
+        io: pair(reason(&estimate, |s| &s.io), measured.io.clone()),
     };
     // Measured saturation overrides the estimate (DESIGN §1 Step 2, "Verdict").
-    let verdict = if measured.gpu.or(measured.cpu).or(measured.io).is_some() {
-        let e = |value| Estimate {
-            value,
+    let verdict = if [&measured.gpu, &measured.cpu, &measured.io]
+        .iter()
+        .any(|m| m.as_ref().is_some_and(|e| e.value.is_some()))
+    {
+        let e = |m: &Option<Estimate>| Estimate {
+            value: m.as_ref().and_then(|e| e.value),
             reason: "measured".to_owned(),
         };
         let threshold = verdict.as_ref().map_or(threshold, |v| v.threshold);
         Some(crate::verdict::decide(
             &Saturation {
-                gpu: e(measured.gpu),
-                cpu: e(measured.cpu),
-                io: e(measured.io),
+                gpu: e(&measured.gpu),
+                cpu: e(&measured.cpu),
+                io: e(&measured.io),
             },
             Basis::Measured,
             threshold,
@@ -278,7 +286,7 @@ pub fn assemble(
         &saturation,
         &recommendations,
         &experiments,
-        strategies.is_empty(),
+        experiments_ran,
     );
     Report {
         schema: SCHEMA,
@@ -315,8 +323,12 @@ fn experiment_rows(
     let mut skipped = Vec::new();
     for r in outcome.results.iter().chain(outcome.stacked.iter()) {
         let (Some(speedup), Some(lo), Some(hi)) = (r.speedup, r.ci_low, r.ci_high) else {
+            let name = match &r.variant {
+                Some(v) => format!("experiment {} ({v})", r.strategy),
+                None => format!("experiment {}", r.strategy),
+            };
             skipped.push(missing(
-                &format!("experiment {}", r.strategy),
+                &name,
                 format!("{}: {}", r.status.label(), r.reason),
             ));
             continue;

@@ -92,6 +92,9 @@ pub struct SaturationPair {
     pub reason: String,
     /// Sampled while the benchmark ran (step 4); `None` until measured.
     pub measured: Option<f64>,
+    /// The one-line reason of the measurement.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub measured_reason: String,
 }
 
 impl SaturationTable {

@@ -65,7 +65,7 @@ pub fn paragraph(
     saturation: &SaturationTable,
     recommendations: &[Recommendation],
     experiments: &[Experiment],
-    strategies_missing: bool,
+    experiments_ran: bool,
 ) -> String {
     let mut parts = Vec::new();
     match verdict {
@@ -102,14 +102,14 @@ pub fn paragraph(
             list.join("; ")
         ));
     }
-    parts.push(speedups(experiments, strategies_missing));
+    parts.push(speedups(experiments, experiments_ran));
     parts.join(" ")
 }
 
 fn top_bottleneck(v: &Verdict, saturation: &SaturationTable) -> String {
     match (v.bottleneck, v.bottleneck_saturation) {
         (Some(r), Some(s)) => {
-            let reason = reason_of(saturation, r);
+            let reason = reason_of(saturation, r, v.basis);
             if reason.is_empty() {
                 format!("Top bottleneck: {} at {:.0} %.", r.as_str(), s * 100.0)
             } else {
@@ -125,21 +125,25 @@ fn top_bottleneck(v: &Verdict, saturation: &SaturationTable) -> String {
     }
 }
 
-fn reason_of(saturation: &SaturationTable, r: Resource) -> &str {
-    match r {
-        Resource::Gpu => &saturation.gpu.reason,
-        Resource::Cpu => &saturation.cpu.reason,
-        Resource::Io => &saturation.io.reason,
+fn reason_of(saturation: &SaturationTable, r: Resource, basis: crate::verdict::Basis) -> &str {
+    let pair = match r {
+        Resource::Gpu => &saturation.gpu,
+        Resource::Cpu => &saturation.cpu,
+        Resource::Io => &saturation.io,
+    };
+    match basis {
+        crate::verdict::Basis::Measured => &pair.measured_reason,
+        crate::verdict::Basis::Estimated => &pair.reason,
     }
 }
 
-fn speedups(experiments: &[Experiment], strategies_missing: bool) -> String {
+fn speedups(experiments: &[Experiment], experiments_ran: bool) -> String {
     if experiments.is_empty() {
-        return if strategies_missing {
-            "Measured speed-ups: not measured — strategies (step 3) and experiments (step 4) have not run."
+        return if experiments_ran {
+            "Measured speed-ups: none measured — step 4 ran but compared no strategy (see what is not in this report)."
                 .to_owned()
         } else {
-            "Measured speed-ups: not measured — experiments (step 4) have not run.".to_owned()
+            "Measured speed-ups: not measured — experiments (step 4) did not run.".to_owned()
         };
     }
     let counted: Vec<String> = experiments
@@ -218,7 +222,7 @@ mod tests {
 
     #[test]
     fn says_not_measured_without_experiments() {
-        let p = paragraph(None, &SaturationTable::default(), &[], &[], true);
+        let p = paragraph(None, &SaturationTable::default(), &[], &[], false);
         assert!(p.contains("not measured"), "{p}");
         assert!(p.contains("not decided"), "{p}");
     }
