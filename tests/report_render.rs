@@ -206,3 +206,40 @@ fn annotations_of_hostile_findings_stay_one_command_each() {
     );
     assert!(text.contains("100%25"), "data escaped: {text}");
 }
+
+/// A real audit of examples/torch-train on the 2-CPU development machine (no GPU, step 4's
+/// budget too small for a comparison), recorded in tests/fixtures/report-recorded/.
+#[test]
+fn a_recorded_step_4_outcome_drives_the_measured_verdict() {
+    use efficiency_audit::report::assemble::{assemble, read_outputs};
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-recorded");
+    let r = assemble(read_outputs(&dir), &dir, 0.7, Default::default(), vec![]);
+    let v = r.verdict.as_ref().unwrap();
+    assert_eq!(v.basis, efficiency_audit::verdict::Basis::Measured);
+    assert!(r.saturation.cpu.measured.is_some() && r.saturation.cpu.estimated.is_some());
+    assert!(r.experiments.is_empty(), "both variants were skipped");
+    let skipped: Vec<_> = r
+        .missing
+        .iter()
+        .filter(|m| m.step.starts_with("experiment "))
+        .collect();
+    assert_eq!(skipped.len(), 2, "{:?}", r.missing);
+    assert!(
+        skipped[0].reason.starts_with("SKIPPED: budget exhausted"),
+        "{:?}",
+        skipped[0]
+    );
+    assert!(!r.strategies.is_empty() && r.strategies[0].patch.is_some());
+    assert!(
+        r.summary.contains("measured while the benchmark ran"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary.contains("step 4 ran but compared no strategy"),
+        "{}",
+        r.summary
+    );
+    assert!(!r.diffs.is_empty(), "strategy patches become the diffs");
+}
