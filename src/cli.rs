@@ -59,7 +59,8 @@ pub enum Command {
     /// Step 5: read what the earlier steps wrote and render final_report.html, report.json
     /// and comment.md.
     Report(crate::report::command::ReportArgs),
-    /// Every step in order (ceilings → analyze → report), then publish: inside GitHub Actions
+    /// Every step in order (ceilings → analyze → strategies → experiment → report), then
+    /// publish: inside GitHub Actions
     /// the job summary, step outputs, the report artifact and one sticky PR comment.
     Audit(crate::pipeline::AuditArgs),
 }
