@@ -60,8 +60,8 @@ pub enum Command {
     /// and comment.md.
     Report(crate::report::command::ReportArgs),
     /// Every step in order (ceilings → analyze → strategies → experiment → report), then
-    /// publish: inside GitHub Actions
-    /// the job summary, step outputs, the report artifact and one sticky PR comment.
+    /// publish: inside GitHub Actions the job summary, step outputs, the report artifact and
+    /// one sticky PR comment.
     Audit(crate::pipeline::AuditArgs),
 }
 

@@ -4,8 +4,9 @@
 //! event ─► changed files ─► 1 ceilings ─► 2 analysis + verdict ─► 3 strategies ─► 4 experiments ─► 5 report ─► publish
 //! ```
 //!
-//! A step that fails, or is not part of this build, is reported as missing; the run goes on
-//! and the report says what is absent. Only a broken configuration stops it (exit 2).
+//! A step that fails, or cannot run (no benchmark command, a fork PR), is reported as missing;
+//! the run goes on and the report says what is absent. Only a broken configuration stops it
+//! (exit 2).
 
 use std::path::{Path, PathBuf};
 
