@@ -19,10 +19,17 @@ fuzz_target!(|data: &[u8]| {
 
     // What the renderers rely on: 1-based, ordered lines and edits inside the file.
     for f in &analysis.findings {
-        assert!(f.line >= 1 && f.end_line >= f.line && f.column >= 1, "{f:?}");
+        assert!(
+            f.line >= 1 && f.end_line >= f.line && f.column >= 1,
+            "{f:?}"
+        );
         if let Some(fix) = &f.fix {
             for e in &fix.edits {
-                assert!(e.start <= e.end && e.end <= data.len(), "{e:?} in {} bytes", data.len());
+                assert!(
+                    e.start <= e.end && e.end <= data.len(),
+                    "{e:?} in {} bytes",
+                    data.len()
+                );
             }
         }
     }
