@@ -243,3 +243,20 @@ fn a_recorded_step_4_outcome_drives_the_measured_verdict() {
     );
     assert!(!r.diffs.is_empty(), "strategy patches become the diffs");
 }
+
+#[test]
+fn html_says_step_4_skipped_every_variant() {
+    use efficiency_audit::report::assemble::{assemble, read_outputs};
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-recorded");
+    let r = assemble(read_outputs(&dir), &dir, 0.7, Default::default(), vec![]);
+    let html = final_html::render(&r);
+    assert!(
+        html.contains("step 4 skipped all 2 variant(s)"),
+        "before/after note"
+    );
+    let first = &r.strategies[0].resolves;
+    let mut unique = first.clone();
+    unique.dedup();
+    assert_eq!(first, &unique, "rule ids listed once");
+}

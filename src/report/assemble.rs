@@ -374,7 +374,12 @@ pub fn strategy_rows(plan: &crate::strategies::Plan) -> Vec<Strategy> {
                 r.expected_gain.expected, r.expected_gain.upper, r.expected_gain.source
             )),
             safety: r.safety,
-            resolves: r.resolves.iter().map(|x| x.rule.clone()).collect(),
+            resolves: {
+                let mut rules: Vec<String> = r.resolves.iter().map(|x| x.rule.clone()).collect();
+                rules.sort();
+                rules.dedup();
+                rules
+            },
             patch: r.candidates.first().map(|c| c.diff.clone()),
         })
         .collect()

@@ -229,10 +229,22 @@ fn write_page(o: &mut String, r: &Report) -> std::fmt::Result {
 
     writeln!(o, "<h2>Before / after</h2>")?;
     if r.experiments.is_empty() {
+        let skipped = r
+            .missing
+            .iter()
+            .filter(|m| m.step.starts_with("experiment "))
+            .count();
+        let default = if skipped > 0 {
+            format!(
+                "No comparison was measured: step 4 skipped all {skipped} variant(s) (see below)."
+            )
+        } else {
+            "No experiment ran.".to_owned()
+        };
         writeln!(
             o,
             "<p class=\"muted\">{}</p>",
-            esc(&missing_reason(r, "experiments", "No experiment ran."))
+            esc(&missing_reason(r, "experiments", &default))
         )?;
     } else {
         write_chart(o, &r.experiments)?;
