@@ -76,7 +76,7 @@ fn real_speedups_are_detected_failures_follow_the_rule_and_winners_stack() {
             Applicability::Safe,
             "work.py",
             "def load():\n",
-            "def load():\n    time.sleep(0.3)\n",
+            "def load():\n    time.sleep(0.6)\n",
         ),
         // Strategy 4: removes the other wait (same file, other lines: stacks with strategy 1).
         edit(
