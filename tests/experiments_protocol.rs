@@ -130,7 +130,12 @@ fn real_speedups_are_detected_failures_follow_the_rule_and_winners_stack() {
         "{}",
         r[2].reason
     );
-    assert!(r[3].reason.starts_with("slower"), "{}", r[3].reason);
+    // The claim is FAILED; with a 0.6 s slowdown the interval is usually below 1.0 too.
+    assert!(
+        r[3].reason.starts_with("slower") || r[3].reason.starts_with("no measurable speed-up"),
+        "{}",
+        r[3].reason
+    );
     // Removing a 0.25 s wait from a program of 0.55–0.9 s (Python start-up varies on a loaded
     // machine): a real margin; the claim is the interval, its size only sanity-checked.
     for winner in [&r[1], &r[4]] {
