@@ -529,9 +529,13 @@ impl Engine<'_> {
     /// Runs the command once in `cwd` and extracts its figures.
     fn run(&self, side: Side, index: usize, cwd: &Path, sample: bool, what: &str) -> Measured {
         let left_at_start = self.left();
+        let of = match side {
+            Side::BaselineWarmup | Side::CandidateWarmup => self.settings.bench.warmup,
+            Side::Baseline | Side::Candidate => self.settings.bench.max_runs,
+        };
         let line = |elapsed: Duration| {
             format!(
-                "{what} · {} {index} · {} · budget {} left",
+                "{what} · {} run {index}/{of} · {} · budget {} left",
                 side.label(),
                 clock(elapsed),
                 clock(left_at_start.saturating_sub(elapsed))
