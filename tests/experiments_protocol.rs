@@ -336,3 +336,38 @@ fn a_broken_baseline_stops_with_a_clear_message_never_a_result() {
         "{err}"
     );
 }
+
+#[test]
+fn a_spent_budget_skips_candidates_instead_of_running_past_it() {
+    let dir = workload("sleepy");
+    let out = tempfile::tempdir().unwrap();
+    let mut bench = bench("python3 work.py");
+    // Enough for the baseline's warm-up and 3 runs, not for a comparison of 2 × 4 more runs.
+    bench.budget = Duration::from_secs(3);
+    let strategies = strategies(false);
+    let settings = Settings {
+        dir: dir.path(),
+        output_dir: out.path(),
+        bench: &bench,
+        strategies: &strategies,
+        ceilings: None,
+        sample_interval: Duration::from_millis(200),
+    };
+    let cand = edit(
+        dir.path(),
+        "drop-wait-1",
+        None,
+        Applicability::Safe,
+        "work.py",
+        WAIT1,
+        "",
+    );
+    let outcome = run_experiments(&settings, &[cand], &quiet()).unwrap();
+    let r = &outcome.results[0];
+    assert_eq!(r.status, Status::Skipped, "{r:?}");
+    assert!(r.reason.starts_with("budget exhausted"), "{}", r.reason);
+    assert_eq!(
+        outcome.baseline.summary.n, 3,
+        "the baseline still gets its min-runs"
+    );
+}

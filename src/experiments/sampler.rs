@@ -570,7 +570,9 @@ fn sample_loop(pgid: i32, config: &SamplerConfig, stop: &mpsc::Receiver<()>) -> 
             probe.sample();
         }
         let dt = now.at.duration_since(last.at).as_secs_f64();
-        if dt > 0.0 {
+        // CPU time moves in clock ticks (10 ms): over the short last interval one tick would
+        // read as a burst of several cores, so peaks only count over near-full intervals.
+        if dt >= config.interval.as_secs_f64() * 0.8 {
             let cores = now.cpu_ticks.saturating_sub(last.cpu_ticks) as f64 / tck / dt;
             out.cpu_peak_cores = out.cpu_peak_cores.max(cores);
         }
