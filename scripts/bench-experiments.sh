@@ -3,7 +3,8 @@
 #   1. the saturation sampler's own CPU cost, at 100 / 250 / 500 ms intervals;
 #   2. this machine's benchmark noise on a small CPU workload, and how many interleaved pairs
 #      a 10 % speed-up needs (computed, and simulated on the measured runs);
-#   3. a real 10 % speed-up (a candidate doing 10 % less work) run through the sequential rule.
+#   3. a real 10 % speed-up (a candidate doing 10 % less work) run through the sequential rule;
+#   2 and 3 twice: by wall time (a), and by a CPU-time metric that ignores CPU contention (b).
 # Usage: scripts/bench-experiments.sh [RUNS]   (needs python3 and jq; ~10 min on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ RUNS=${1:-20}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
-echo "machine: $(nproc) CPUs, $(ls /proc | grep -c '^[0-9]') processes, $(uname -r)"
+echo "machine: $(nproc) CPUs, $(ls /proc | grep -c '^[0-9]') processes, load average $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
 echo
 echo "## 1. sampler cost (examples/pipeline, baseline only, 6 runs)"
 for ms in 100 250 500; do
@@ -24,17 +25,24 @@ for ms in 100 250 500; do
     "$OUT/pipe-$ms/experiments/outcome.json"
 done
 
-echo
-echo "## 2. noise of a small CPU workload (tests/fixtures/workloads/spin, $RUNS runs, wall time)"
-"$BIN" experiment --quiet --warmup 1 --min-runs 3 --max-runs "$RUNS" \
-  --output-dir "$OUT/noise" --bench "python3 spin.py" tests/fixtures/workloads/spin
-jq -r '.baseline | "median \(.summary.median*1000|round) ms, min \(.summary.min*1000|round), max \(.summary.max*1000|round), IQR \((.summary.q3-.summary.q1)*1000|round) ms, cv \(.noise.cv*1000|round/10) %",
-  "per-pair log-ratio sd \(.noise.pair_log_sd*1000|round/1000) → pairs for a 10 % speed-up at 80 % power: \(.noise.pairs_for_10pct)",
-  "simulated (1000 trials, min-runs 3, max-runs \(.runs|map(select(.side=="baseline"))|length)): detected \(.noise.simulated_10pct.detected*100|round) %, median \(.noise.simulated_10pct.median_pairs) pairs, p90 \(.noise.simulated_10pct.p90_pairs) pairs"' \
-  "$OUT/noise/experiments/outcome.json"
+noise_and_ab() { # $1: label, $2..: extra flags (a metric-regex, or nothing for wall time)
+  local label=$1; shift
+  echo
+  echo "## 2$label. noise of a small CPU workload (tests/fixtures/workloads/spin, $RUNS runs)"
+  "$BIN" experiment --quiet --warmup 1 --min-runs 3 --max-runs "$RUNS" "$@" \
+    --output-dir "$OUT/noise$label" --bench "python3 spin.py" tests/fixtures/workloads/spin
+  jq -r '.baseline | "median \(.summary.median*1000|round/1000), min \(.summary.min*1000|round/1000), max \(.summary.max*1000|round/1000), IQR \((.summary.q3-.summary.q1)*1000|round/1000), cv \(.noise.cv*1000|round/10) %",
+    "per-pair log-ratio sd \(.noise.pair_log_sd*1000|round/1000) → pairs for a 10 % speed-up at 80 % power: \(.noise.pairs_for_10pct)",
+    "simulated (1000 trials, min-runs 3, max-runs \(.runs|map(select(.side=="baseline"))|length)): detected \(.noise.simulated_10pct.detected*100|round) %, median \(.noise.simulated_10pct.median_pairs) pairs, p90 \(.noise.simulated_10pct.p90_pairs) pairs"' \
+    "$OUT/noise$label/experiments/outcome.json"
+  echo
+  echo "## 3$label. a real 10 % speed-up (N = 3 000 000 → 2 700 000), min-runs 3, max-runs 30"
+  "$BIN" experiment --quiet --warmup 1 --min-runs 3 --max-runs 30 --budget 15m "$@" \
+    --candidates "$OUT/cands.json" --output-dir "$OUT/ab$label" --bench "python3 spin.py" tests/fixtures/workloads/spin
+  jq -r '.results[0] | "\(.status): speed-up \(.speedup*1000|round/1000)×, 95 % CI [\(.ci_low*1000|round/1000), \(.ci_high*1000|round/1000)] after \(.pairs) pairs (decision: \(.decision))"' \
+    "$OUT/ab$label/experiments/outcome.json"
+}
 
-echo
-echo "## 3. a real 10 % speed-up (N = 3 000 000 → 2 700 000), min-runs 3, max-runs 30"
 python3 - "$OUT/cands.json" <<'PY'
 import json, sys
 src = open("tests/fixtures/workloads/spin/spin.py").read()
@@ -44,7 +52,5 @@ json.dump([{"id": "less-work", "variant": None, "applicability": "safe",
             "patch": [{"path": "spin.py", "expected_original": src, "new_text": new}],
             "diff": "-N = 3_000_000\n+N = 2_700_000\n"}], open(sys.argv[1], "w"))
 PY
-"$BIN" experiment --quiet --warmup 1 --min-runs 3 --max-runs 30 --budget 15m \
-  --candidates "$OUT/cands.json" --output-dir "$OUT/ab" --bench "python3 spin.py" tests/fixtures/workloads/spin
-jq -r '.results[0] | "\(.status): speed-up \(.speedup*1000|round/1000)×, 95 % CI [\(.ci_low*1000|round/1000), \(.ci_high*1000|round/1000)] after \(.pairs) pairs (decision: \(.decision))"' \
-  "$OUT/ab/experiments/outcome.json"
+noise_and_ab a                                        # wall time (the default figure)
+noise_and_ab b --metric-regex 'speed=([0-9.]+)'       # runs per CPU-second

@@ -97,6 +97,10 @@ fn candidates_from_a_json_file() {
             "--bench",
             "python3 work.py",
             "--quiet",
+            "--max-runs",
+            "10",
+            "--metric-regex",
+            experiments_support::THROUGHPUT,
             "--candidates",
         ])
         .arg(&file)

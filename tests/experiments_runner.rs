@@ -135,3 +135,23 @@ fn sampler_sees_the_cpu_of_children_and_its_own_cost_is_small() {
     assert!(s.cpu_s > 0.5, "{s:?}");
     assert!(s.sampler_cpu_s < 0.1 * s.duration_s, "{s:?}");
 }
+
+#[test]
+fn sampler_counts_the_disk_bytes_the_tree_writes() {
+    // On the build's filesystem, not /tmp: a tmpfs /tmp would do no block IO at all.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cfg = SamplerConfig {
+        gpus: false,
+        ..SamplerConfig::for_this_machine()
+    };
+    // 40 MiB written and synced by a grandchild (the `sh -c` runs two commands, so it forks).
+    let out = run(
+        "dd if=/dev/zero of=blob bs=1M count=40 conv=fsync 2>/dev/null; rm -f blob",
+        dir.path(),
+        Duration::from_secs(120),
+        Some(&cfg),
+    );
+    assert_eq!(out.exit, ExitKind::Code(0));
+    let s = out.sampling.unwrap();
+    assert!(s.write_bytes >= 40 << 20, "{s:?}");
+}

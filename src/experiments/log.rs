@@ -284,6 +284,7 @@ mod tests {
             cpu_peak_cores: 1.1,
             logical_cpus: 2,
             max_processes: 2,
+            machine_cpu_cores: 1.1,
             read_mbs: 0.0,
             write_mbs: 1.0,
             gpus: GpuSampling::Sampled { devices: vec![gpu] },

@@ -56,7 +56,14 @@ pub struct FilePatch {
 }
 
 /// One candidate to benchmark: a strategy's variant as a patch. Step 3 produces these, in
-/// rank order (best first); variants of one strategy share its `id`.
+/// rank order (best first); variants of one strategy share its `id` and are tried in the order
+/// given. As JSON (`experiment --candidates FILE` takes a list of these):
+///
+/// ```json
+/// {"id": "parallel-processing", "variant": "workers-2", "applicability": "safe",
+///  "patch": [{"path": "pipeline.py", "expected_original": "<whole file>", "new_text": "<whole file>"}],
+///  "diff": "--- a/pipeline.py\n+++ b/pipeline.py\n@@ ..."}
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentCandidate {
     /// Strategy id, e.g. `parallel-data-loading`; names the log file.
@@ -529,9 +536,13 @@ impl Engine<'_> {
     /// Runs the command once in `cwd` and extracts its figures.
     fn run(&self, side: Side, index: usize, cwd: &Path, sample: bool, what: &str) -> Measured {
         let left_at_start = self.left();
+        let of = match side {
+            Side::BaselineWarmup | Side::CandidateWarmup => self.settings.bench.warmup,
+            Side::Baseline | Side::Candidate => self.settings.bench.max_runs,
+        };
         let line = |elapsed: Duration| {
             format!(
-                "{what} · {} {index} · {} · budget {} left",
+                "{what} · {} run {index}/{of} · {} · budget {} left",
                 side.label(),
                 clock(elapsed),
                 clock(left_at_start.saturating_sub(elapsed))

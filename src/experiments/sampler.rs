@@ -81,6 +81,9 @@ pub struct ProcessSampling {
     pub gpus: GpuSampling,
     /// CPU seconds the sampler thread itself used.
     pub sampler_cpu_s: f64,
+    /// CPU seconds the whole machine was busy (`/proc/stat`), to tell contention apart.
+    #[serde(default)]
+    pub machine_cpu_s: f64,
 }
 
 /// GPU figures of a run.
@@ -301,6 +304,30 @@ pub fn parse_io(text: &str) -> Option<(u64, u64)> {
             .and_then(|v| v.trim().parse::<u64>().ok())
     };
     Some((field("read_bytes:")?, field("write_bytes:")?))
+}
+
+/// `(busy, total, cpus)` from a `/proc/stat` text: clock ticks of all CPUs (busy excludes idle
+/// and iowait) and the number of `cpuN` lines (the CPUs the aggregate covers).
+#[must_use]
+pub fn parse_proc_stat(text: &str) -> Option<(u64, u64, usize)> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal [guest guest_nice: already in user/nice]
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+    let cpus = text
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count();
+    Some((total.saturating_sub(idle), total, cpus.max(1)))
+}
+
+fn machine_ticks() -> Option<(u64, u64, usize)> {
+    parse_proc_stat(&std::fs::read_to_string("/proc/stat").ok()?)
 }
 
 struct Totals {
@@ -547,6 +574,7 @@ fn sample_loop(pgid: i32, config: &SamplerConfig, stop: &mpsc::Receiver<()>) -> 
     } else {
         None
     };
+    let machine_first = machine_ticks();
     let first = tree.sample();
     if let Some(Ok(probe)) = gpu.as_mut() {
         probe.sample();
@@ -570,7 +598,9 @@ fn sample_loop(pgid: i32, config: &SamplerConfig, stop: &mpsc::Receiver<()>) -> 
             probe.sample();
         }
         let dt = now.at.duration_since(last.at).as_secs_f64();
-        if dt > 0.0 {
+        // CPU time moves in clock ticks (10 ms): over the short last interval one tick would
+        // read as a burst of several cores, so peaks only count over near-full intervals.
+        if dt >= config.interval.as_secs_f64() * 0.8 {
             let cores = now.cpu_ticks.saturating_sub(last.cpu_ticks) as f64 / tck / dt;
             out.cpu_peak_cores = out.cpu_peak_cores.max(cores);
         }
@@ -582,6 +612,12 @@ fn sample_loop(pgid: i32, config: &SamplerConfig, stop: &mpsc::Receiver<()>) -> 
         }
     }
     out.duration_s = last.at.duration_since(first_at).as_secs_f64();
+    if let (Some((b0, t0, _)), Some((b1, t1, cpus))) = (machine_first, machine_ticks())
+        && t1 > t0
+    {
+        // Busy share of all CPUs × the CPU count × the time = busy CPU-seconds.
+        out.machine_cpu_s = (b1 - b0) as f64 / (t1 - t0) as f64 * cpus as f64 * out.duration_s;
+    }
     out.cpu_s = last.cpu_ticks.saturating_sub(first_cpu) as f64 / tck;
     out.read_bytes = last.read.saturating_sub(first_read);
     out.write_bytes = last.write.saturating_sub(first_write);
@@ -612,6 +648,8 @@ pub struct MeasuredSaturation {
     pub logical_cpus: usize,
     /// Most processes in the tree at once.
     pub max_processes: usize,
+    /// Mean busy CPUs of the whole machine (benchmark included) while sampling.
+    pub machine_cpu_cores: f64,
     /// Mean disk read (MB/s, decimal).
     pub read_mbs: f64,
     /// Mean disk write (MB/s, decimal).
@@ -641,10 +679,19 @@ pub fn measured_saturation(
     let cpu_peak_cores = runs.iter().map(|r| r.cpu_peak_cores).fold(0.0, f64::max);
     let cpus = config.logical_cpus.max(1);
     let max_processes = runs.iter().map(|r| r.max_processes).max().unwrap_or(0);
+    let machine_cores = runs.iter().map(|r| r.machine_cpu_s).sum::<f64>() / sampled_s;
+    let others = machine_cores - cpu_mean_cores;
+    let contention = if others > 0.5 {
+        format!(
+            "; meanwhile other processes kept {others:.1} CPUs busy — a shared machine gives the benchmark less CPU than it could use"
+        )
+    } else {
+        String::new()
+    };
     let cpu = Estimate {
         value: Some((cpu_mean_cores / cpus as f64).min(1.0)),
         reason: format!(
-            "process tree used {cpu_mean_cores:.2} of {cpus} CPUs on average (peak {cpu_peak_cores:.2}, up to {max_processes} processes), measured over {sampled_s:.1} s"
+            "process tree used {cpu_mean_cores:.2} of {cpus} CPUs on average (peak {cpu_peak_cores:.2}, up to {max_processes} processes), measured over {sampled_s:.1} s{contention}"
         ),
     };
     let read_mbs = runs.iter().map(|r| r.read_bytes as f64).sum::<f64>() / sampled_s / 1e6;
@@ -697,6 +744,7 @@ pub fn measured_saturation(
         cpu_peak_cores,
         logical_cpus: cpus,
         max_processes,
+        machine_cpu_cores: machine_cores,
         read_mbs,
         write_mbs,
         gpus,
@@ -744,6 +792,12 @@ mod tests {
     }
 
     #[test]
+    fn proc_stat_busy_and_total() {
+        let text = "cpu  100 5 50 800 20 3 2 10 0 0\ncpu0 50 2 25 400 10 1 1 5 0 0\n";
+        assert_eq!(parse_proc_stat(text), Some((170, 990, 1)));
+    }
+
+    #[test]
     fn io_fields() {
         let text = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
         assert_eq!(parse_io(text), Some((4096, 8192)));
@@ -763,6 +817,7 @@ mod tests {
                 reason: "NVML not found".into(),
             },
             sampler_cpu_s: 0.004,
+            machine_cpu_s: 4.0,
         };
         let cfg = SamplerConfig {
             logical_cpus: 2,
@@ -772,6 +827,14 @@ mod tests {
         };
         let m = measured_saturation(&[run.clone(), run], &cfg).unwrap();
         assert_eq!(m.saturation.cpu.value, Some(0.5));
+        assert!(
+            m.saturation
+                .cpu
+                .reason
+                .contains("other processes kept 1.0 CPUs busy"),
+            "{}",
+            m.saturation.cpu.reason
+        );
         assert!((m.read_mbs - 100.0).abs() < 1e-9);
         assert_eq!(m.saturation.io.value, Some(0.2));
         assert_eq!(m.saturation.gpu.value, None);
