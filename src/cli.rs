@@ -45,6 +45,8 @@ pub enum Command {
     /// Step 1: measure this machine's CPU, memory, disk and GPU ceilings and write
     /// theoretical_limits.yaml (≈10 s; never fails for a missing GPU).
     Ceilings(crate::ceilings::CeilingsArgs),
+    /// Print the catalog of static-analysis rules (`--format markdown` is docs/rules.md).
+    Rules(crate::analysis::RulesArgs),
     /// Step 3: rank speed-up strategies for the Python code under PATHS, each as a real patch
     /// with its unified diff, and write strategies.md.
     Strategies(crate::strategies::StrategiesArgs),
@@ -54,6 +56,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Ceilings(args) => crate::ceilings::command(&cli.global, &args),
+        Command::Rules(args) => crate::analysis::command(&args),
         Command::Strategies(args) => crate::strategies::command(&cli.global, &args),
     }
 }

@@ -181,3 +181,40 @@ fn cli_writes_strategies_md_with_the_ranked_table_and_diffs() {
     );
     assert!(md.contains("## Not applicable"));
 }
+
+#[test]
+fn step_two_findings_are_resolved_and_confirm_the_fit() {
+    let dir = root().join("examples/torch-train");
+    let sources = load_sources(&dir, std::slice::from_ref(&dir)).unwrap();
+    let rules = efficiency_audit::config::Rules::default();
+    let analyses: Vec<_> = sources
+        .iter()
+        .map(|s| efficiency_audit::analysis::analyze_file(&s.path, s.text.as_bytes(), &rules))
+        .collect();
+    let cfg = Strategies {
+        max: 3,
+        allow_numerics: false,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    };
+    let with = efficiency_audit::strategies::plan_analyses(&analyses, &sources, None, &cfg);
+    let without = efficiency_audit::strategies::plan(&sources, &[], None, &cfg);
+    let loading = |p: &Plan| {
+        p.ranked
+            .iter()
+            .find(|r| r.id == "parallel-data-loading")
+            .cloned()
+            .unwrap()
+    };
+    let (w, wo) = (loading(&with), loading(&without));
+    assert!(wo.resolves.is_empty());
+    let categories: Vec<&str> = w.resolves.iter().map(|r| r.category.as_str()).collect();
+    assert!(
+        categories.contains(&"dataloader_workers"),
+        "{:#?}",
+        w.resolves
+    );
+    assert!(w.resolves.iter().all(|r| r.path == "train.py"));
+    assert!(w.applicability > wo.applicability || wo.applicability >= 0.95);
+    assert!(w.reasons.iter().any(|r| r.starts_with("resolves ")));
+}

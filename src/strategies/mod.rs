@@ -488,6 +488,22 @@ pub fn plan(
     plan_on(files, findings, Machine::from_ceilings(ceilings), cfg)
 }
 
+/// [`plan`] from step 2's per-file results: their findings, resolved against `sources`
+/// (the same files, parsed; paths must match `FileAnalysis::path`).
+#[must_use]
+pub fn plan_analyses(
+    analyses: &[crate::analysis::FileAnalysis],
+    sources: &[Parsed],
+    ceilings: Option<&Ceilings>,
+    cfg: &config::Strategies,
+) -> Plan {
+    let findings: Vec<Finding> = analyses
+        .iter()
+        .flat_map(|a| a.findings.iter().cloned())
+        .collect();
+    plan(sources, &findings, ceilings, cfg)
+}
+
 /// [`plan`] for an explicit machine.
 #[must_use]
 pub fn plan_on(
@@ -600,7 +616,11 @@ fn finish(meta: &'static Meta, ctx: &Context<'_>, p: Proposal) -> Result<Ranked,
         reasons.push(format!("resolves {}", list.join(", ")));
     }
     reasons.extend(refused);
-    let applicability = p.applicability.clamp(0.0, 1.0);
+    // Step 2 found the waste at a site this strategy changes: the fit is confirmed.
+    let mut applicability = p.applicability.clamp(0.0, 1.0);
+    if !resolves.is_empty() {
+        applicability = (applicability + 0.1).min(1.0);
+    }
     let weight = safety_weight(p.safety);
     let score = (p.gain.expected - 1.0).max(0.0) * weight * applicability;
     Ok(Ranked {
@@ -746,7 +766,11 @@ pub fn command(
         None => None,
     };
     let sources = load_sources(&root, &paths)?;
-    let plan = plan(&sources, &[], ceilings.as_ref(), &cfg.strategies);
+    let analyses: Vec<crate::analysis::FileAnalysis> = sources
+        .iter()
+        .map(|s| crate::analysis::analyze_file(&s.path, s.text.as_bytes(), &cfg.rules))
+        .collect();
+    let plan = plan_analyses(&analyses, &sources, ceilings.as_ref(), &cfg.strategies);
     let out_dir = global.output_dir.clone().unwrap_or(cfg.output_dir);
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let out = out_dir.join("strategies.md");

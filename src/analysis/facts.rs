@@ -1,0 +1,1387 @@
+//! The facts engine: one tree-sitter parse and one iterative walk per file.
+//!
+//! The walk records plain spans (calls, loops, assignments, functions, classes, comments) with
+//! the context each one sits in (innermost loop and function, `no_grad`, `autocast`, a Dataset
+//! `__getitem__`, an `if` guard inside the loop). A post-pass resolves qualified names through
+//! the import table, gives variables a kind, classifies loops (step / epoch / record), functions
+//! and the file (train / infer / data / other, reference ml_rules.md §2.3), and extracts
+//! DataLoader, device and precision facts. Rules read these facts; they never walk the tree.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Serialize;
+use tree_sitter::{Node, Tree};
+
+use super::model::CodeKind;
+
+/// A byte range of the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    fn of(node: Node<'_>) -> Self {
+        Span {
+            start: node.start_byte(),
+            end: node.end_byte(),
+        }
+    }
+    pub fn contains(self, other: Span) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
+}
+
+/// The syntactic kind of an argument or assigned value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ValKind {
+    Int,
+    Float,
+    True,
+    False,
+    NoneLit,
+    Str,
+    Ident,
+    Attr,
+    Call,
+    Dict,
+    Other,
+}
+
+/// One argument of a call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Arg {
+    pub name: Option<Span>,
+    pub value: Span,
+    pub vkind: ValKind,
+}
+
+/// The context a node sits in.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Ctx {
+    pub loop_: Option<u32>,
+    pub func: Option<u32>,
+    pub class: Option<u32>,
+    pub no_grad: bool,
+    pub autocast: bool,
+    pub getitem: bool,
+    /// Inside an `if` nested in the innermost loop.
+    pub under_if: bool,
+    /// Inside an `if` whose condition uses `%` (a `step % N == 0` guard), in the innermost loop.
+    pub mod_guard: bool,
+    pub in_except: bool,
+}
+
+/// One call expression.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub span: Span,
+    pub func: Span,
+    /// The function is a pure dotted chain (`a.b.c`).
+    pub dotted: bool,
+    /// `x.m(...)`: the span of `m`.
+    pub method: Option<Span>,
+    /// `x.m(...)`: the span of `x`.
+    pub recv: Option<Span>,
+    /// The root identifier of the receiver chain (`batch` in `batch["x"].to(d)`).
+    pub recv_root: Option<Span>,
+    /// The receiver is itself a call (`torch.zeros(3).to(d)`): its index.
+    pub recv_call: Option<u32>,
+    pub args_span: Span,
+    pub args: (u32, u32),
+    /// `**expr` in the arguments.
+    pub splat: Option<Span>,
+    pub star: bool,
+    pub line: usize,
+    pub end_line: usize,
+    pub col: usize,
+    pub ctx: Ctx,
+}
+
+/// One `for` or `while` loop.
+#[derive(Debug, Clone)]
+pub(crate) struct Loop {
+    pub span: Span,
+    pub line: usize,
+    pub end_line: usize,
+    pub col: usize,
+    /// Identifiers bound by the loop target.
+    pub targets: Vec<Span>,
+    /// The iterated expression.
+    pub iter: Option<Span>,
+    pub parent: Option<u32>,
+    pub ctx: Ctx,
+    /// Computed after the walk.
+    pub info: LoopInfo,
+}
+
+/// What a loop does, computed after the walk.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LoopInfo {
+    pub iterates_loader: Option<String>,
+    pub backward: bool,
+    pub opt_step: bool,
+    pub model_call: bool,
+    pub step: bool,
+    pub train: bool,
+    pub epoch: bool,
+    pub has_child_step: bool,
+    /// Names bound from the loop target inside the body (the batch and what derives from it).
+    pub batch_names: Vec<String>,
+}
+
+/// A function definition.
+#[derive(Debug, Clone)]
+pub(crate) struct Func {
+    pub name: Span,
+    pub line: usize,
+    pub class: Option<u32>,
+    pub kind: CodeKind,
+    pub backward: bool,
+}
+
+/// A class definition.
+#[derive(Debug, Clone)]
+pub(crate) struct Class {
+    pub name: Span,
+    pub bases: Option<Span>,
+}
+
+/// An assignment `targets = value` (or augmented).
+#[derive(Debug, Clone)]
+pub(crate) struct Assign {
+    pub span: Span,
+    pub left: Span,
+    /// Identifier or dotted targets (`x`, `self.x`); several for tuple targets.
+    pub targets: Vec<Span>,
+    pub value: Span,
+    pub vkind: ValKind,
+    pub rhs_call: Option<u32>,
+    pub augmented: bool,
+    pub line: usize,
+    pub ctx: Ctx,
+}
+
+/// A subscript inside a loop (`a[i]`), for element-wise loop detection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sub {
+    pub value: Span,
+    pub index: Span,
+    pub loop_: u32,
+}
+
+/// A resolved literal value, as far as the engine can tell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum Val {
+    /// The argument is not given (the library default applies).
+    Absent,
+    /// An integer.
+    Int(i64),
+    /// A boolean.
+    Bool(bool),
+    /// A string.
+    Str(String),
+    /// `None`.
+    None,
+    /// Given, but not resolvable to a constant: rules stay silent.
+    Unknown,
+}
+
+impl Val {
+    /// The integer, when known.
+    #[must_use]
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Val::Int(i) => Some(*i),
+            Val::Bool(b) => Some(i64::from(*b)),
+            _ => None,
+        }
+    }
+}
+
+/// The device the file runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Device {
+    /// CUDA (or CUDA when available: the usual idiom).
+    Cuda,
+    /// Apple MPS.
+    Mps,
+    /// Explicitly the CPU.
+    Cpu,
+    /// No device signal.
+    #[default]
+    Unknown,
+}
+
+/// One `DataLoader(...)` call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoaderFacts {
+    /// 1-based line.
+    pub line: usize,
+    /// The variable it is assigned to, when simple.
+    pub var: Option<String>,
+    /// `batch_size`.
+    pub batch_size: Val,
+    /// `num_workers`.
+    pub num_workers: Val,
+    /// `pin_memory`.
+    pub pin_memory: Val,
+    /// `persistent_workers`.
+    pub persistent_workers: Val,
+    /// `prefetch_factor`.
+    pub prefetch_factor: Val,
+}
+
+/// Precision state of the file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Precision {
+    /// An autocast context or decorator, or a framework mixed-precision flag.
+    pub autocast: bool,
+    /// A `GradScaler`.
+    pub grad_scaler: bool,
+    /// `.half()` / `.bfloat16()` / a 16-bit dtype.
+    pub half: bool,
+    /// TF32 enabled (`allow_tf32 = True`, `set_float32_matmul_precision("high"|"medium")`, HF `tf32=True`).
+    pub tf32: bool,
+    /// Precision (and compilation) come from a launcher configuration the analysis cannot see
+    /// (`Accelerator()` without `mixed_precision=`): precision rules stay silent.
+    pub from_launcher: bool,
+}
+
+/// A function and its classification.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionFacts {
+    /// Name.
+    pub name: String,
+    /// 1-based line.
+    pub line: usize,
+    /// What it does.
+    pub kind: CodeKind,
+}
+
+/// A classified loop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoopFacts {
+    /// 1-based first line.
+    pub line: usize,
+    /// 1-based last line.
+    pub end_line: usize,
+    /// `step`, `epoch`, `record` or `other`.
+    pub kind: &'static str,
+    /// A training step loop (backward / optimizer step).
+    pub train: bool,
+}
+
+/// Everything the engine knows about one file (serialised into `analysis.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FileFacts {
+    /// Import table: local name → qualified name.
+    pub imports: Vec<(String, String)>,
+    /// Device.
+    pub device: Device,
+    /// DataLoader calls.
+    pub loaders: Vec<LoaderFacts>,
+    /// Precision state.
+    pub precision: Precision,
+    /// `torch.compile` (or a framework compile flag) present.
+    pub compile: bool,
+    /// `torch.backends.cudnn.benchmark` assigned: its value when literal.
+    pub cudnn_benchmark: Option<bool>,
+    /// `memory_format=torch.channels_last` used.
+    pub channels_last: bool,
+    /// Convolution layers or vision models present.
+    pub conv: bool,
+    /// Functions with their kind.
+    pub functions: Vec<FunctionFacts>,
+    /// Loops that matter (step, epoch, record).
+    pub loops: Vec<LoopFacts>,
+    /// What the demand model needs of each hot loop, parallel to `FileAnalysis::hot_loops`.
+    pub hot: Vec<super::demand::LoopProfile>,
+}
+
+/// A variable kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VarKind {
+    Loader,
+    Model,
+    Optimizer,
+    Scaler,
+    Device,
+    DataFrame,
+    Tensor,
+    Tokenizer,
+}
+
+/// The whole per-file model the rules read.
+pub(crate) struct Model<'s> {
+    pub src: &'s str,
+    pub tree: Tree,
+    pub calls: Vec<Call>,
+    pub args: Vec<Arg>,
+    pub loops: Vec<Loop>,
+    pub funcs: Vec<Func>,
+    pub classes: Vec<Class>,
+    pub assigns: Vec<Assign>,
+    pub subs: Vec<Sub>,
+    /// Local name → qualified import target.
+    pub imports: HashMap<&'s str, String>,
+    /// `# efficiency-audit: ignore[...]` per 1-based line; empty list = all.
+    pub suppress: HashMap<usize, Vec<String>>,
+    pub kinds: HashMap<&'s str, VarKind>,
+    /// argparse destinations → default value span and kind.
+    pub argparse: HashMap<String, Option<(Span, ValKind)>>,
+    pub facts: FileFacts,
+    pub kind: CodeKind,
+    /// Top-level import statements end (byte), for inserting one-liners after imports.
+    pub last_import_end: Option<usize>,
+    /// Uses multiprocessing / joblib / concurrent.futures / ray / dask.
+    pub parallel_lib: bool,
+    pub has_from_pretrained: bool,
+    /// Deterministic algorithms requested (cuDNN benchmark must stay off).
+    pub deterministic: bool,
+    /// A function parameter defaults to `"cuda"` / `"cuda:N"`.
+    pub cuda_default_param: bool,
+}
+
+/// Depth cap for the few bounded sub-tree scans (the main walk is iterative and unbounded).
+const SCAN_CAP: usize = 400;
+
+enum Frame {
+    Loop {
+        id: usize,
+        prev: Option<u32>,
+    },
+    Func {
+        id: usize,
+        prev_func: Option<u32>,
+        prev_loop: Option<u32>,
+        getitem: bool,
+        no_grad: bool,
+    },
+    Class {
+        id: usize,
+        prev: Option<u32>,
+    },
+    With {
+        id: usize,
+        no_grad: bool,
+        autocast: bool,
+    },
+    If {
+        id: usize,
+        modulo: bool,
+    },
+    Except {
+        id: usize,
+    },
+    Comp {
+        id: usize,
+    },
+}
+
+impl Frame {
+    fn id(&self) -> usize {
+        match self {
+            Frame::Loop { id, .. }
+            | Frame::Func { id, .. }
+            | Frame::Class { id, .. }
+            | Frame::With { id, .. }
+            | Frame::If { id, .. }
+            | Frame::Except { id }
+            | Frame::Comp { id } => *id,
+        }
+    }
+}
+
+struct LoopEntry {
+    ifs: u32,
+    mod_ifs: u32,
+}
+
+struct Walker<'s> {
+    src: &'s str,
+    m: Model<'s>,
+    frames: Vec<Frame>,
+    cur_loop: Option<u32>,
+    cur_func: Option<u32>,
+    cur_class: Option<u32>,
+    no_grad: u32,
+    autocast: u32,
+    getitem: u32,
+    ifs: u32,
+    mod_ifs: u32,
+    excepts: u32,
+    comps: u32,
+    loop_entry: Vec<LoopEntry>,
+    /// Node id of an assignment's right-hand side → the assignment index.
+    rhs_watch: Vec<(usize, u32)>,
+    /// Node id of a decorated function → its decorators disable grad.
+    decor_watch: Vec<(usize, bool)>,
+    /// Node id of a call that is the receiver of another call → the outer call index.
+    recv_watch: Vec<(usize, u32)>,
+}
+
+fn line_col(src: &str, node: Node<'_>) -> (usize, usize) {
+    let p = node.start_position();
+    let start = node.start_byte();
+    let line_start = start.saturating_sub(p.column);
+    let col = src
+        .get(line_start..start)
+        .map_or(p.column, |s| s.chars().count());
+    (p.row + 1, col + 1)
+}
+
+fn val_kind(node: Node<'_>) -> ValKind {
+    match node.kind() {
+        "integer" => ValKind::Int,
+        "float" => ValKind::Float,
+        "true" => ValKind::True,
+        "false" => ValKind::False,
+        "none" => ValKind::NoneLit,
+        "string" | "concatenated_string" => ValKind::Str,
+        "identifier" => ValKind::Ident,
+        "attribute" => ValKind::Attr,
+        "call" => ValKind::Call,
+        "dictionary" => ValKind::Dict,
+        _ => ValKind::Other,
+    }
+}
+
+/// Is `node` a pure dotted chain of identifiers?
+fn is_dotted(mut node: Node<'_>) -> bool {
+    for _ in 0..SCAN_CAP {
+        match node.kind() {
+            "identifier" => return true,
+            "attribute" => match node.child_by_field_name("object") {
+                Some(o) => node = o,
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The root identifier of an expression chain (`a` in `a.b[c].d(e).f`).
+fn root_ident(mut node: Node<'_>) -> Option<Node<'_>> {
+    for _ in 0..SCAN_CAP {
+        match node.kind() {
+            "identifier" => return Some(node),
+            "attribute" => node = node.child_by_field_name("object")?,
+            "subscript" => node = node.child_by_field_name("value")?,
+            "call" => node = node.child_by_field_name("function")?,
+            "parenthesized_expression" => node = node.named_child(0)?,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Does the sub-tree contain a `%` binary operator (bounded scan)?
+fn contains_modulo(node: Node<'_>, src: &str) -> bool {
+    let mut stack = vec![node];
+    let mut seen = 0;
+    while let Some(n) = stack.pop() {
+        seen += 1;
+        if seen > SCAN_CAP {
+            return false;
+        }
+        if n.kind() == "binary_operator"
+            && n.child_by_field_name("operator")
+                .is_some_and(|o| o.utf8_text(src.as_bytes()).ok() == Some("%"))
+        {
+            return true;
+        }
+        let mut c = n.walk();
+        for ch in n.named_children(&mut c) {
+            stack.push(ch);
+        }
+    }
+    false
+}
+
+/// The literal content of a plain string node (no interpolation), else `None`.
+pub(crate) fn string_value<'a>(node: Node<'_>, src: &'a str) -> Option<Cow<'a, str>> {
+    if node.kind() != "string" {
+        return None;
+    }
+    let mut out: Option<Cow<'a, str>> = None;
+    let mut c = node.walk();
+    for ch in node.named_children(&mut c) {
+        match ch.kind() {
+            "string_start" | "string_end" => {}
+            "string_content" => {
+                let t = src.get(ch.start_byte()..ch.end_byte())?;
+                out = Some(match out {
+                    None => Cow::Borrowed(t),
+                    Some(prev) => Cow::Owned(format!("{prev}{t}")),
+                });
+            }
+            _ => return None,
+        }
+    }
+    Some(out.unwrap_or(Cow::Borrowed("")))
+}
+
+impl<'s> Walker<'s> {
+    fn text(&self, node: Node<'_>) -> &'s str {
+        self.src
+            .get(node.start_byte()..node.end_byte())
+            .unwrap_or("")
+    }
+
+    fn ctx(&self) -> Ctx {
+        let (under_if, mod_guard) =
+            match self.cur_loop.and_then(|l| self.loop_entry.get(l as usize)) {
+                Some(e) => (self.ifs > e.ifs, self.mod_ifs > e.mod_ifs),
+                None => (false, false),
+            };
+        Ctx {
+            loop_: self.cur_loop,
+            func: self.cur_func,
+            class: self.cur_class,
+            no_grad: self.no_grad > 0,
+            autocast: self.autocast > 0,
+            getitem: self.getitem > 0,
+            under_if,
+            mod_guard,
+            in_except: self.excepts > 0,
+        }
+    }
+
+    fn enter(&mut self, node: Node<'_>) {
+        let id = node.id();
+        match node.kind() {
+            "call" => self.on_call(node),
+            "for_statement" | "while_statement" => self.on_loop(node),
+            "assignment" | "augmented_assignment" => self.on_assign(node),
+            "import_statement" | "import_from_statement" => self.on_import(node),
+            "function_definition" => self.on_func(node),
+            "class_definition" => {
+                let name = node
+                    .child_by_field_name("name")
+                    .map(Span::of)
+                    .unwrap_or_default();
+                let bases = node.child_by_field_name("superclasses").map(Span::of);
+                let idx = self.m.classes.len() as u32;
+                self.m.classes.push(Class { name, bases });
+                self.frames.push(Frame::Class {
+                    id,
+                    prev: self.cur_class,
+                });
+                self.cur_class = Some(idx);
+            }
+            "decorated_definition" => {
+                let mut no_grad = false;
+                let mut c = node.walk();
+                for d in node.named_children(&mut c) {
+                    if d.kind() == "decorator" {
+                        let t = self.text(d);
+                        if t.contains("no_grad") || t.contains("inference_mode") {
+                            no_grad = true;
+                        }
+                    }
+                }
+                if let Some(def) = node.child_by_field_name("definition") {
+                    self.decor_watch.push((def.id(), no_grad));
+                }
+            }
+            "with_statement" => self.on_with(node),
+            "if_statement" => {
+                let modulo = node
+                    .child_by_field_name("condition")
+                    .is_some_and(|c| contains_modulo(c, self.src));
+                self.ifs += 1;
+                if modulo {
+                    self.mod_ifs += 1;
+                }
+                self.frames.push(Frame::If { id, modulo });
+            }
+            "except_clause" => {
+                self.excepts += 1;
+                self.frames.push(Frame::Except { id });
+            }
+            "list_comprehension"
+            | "generator_expression"
+            | "dictionary_comprehension"
+            | "set_comprehension" => {
+                self.comps += 1;
+                self.frames.push(Frame::Comp { id });
+            }
+            "subscript" => {
+                if let (Some(l), Some(v), Some(i)) = (
+                    self.cur_loop,
+                    node.child_by_field_name("value"),
+                    node.child_by_field_name("subscript"),
+                ) {
+                    self.m.subs.push(Sub {
+                        value: Span::of(v),
+                        index: Span::of(i),
+                        loop_: l,
+                    });
+                }
+            }
+            "comment" => self.on_comment(node),
+            _ => {}
+        }
+    }
+
+    fn leave(&mut self, node: Node<'_>) {
+        let id = node.id();
+        if self.frames.last().is_none_or(|f| f.id() != id) {
+            return;
+        }
+        let Some(frame) = self.frames.pop() else {
+            return;
+        };
+        match frame {
+            Frame::Loop { prev, .. } => self.cur_loop = prev,
+            Frame::Func {
+                prev_func,
+                prev_loop,
+                getitem,
+                no_grad,
+                ..
+            } => {
+                self.cur_func = prev_func;
+                self.cur_loop = prev_loop;
+                if getitem {
+                    self.getitem -= 1;
+                }
+                if no_grad {
+                    self.no_grad -= 1;
+                }
+            }
+            Frame::Class { prev, .. } => self.cur_class = prev,
+            Frame::With {
+                no_grad, autocast, ..
+            } => {
+                if no_grad {
+                    self.no_grad -= 1;
+                }
+                if autocast {
+                    self.autocast -= 1;
+                }
+            }
+            Frame::If { modulo, .. } => {
+                self.ifs -= 1;
+                if modulo {
+                    self.mod_ifs -= 1;
+                }
+            }
+            Frame::Except { .. } => self.excepts -= 1,
+            Frame::Comp { .. } => self.comps -= 1,
+        }
+    }
+
+    fn on_comment(&mut self, node: Node<'_>) {
+        let t = self.text(node);
+        let Some(pos) = t.find("efficiency-audit:") else {
+            return;
+        };
+        let rest = t[pos + "efficiency-audit:".len()..].trim_start();
+        let Some(rest) = rest.strip_prefix("ignore") else {
+            return;
+        };
+        let list: Vec<String> = match rest.strip_prefix('[') {
+            Some(r) => r
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            None => Vec::new(),
+        };
+        let line = node.start_position().row + 1;
+        self.m
+            .suppress
+            .entry(line)
+            .or_default()
+            .extend(list.clone());
+        if list.is_empty() {
+            self.m.suppress.insert(line, Vec::new());
+        }
+    }
+
+    fn on_import(&mut self, node: Node<'_>) {
+        if self.cur_func.is_none() && self.cur_class.is_none() {
+            self.m.last_import_end = Some(node.end_byte());
+        }
+        let from = node.kind() == "import_from_statement";
+        let module = if from {
+            node.child_by_field_name("module_name")
+                .map(|n| self.text(n))
+        } else {
+            None
+        };
+        if let Some(m) = module
+            && [
+                "multiprocessing",
+                "concurrent.futures",
+                "joblib",
+                "ray",
+                "dask",
+                "torch.multiprocessing",
+            ]
+            .iter()
+            .any(|p| m == *p || m.starts_with(&format!("{p}.")))
+        {
+            self.m.parallel_lib = true;
+        }
+        let mut c = node.walk();
+        for ch in node.children_by_field_name("name", &mut c) {
+            let (name, alias) = match ch.kind() {
+                "aliased_import" => (
+                    ch.child_by_field_name("name").map(|n| self.text(n)),
+                    ch.child_by_field_name("alias").map(|n| self.text(n)),
+                ),
+                _ => (Some(self.text(ch)), None),
+            };
+            let Some(name) = name else { continue };
+            if !from
+                && ["multiprocessing", "joblib", "ray", "dask", "concurrent"]
+                    .iter()
+                    .any(|p| name == *p || name.starts_with(&format!("{p}.")))
+            {
+                self.m.parallel_lib = true;
+            }
+            match (module, alias) {
+                (Some(m), Some(a)) => {
+                    self.m.imports.insert(a, format!("{m}.{name}"));
+                }
+                (Some(m), None) => {
+                    self.m.imports.insert(name, format!("{m}.{name}"));
+                }
+                (None, Some(a)) => {
+                    self.m.imports.insert(a, name.to_string());
+                }
+                (None, None) => {
+                    // `import a.b` binds `a`.
+                    let head = name.split('.').next().unwrap_or(name);
+                    self.m.imports.insert(head, head.to_string());
+                }
+            }
+        }
+    }
+
+    fn on_func(&mut self, node: Node<'_>) {
+        let id = node.id();
+        let name = node
+            .child_by_field_name("name")
+            .map(Span::of)
+            .unwrap_or_default();
+        let name_text = self.src.get(name.start..name.end).unwrap_or("");
+        if let Some(ps) = node.child_by_field_name("parameters") {
+            let mut c = ps.walk();
+            for p in ps.named_children(&mut c) {
+                if matches!(p.kind(), "default_parameter" | "typed_default_parameter")
+                    && let Some(v) = p.child_by_field_name("value")
+                    && let Some(t) = string_value(v, self.src)
+                    && (t == "cuda" || t.starts_with("cuda:"))
+                {
+                    self.m.cuda_default_param = true;
+                }
+            }
+        }
+        let mut no_grad = false;
+        if let Some(pos) = self.decor_watch.iter().rposition(|(nid, _)| *nid == id) {
+            no_grad = self.decor_watch[pos].1;
+            self.decor_watch.swap_remove(pos);
+        }
+        let in_class = self.cur_class.is_some()
+            && self
+                .frames
+                .last()
+                .is_some_and(|f| matches!(f, Frame::Class { .. }));
+        if in_class && matches!(name_text, "validation_step" | "test_step" | "predict_step") {
+            no_grad = true;
+        }
+        let getitem = in_class && matches!(name_text, "__getitem__" | "__getitems__" | "__iter__");
+        let (line, _) = line_col(self.src, node);
+        let idx = self.m.funcs.len() as u32;
+        self.m.funcs.push(Func {
+            name,
+            line,
+            class: if in_class { self.cur_class } else { None },
+            kind: CodeKind::Other,
+            backward: false,
+        });
+        self.frames.push(Frame::Func {
+            id,
+            prev_func: self.cur_func,
+            prev_loop: self.cur_loop,
+            getitem,
+            no_grad,
+        });
+        if getitem {
+            self.getitem += 1;
+        }
+        if no_grad {
+            self.no_grad += 1;
+        }
+        self.cur_func = Some(idx);
+        self.cur_loop = None;
+    }
+
+    fn on_with(&mut self, node: Node<'_>) {
+        let mut no_grad = false;
+        let mut autocast = false;
+        let mut stack = vec![node];
+        // with_statement → with_clause → with_item → value (call | as_pattern)
+        let mut seen = 0;
+        while let Some(n) = stack.pop() {
+            seen += 1;
+            if seen > 64 {
+                break;
+            }
+            match n.kind() {
+                "with_statement"
+                | "with_clause"
+                | "with_item"
+                | "as_pattern"
+                | "parenthesized_expression"
+                | "tuple" => {
+                    let mut c = n.walk();
+                    for ch in n.named_children(&mut c) {
+                        if ch.kind() != "block" {
+                            stack.push(ch);
+                        }
+                    }
+                }
+                "call" => {
+                    let f = n
+                        .child_by_field_name("function")
+                        .map_or("", |f| self.text(f));
+                    let last = f.rsplit('.').next().unwrap_or(f);
+                    match last {
+                        "no_grad" | "inference_mode" => no_grad = true,
+                        "set_grad_enabled" => {
+                            let a = n
+                                .child_by_field_name("arguments")
+                                .map_or("", |a| self.text(a));
+                            if a.contains("False") {
+                                no_grad = true;
+                            }
+                        }
+                        "autocast" => autocast = true,
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        if no_grad {
+            self.no_grad += 1;
+        }
+        if autocast {
+            self.autocast += 1;
+        }
+        if no_grad || autocast {
+            self.frames.push(Frame::With {
+                id: node.id(),
+                no_grad,
+                autocast,
+            });
+        }
+    }
+
+    fn on_loop(&mut self, node: Node<'_>) {
+        let is_for = node.kind() == "for_statement";
+        let mut targets = Vec::new();
+        if is_for && let Some(left) = node.child_by_field_name("left") {
+            {
+                let mut stack = vec![left];
+                while let Some(n) = stack.pop() {
+                    if targets.len() > 32 {
+                        break;
+                    }
+                    if n.kind() == "identifier" {
+                        targets.push(Span::of(n));
+                    } else if matches!(
+                        n.kind(),
+                        "pattern_list"
+                            | "tuple_pattern"
+                            | "list_pattern"
+                            | "tuple"
+                            | "list"
+                            | "parenthesized_expression"
+                    ) {
+                        let mut c = n.walk();
+                        for ch in n.named_children(&mut c) {
+                            stack.push(ch);
+                        }
+                    }
+                }
+            }
+        }
+        let iter = if is_for {
+            node.child_by_field_name("right").map(Span::of)
+        } else {
+            None
+        };
+        let (line, col) = line_col(self.src, node);
+        let idx = self.m.loops.len() as u32;
+        self.m.loops.push(Loop {
+            span: Span::of(node),
+            line,
+            end_line: node.end_position().row + 1,
+            col,
+            targets,
+            iter,
+            parent: self.cur_loop,
+            ctx: self.ctx(),
+            info: LoopInfo::default(),
+        });
+        self.loop_entry.push(LoopEntry {
+            ifs: self.ifs,
+            mod_ifs: self.mod_ifs,
+        });
+        self.frames.push(Frame::Loop {
+            id: node.id(),
+            prev: self.cur_loop,
+        });
+        self.cur_loop = Some(idx);
+    }
+
+    fn on_assign(&mut self, node: Node<'_>) {
+        let (Some(left), Some(right)) = (
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+        ) else {
+            return;
+        };
+        let mut targets = Vec::new();
+        match left.kind() {
+            "identifier" | "attribute" if is_dotted(left) => targets.push(Span::of(left)),
+            "pattern_list" | "tuple_pattern" | "list_pattern" => {
+                let mut c = left.walk();
+                for ch in left.named_children(&mut c) {
+                    if is_dotted(ch) {
+                        targets.push(Span::of(ch));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let idx = self.m.assigns.len() as u32;
+        self.m.assigns.push(Assign {
+            span: Span::of(node),
+            left: Span::of(left),
+            targets,
+            value: Span::of(right),
+            vkind: val_kind(right),
+            rhs_call: None,
+            augmented: node.kind() == "augmented_assignment",
+            line: node.start_position().row + 1,
+            ctx: self.ctx(),
+        });
+        if right.kind() == "call" {
+            self.rhs_watch.push((right.id(), idx));
+        }
+    }
+
+    fn on_call(&mut self, node: Node<'_>) {
+        let Some(func) = node.child_by_field_name("function") else {
+            return;
+        };
+        let idx = self.m.calls.len() as u32;
+        let (method, recv, recv_root, recv_call) = if func.kind() == "attribute" {
+            let obj = func.child_by_field_name("object");
+            let root = obj.and_then(root_ident);
+            if let Some(o) = obj.filter(|o| o.kind() == "call") {
+                self.recv_watch.push((o.id(), idx));
+            }
+            (
+                func.child_by_field_name("attribute").map(Span::of),
+                obj.map(Span::of),
+                root.map(Span::of),
+                None,
+            )
+        } else {
+            (None, None, None, None)
+        };
+        let args_node = node.child_by_field_name("arguments");
+        let a0 = self.m.args.len() as u32;
+        let mut splat = None;
+        let mut star = false;
+        if let Some(al) = args_node.filter(|a| a.kind() == "argument_list") {
+            let mut c = al.walk();
+            for ch in al.children(&mut c) {
+                match ch.kind() {
+                    "keyword_argument" => {
+                        if let (Some(n), Some(v)) = (
+                            ch.child_by_field_name("name"),
+                            ch.child_by_field_name("value"),
+                        ) {
+                            self.m.args.push(Arg {
+                                name: Some(Span::of(n)),
+                                value: Span::of(v),
+                                vkind: val_kind(v),
+                            });
+                        }
+                    }
+                    "dictionary_splat" => {
+                        splat = ch.named_child(0).map(Span::of);
+                    }
+                    "list_splat" => star = true,
+                    "(" | ")" | "," | "comment" => {}
+                    _ if ch.is_named() => self.m.args.push(Arg {
+                        name: None,
+                        value: Span::of(ch),
+                        vkind: val_kind(ch),
+                    }),
+                    _ => {}
+                }
+            }
+        } else if let Some(g) = args_node {
+            // f(x for x in y)
+            self.m.args.push(Arg {
+                name: None,
+                value: Span::of(g),
+                vkind: ValKind::Other,
+            });
+        }
+        let a1 = self.m.args.len() as u32;
+        let (line, col) = line_col(self.src, node);
+        self.m.calls.push(Call {
+            span: Span::of(node),
+            func: Span::of(func),
+            dotted: is_dotted(func),
+            method,
+            recv,
+            recv_root,
+            recv_call,
+            args_span: args_node.map(Span::of).unwrap_or_default(),
+            args: (a0, a1),
+            splat,
+            star,
+            line,
+            end_line: node.end_position().row + 1,
+            col,
+            ctx: self.ctx(),
+        });
+        let id = node.id();
+        if let Some(pos) = self.rhs_watch.iter().rposition(|(nid, _)| *nid == id) {
+            let a = self.rhs_watch[pos].1;
+            self.rhs_watch.swap_remove(pos);
+            if let Some(asg) = self.m.assigns.get_mut(a as usize) {
+                asg.rhs_call = Some(idx);
+            }
+        }
+        if let Some(pos) = self.recv_watch.iter().rposition(|(nid, _)| *nid == id) {
+            let outer = self.recv_watch[pos].1;
+            self.recv_watch.swap_remove(pos);
+            if let Some(c) = self.m.calls.get_mut(outer as usize) {
+                c.recv_call = Some(idx);
+            }
+        }
+    }
+}
+
+/// Parses `src` and builds the model. `None` when tree-sitter gives up.
+pub(crate) fn build(src: &str) -> Option<Model<'_>> {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .ok()?;
+    let tree = parser.parse(src, None)?;
+    let m = Model {
+        src,
+        tree,
+        calls: Vec::new(),
+        args: Vec::new(),
+        loops: Vec::new(),
+        funcs: Vec::new(),
+        classes: Vec::new(),
+        assigns: Vec::new(),
+        subs: Vec::new(),
+        imports: HashMap::new(),
+        suppress: HashMap::new(),
+        kinds: HashMap::new(),
+        argparse: HashMap::new(),
+        facts: FileFacts::default(),
+        kind: CodeKind::Other,
+        last_import_end: None,
+        parallel_lib: false,
+        has_from_pretrained: false,
+        deterministic: false,
+        cuda_default_param: false,
+    };
+    let mut w = Walker {
+        src,
+        m,
+        frames: Vec::new(),
+        cur_loop: None,
+        cur_func: None,
+        cur_class: None,
+        no_grad: 0,
+        autocast: 0,
+        getitem: 0,
+        ifs: 0,
+        mod_ifs: 0,
+        excepts: 0,
+        comps: 0,
+        loop_entry: Vec::new(),
+        rhs_watch: Vec::new(),
+        decor_watch: Vec::new(),
+        recv_watch: Vec::new(),
+    };
+    {
+        let tree = w.m.tree.clone();
+        let mut cursor = tree.walk();
+        'walk: loop {
+            let node = cursor.node();
+            w.enter(node);
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                w.leave(cursor.node());
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+    let mut m = w.m;
+    super::resolve::post_pass(&mut m);
+    Some(m)
+}
+
+/// The first syntax error as `line:col`, when the tree has one (iterative search).
+pub(crate) fn first_error(tree: &Tree) -> Option<(usize, usize)> {
+    let root = tree.root_node();
+    if !root.has_error() {
+        return None;
+    }
+    let mut cursor = root.walk();
+    loop {
+        let n = cursor.node();
+        if n.is_error() || n.is_missing() {
+            let p = n.start_position();
+            return Some((p.row + 1, p.column + 1));
+        }
+        // descend only into sub-trees that hold the error
+        if n.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                let p = root.start_position();
+                return Some((p.row + 1, p.column + 1));
+            }
+        }
+    }
+}
+
+impl<'s> Model<'s> {
+    /// The text of a span.
+    pub fn text(&self, s: Span) -> &'s str {
+        self.src.get(s.start..s.end).unwrap_or("")
+    }
+
+    /// The call's function qualified through the import table (`DL` → `torch.utils.data.DataLoader`).
+    pub fn qual(&self, c: &Call) -> Cow<'s, str> {
+        let text = self.text(c.func);
+        if !c.dotted {
+            return Cow::Borrowed(text);
+        }
+        let (head, rest) = match text.find('.') {
+            Some(i) => (&text[..i], &text[i..]),
+            None => (text, ""),
+        };
+        match self.imports.get(head) {
+            Some(q) if q == head => Cow::Borrowed(text),
+            Some(q) => Cow::Owned(format!("{q}{rest}")),
+            None => Cow::Borrowed(text),
+        }
+    }
+
+    /// The last name of the callee (`step` in `opt.step()`, `DataLoader` in `DataLoader(...)`).
+    pub fn last_name(&self, c: &Call) -> &'s str {
+        match c.method {
+            Some(m) => self.text(m),
+            None => self.text(c.func),
+        }
+    }
+
+    /// The call's arguments.
+    pub fn call_args(&self, c: &Call) -> &[Arg] {
+        self.args
+            .get(c.args.0 as usize..c.args.1 as usize)
+            .unwrap_or(&[])
+    }
+
+    /// A keyword argument by name.
+    pub fn kw(&self, c: &Call, name: &str) -> Option<Arg> {
+        self.call_args(c)
+            .iter()
+            .find(|a| a.name.is_some_and(|n| self.text(n) == name))
+            .copied()
+    }
+
+    /// The `n`-th positional argument.
+    pub fn pos(&self, c: &Call, n: usize) -> Option<Arg> {
+        self.call_args(c)
+            .iter()
+            .filter(|a| a.name.is_none())
+            .nth(n)
+            .copied()
+    }
+
+    /// The node of a span, when it still matches one.
+    pub fn node(&self, s: Span) -> Option<Node<'_>> {
+        let n = self
+            .tree
+            .root_node()
+            .descendant_for_byte_range(s.start, s.end)?;
+        (n.start_byte() == s.start && n.end_byte() == s.end).then_some(n)
+    }
+
+    /// The kind of a variable (`x`, `self.x`), by assignment or, failing that, by its name.
+    pub fn var_kind(&self, name: &str) -> Option<VarKind> {
+        if let Some(k) = self.kinds.get(name) {
+            return Some(*k);
+        }
+        kind_by_name(name)
+    }
+
+    /// Resolves an argument value to a constant where the engine can.
+    pub fn resolve(&self, a: &Arg, at: usize, func: Option<u32>) -> Val {
+        self.resolve_span(a.value, a.vkind, at, func, 0)
+    }
+
+    fn resolve_span(&self, s: Span, k: ValKind, at: usize, func: Option<u32>, depth: u8) -> Val {
+        if depth > 4 {
+            return Val::Unknown;
+        }
+        let t = self.text(s);
+        match k {
+            ValKind::Int => parse_int(t).map_or(Val::Unknown, Val::Int),
+            ValKind::True => Val::Bool(true),
+            ValKind::False => Val::Bool(false),
+            ValKind::NoneLit => Val::None,
+            ValKind::Str => self
+                .node(s)
+                .and_then(|n| string_value(n, self.src))
+                .map_or(Val::Unknown, |v| Val::Str(v.into_owned())),
+            ValKind::Ident => {
+                // nearest preceding assignment in the same function, else a module-level one
+                let mut best: Option<&Assign> = None;
+                let mut module: Vec<&Assign> = Vec::new();
+                for a in &self.assigns {
+                    if a.augmented || a.targets.len() != 1 || self.text(a.left) != t {
+                        continue;
+                    }
+                    if a.ctx.func == func && func.is_some() && a.span.end <= at {
+                        best = Some(a);
+                    } else if a.ctx.func.is_none() && a.ctx.class.is_none() {
+                        module.push(a);
+                    }
+                }
+                let pick = match best {
+                    Some(a) => Some(a),
+                    None if module.len() == 1 => module.first().copied(),
+                    None => {
+                        // several module-level assignments: known only when they agree
+                        let vals: Vec<Val> = module
+                            .iter()
+                            .map(|a| {
+                                self.resolve_span(a.value, a.vkind, a.span.start, None, depth + 1)
+                            })
+                            .collect();
+                        return match vals.first() {
+                            Some(v) if vals.iter().all(|x| x == v) => v.clone(),
+                            _ => Val::Unknown,
+                        };
+                    }
+                };
+                match pick {
+                    Some(a) if a.ctx.loop_.is_none() => {
+                        self.resolve_span(a.value, a.vkind, a.span.start, a.ctx.func, depth + 1)
+                    }
+                    _ => Val::Unknown,
+                }
+            }
+            ValKind::Attr => {
+                // args.x / cfg.x → argparse default, else a class-level (dataclass) field default
+                let Some(field) = t.rsplit('.').next() else {
+                    return Val::Unknown;
+                };
+                if let Some(d) = self.argparse.get(field) {
+                    return match d {
+                        Some((vs, vk)) => self.resolve_span(*vs, *vk, vs.start, None, depth + 1),
+                        None => Val::Unknown,
+                    };
+                }
+                let fields: Vec<&Assign> = self
+                    .assigns
+                    .iter()
+                    .filter(|a| {
+                        a.ctx.class.is_some()
+                            && a.ctx.func.is_none()
+                            && a.targets.len() == 1
+                            && self.text(a.left) == field
+                    })
+                    .collect();
+                match fields.as_slice() {
+                    [a] => self.resolve_span(a.value, a.vkind, a.span.start, None, depth + 1),
+                    _ => Val::Unknown,
+                }
+            }
+            _ => Val::Unknown,
+        }
+    }
+}
+
+fn parse_int(t: &str) -> Option<i64> {
+    let t = t.replace('_', "");
+    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        return i64::from_str_radix(h, 16).ok();
+    }
+    t.parse().ok()
+}
+
+/// Variable kinds by conventional names, for parameters and values the engine cannot trace.
+pub(crate) fn kind_by_name(name: &str) -> Option<VarKind> {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let l = last.to_ascii_lowercase();
+    if matches!(
+        l.as_str(),
+        "model" | "net" | "network" | "module" | "ddp_model" | "teacher" | "student"
+    ) || l.ends_with("_model")
+        || l.ends_with("_net")
+    {
+        return Some(VarKind::Model);
+    }
+    if l.contains("loader") || l.ends_with("_dl") || l == "dl" {
+        return Some(VarKind::Loader);
+    }
+    if matches!(l.as_str(), "optimizer" | "opt" | "optim" | "optimiser")
+        || l.ends_with("_optimizer")
+    {
+        return Some(VarKind::Optimizer);
+    }
+    if l == "scaler" || l.ends_with("_scaler") && l.contains("grad") {
+        return Some(VarKind::Scaler);
+    }
+    if l == "df" || l.starts_with("df_") || l.ends_with("_df") {
+        return Some(VarKind::DataFrame);
+    }
+    if l == "tokenizer" || l.ends_with("_tokenizer") {
+        return Some(VarKind::Tokenizer);
+    }
+    None
+}

@@ -1,0 +1,146 @@
+use crate::analysis::fix::add_kwarg;
+use crate::analysis::model::{Applicability, Edit, Fix};
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+const CTORS: &[&str] = &[
+    "tensor",
+    "as_tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "eye",
+    "linspace",
+    "randperm",
+];
+const RANDOM: &[&str] = &["rand", "randn", "randint", "randperm"];
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a tensor built on the CPU and then moved: `torch.zeros(...).to(device)`,
+    /// `torch.tensor(...).cuda()`.
+    ///
+    /// ## Why is this slow?
+    /// The tensor is allocated and filled in host memory, then copied over PCIe, with a
+    /// synchronising copy from pageable memory. Passing `device=` builds it on the GPU
+    /// directly (PyTorch tuning guide: "create tensors directly on the target device").
+    ///
+    /// ## Example
+    /// ```python
+    /// import torch
+    ///
+    /// mask = torch.zeros(64, 128).to(device)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// import torch
+    ///
+    /// mask = torch.zeros(64, 128, device=device)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// `safe` for deterministic constructors; `numerics` for random ones (`rand`, `randn`,
+    /// `randint`, `randperm`), whose values come from the CUDA generator instead of the CPU one.
+    pub(crate) struct CpuTensorThenMove {
+        id: "EA304",
+        name: "cpu-tensor-then-move",
+        category: CpuTensorThenMove,
+        resource: Gpu,
+        severity: Low,
+    }
+}
+
+impl Rule for CpuTensorThenMove {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        for c in &m.calls {
+            let last = m.last_name(c);
+            if c.method.is_none() || !matches!(last, "to" | "cuda") {
+                continue;
+            }
+            let Some(mut inner) = c.recv_call.and_then(|i| m.calls.get(i as usize)) else {
+                continue;
+            };
+            // look through shape-only methods: `torch.tensor(x).view(1, 3).to(device)`
+            let mut chained = false;
+            for _ in 0..8 {
+                if inner.method.is_some()
+                    && matches!(
+                        m.last_name(inner),
+                        "view"
+                            | "reshape"
+                            | "unsqueeze"
+                            | "float"
+                            | "long"
+                            | "half"
+                            | "permute"
+                            | "contiguous"
+                            | "t"
+                    )
+                    && let Some(i) = inner.recv_call.and_then(|i| m.calls.get(i as usize))
+                {
+                    inner = i;
+                    chained = true;
+                } else {
+                    break;
+                }
+            }
+            let q = m.qual(inner);
+            let ctor = q.strip_prefix("torch.").unwrap_or("");
+            if !CTORS.contains(&ctor) || m.kw(inner, "device").is_some() || inner.splat.is_some() {
+                continue;
+            }
+            let args = m.call_args(c);
+            let device = if last == "cuda" {
+                if !args.is_empty() {
+                    continue;
+                }
+                "\"cuda\"".to_string()
+            } else {
+                let [a] = args else { continue };
+                let t = m.text(a.value);
+                let dev_kw = a.name.is_some_and(|n| m.text(n) == "device");
+                let devish =
+                    t.contains("device") || t.contains("cuda") || t == "dev" || t.ends_with(".dev");
+                if !(dev_kw || (a.name.is_none() && devish)) || t.contains("cpu") {
+                    continue;
+                }
+                t.to_string()
+            };
+            let fix = (!chained)
+                .then(|| add_kwarg(m, inner, &format!("device={device}")))
+                .flatten()
+                .map(|add| Fix {
+                    applicability: if RANDOM.contains(&ctor) {
+                        Applicability::Numerics
+                    } else {
+                        Applicability::Safe
+                    },
+                    edits: vec![
+                        add,
+                        Edit {
+                            start: inner.span.end,
+                            end: c.span.end,
+                            content: String::new(),
+                        },
+                    ],
+                });
+            cx.at_call(
+                &Self::META,
+                c,
+                format!("`torch.{ctor}(...)` is built on the CPU and then copied; pass `device={device}` to build it on the device"),
+                fix,
+            );
+        }
+    }
+}

@@ -1,0 +1,82 @@
+use crate::analysis::facts::Val;
+use crate::analysis::fix::add_kwarg;
+use crate::analysis::model::{Applicability, Fix};
+use crate::analysis::resolve::{is_dataloader, loader_arg};
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a `DataLoader` without `pin_memory` in a file that trains or infers on CUDA.
+    ///
+    /// ## Why is this slow?
+    /// Batches in pageable host memory are first copied by the driver into a pinned staging
+    /// buffer, then to the GPU, and the copy cannot overlap compute. With `pin_memory=True` the
+    /// loader's pin thread places batches in page-locked memory, so host→device copies run at
+    /// full PCIe bandwidth and can be asynchronous (`non_blocking=True`).
+    ///
+    /// ## Example
+    /// ```python
+    /// import torch
+    /// from torch.utils.data import DataLoader
+    ///
+    /// device = torch.device("cuda")
+    /// loader = DataLoader(dataset, batch_size=64, num_workers=4)
+    /// model.eval()
+    /// with torch.no_grad():
+    ///     for x, y in loader:
+    ///         out = model(x.to(device))
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// import torch
+    /// from torch.utils.data import DataLoader
+    ///
+    /// device = torch.device("cuda")
+    /// loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
+    /// model.eval()
+    /// with torch.no_grad():
+    ///     for x, y in loader:
+    ///         out = model(x.to(device, non_blocking=True))
+    /// ```
+    ///
+    /// ## Fix safety
+    /// `safe`: adds `pin_memory=True`. Pinned memory is locked host RAM: very large batches
+    /// times `prefetch_factor` times workers can exhaust it.
+    pub(crate) struct DataloaderPinMemory {
+        id: "EA102",
+        name: "dataloader-without-pin-memory",
+        category: DataloaderPinMemory,
+        resource: Gpu,
+        severity: Low,
+    }
+}
+
+impl Rule for DataloaderPinMemory {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        if !super::cuda(m) || !super::trains_or_infers(m) {
+            return;
+        }
+        for c in &m.calls {
+            if !is_dataloader(m, c) || loader_arg(m, c, "pin_memory", 7) != Val::Absent {
+                continue;
+            }
+            let fix = add_kwarg(m, c, "pin_memory=True").map(|e| Fix {
+                applicability: Applicability::Safe,
+                edits: vec![e],
+            });
+            cx.at_call(
+                &Self::META,
+                c,
+                "DataLoader without `pin_memory=True` on CUDA: host→device copies go through pageable memory and cannot overlap compute".to_string(),
+                fix,
+            );
+        }
+    }
+}

@@ -1,0 +1,97 @@
+use crate::analysis::facts::Val;
+use crate::analysis::fix::add_kwarg;
+use crate::analysis::model::{Applicability, Edit, Fix};
+use crate::analysis::resolve::{is_dataloader, loader_arg};
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a `torch.utils.data.DataLoader` that loads in the main process: `num_workers` is
+    /// missing or `0`. A value the analysis cannot resolve (`num_workers=args.workers` without a
+    /// default it can read) is not flagged.
+    ///
+    /// ## Why is this slow?
+    /// With no workers, every batch is read, decoded, transformed and collated by the training
+    /// process itself, one sample at a time, while the GPU waits. One CPU of the machine works;
+    /// the others idle. Worker processes prepare the next batches in parallel with the step
+    /// (PyTorch tuning guide: ~2.7x in a data-bound case).
+    ///
+    /// ## Example
+    /// ```python
+    /// from torch.utils.data import DataLoader
+    ///
+    /// loader = DataLoader(dataset, batch_size=64, shuffle=True)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// from torch.utils.data import DataLoader
+    ///
+    /// loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// `numerics`: the fix adds `num_workers=4` and `persistent_workers=True` (and
+    /// `pin_memory=True` on CUDA). Random augmentations are then drawn per worker, so the
+    /// sample stream differs. Datasets holding unpicklable state (open files, lambdas, database
+    /// connections) fail under the `spawn` start method, and scripts need an
+    /// `if __name__ == "__main__":` guard there.
+    pub(crate) struct DataloaderWorkers {
+        id: "EA101",
+        name: "dataloader-without-workers",
+        category: DataloaderWorkers,
+        resource: Cpu,
+        severity: High,
+    }
+}
+
+impl Rule for DataloaderWorkers {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        for c in &m.calls {
+            if !is_dataloader(m, c) {
+                continue;
+            }
+            let nw = loader_arg(m, c, "num_workers", 5);
+            let fix = match &nw {
+                Val::Absent => {
+                    let mut add = vec!["num_workers=4"];
+                    if loader_arg(m, c, "persistent_workers", usize::MAX) == Val::Absent {
+                        add.push("persistent_workers=True");
+                    }
+                    if super::cuda(m) && loader_arg(m, c, "pin_memory", 7) == Val::Absent {
+                        add.push("pin_memory=True");
+                    }
+                    add_kwarg(m, c, &add.join(", ")).map(|e| vec![e])
+                }
+                Val::Int(0) => m.kw(c, "num_workers").map(|a| {
+                    vec![Edit {
+                        start: a.value.start,
+                        end: a.value.end,
+                        content: "4".to_string(),
+                    }]
+                }),
+                _ => continue,
+            };
+            let message = if nw == Val::Absent {
+                "DataLoader without `num_workers`: batches are loaded in the main process while the GPU waits; add `num_workers` (e.g. 4) and `persistent_workers=True`"
+            } else {
+                "DataLoader with `num_workers=0`: batches are loaded in the main process while the GPU waits; use worker processes (e.g. `num_workers=4`)"
+            };
+            cx.at_call(
+                &Self::META,
+                c,
+                message.to_string(),
+                fix.map(|edits| Fix {
+                    applicability: Applicability::Numerics,
+                    edits,
+                }),
+            );
+        }
+    }
+}

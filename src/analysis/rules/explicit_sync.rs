@@ -1,0 +1,78 @@
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags `torch.cuda.synchronize()` and `torch.cuda.empty_cache()` inside a step loop, when
+    /// not under a `step % N == 0` guard.
+    ///
+    /// ## Why is this slow?
+    /// `synchronize()` blocks the host until the GPU has finished all queued work, so the next
+    /// step's kernels cannot be queued ahead and the GPU idles between steps. `empty_cache()`
+    /// also synchronises and throws away the caching allocator's blocks, which the next step
+    /// must allocate again with `cudaMalloc`.
+    ///
+    /// ## Example
+    /// ```python
+    /// import torch
+    ///
+    /// for x, y in train_loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    ///     torch.cuda.synchronize()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// import torch
+    ///
+    /// for x, y in train_loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: a synchronize may be there on purpose to time steps; time with CUDA
+    /// events or every N steps instead.
+    pub(crate) struct ExplicitSync {
+        id: "EA302",
+        name: "cuda-synchronize-in-step-loop",
+        category: ExplicitSync,
+        resource: Gpu,
+        severity: Medium,
+    }
+}
+
+impl Rule for ExplicitSync {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        for c in &m.calls {
+            let last = m.last_name(c);
+            if !matches!(last, "synchronize" | "empty_cache") || c.ctx.in_except {
+                continue;
+            }
+            let q = m.qual(c);
+            if !(q == "torch.cuda.synchronize" || q == "torch.cuda.empty_cache") {
+                continue;
+            }
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
+            if s.mod_guard {
+                continue;
+            }
+            cx.at_call(
+                &Self::META,
+                c,
+                format!("`torch.cuda.{last}()` every step stalls the host until the GPU drains its queue; remove it or run it every N steps"),
+                None,
+            );
+        }
+    }
+}

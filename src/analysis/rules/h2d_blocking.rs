@@ -1,0 +1,115 @@
+use crate::analysis::facts::Val;
+use crate::analysis::fix::add_kwarg;
+use crate::analysis::model::{Applicability, Fix};
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags `.to(device)` / `.cuda()` of a batch in a step loop without `non_blocking=True`,
+    /// when the loop iterates a `DataLoader` with `pin_memory=True`.
+    ///
+    /// ## Why is this slow?
+    /// A blocking copy makes the host wait for the transfer before it can queue the forward
+    /// pass. From pinned memory the copy can run asynchronously and overlap with the work the
+    /// host queues next.
+    ///
+    /// ## Example
+    /// ```python
+    /// from torch.utils.data import DataLoader
+    ///
+    /// loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
+    /// for x, y in loader:
+    ///     x = x.to(device)
+    ///     loss = model(x).sum()
+    ///     loss.backward()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// from torch.utils.data import DataLoader
+    ///
+    /// loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
+    /// for x, y in loader:
+    ///     x = x.to(device, non_blocking=True)
+    ///     loss = model(x).sum()
+    ///     loss.backward()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// `safe`: adds `non_blocking=True` to host→device copies of the loader's batches only
+    /// (never to device→host copies, whose result could be read before it arrives).
+    pub(crate) struct H2dBlocking {
+        id: "EA303",
+        name: "blocking-host-to-device-copy",
+        category: H2dBlocking,
+        resource: Gpu,
+        severity: Low,
+    }
+}
+
+impl Rule for H2dBlocking {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        for c in &m.calls {
+            let last = m.last_name(c);
+            if c.method.is_none()
+                || !matches!(last, "to" | "cuda")
+                || m.kw(c, "non_blocking").is_some()
+            {
+                continue;
+            }
+            if last == "to" {
+                let Some(a) = m.pos(c, 0) else { continue };
+                let t = m.text(a.value);
+                if t.contains("cpu")
+                    || t.contains("dtype")
+                    || t.contains("float")
+                    || t.contains("long")
+                    || t.contains("int")
+                    || t.contains("bool")
+                    || t.contains("half")
+                    || m.pos(c, 1).is_some()
+                {
+                    continue;
+                }
+            }
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
+            let Some(l) = m.loops.get(s.loop_ as usize) else {
+                continue;
+            };
+            let Some(var) = &l.info.iterates_loader else {
+                continue;
+            };
+            let pinned =
+                m.facts.loaders.iter().any(|f| {
+                    f.var.as_deref() == Some(var.as_str()) && f.pin_memory == Val::Bool(true)
+                });
+            if !pinned {
+                continue;
+            }
+            let Some(root) = c.recv_root.map(|r| m.text(r)) else {
+                continue;
+            };
+            if !l.info.batch_names.iter().any(|b| b == root) {
+                continue;
+            }
+            let fix = add_kwarg(m, c, "non_blocking=True").map(|e| Fix {
+                applicability: Applicability::Safe,
+                edits: vec![e],
+            });
+            cx.at_call(
+                &Self::META,
+                c,
+                format!("blocking `.{last}()` of a pinned batch: add `non_blocking=True` so the copy overlaps host work"),
+                fix,
+            );
+        }
+    }
+}

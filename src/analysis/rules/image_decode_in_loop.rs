@@ -1,0 +1,79 @@
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags image decoding (`PIL.Image.open`, `cv2.imread`, `imageio.imread`,
+    /// `torchvision.io.read_image`) inside a loop that also runs the model, outside a
+    /// `Dataset.__getitem__`.
+    ///
+    /// ## Why is this slow?
+    /// Decoding a JPEG takes milliseconds of CPU; done serially in the process that drives the
+    /// GPU, the GPU waits for every image. In a `Dataset` served by `DataLoader(num_workers=N)`
+    /// the images are decoded by N processes ahead of the model.
+    ///
+    /// ## Example
+    /// ```python
+    /// from PIL import Image
+    ///
+    /// for path in paths:
+    ///     img = Image.open(path).convert("RGB")
+    ///     out = model(preprocess(img))
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// from torch.utils.data import DataLoader
+    ///
+    /// loader = DataLoader(ImageFolderDataset(paths), batch_size=64, num_workers=8)
+    /// for batch in loader:
+    ///     out = model(batch)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: needs a `Dataset` class and batching.
+    pub(crate) struct ImageDecodeInLoop {
+        id: "EA502",
+        name: "image-decode-in-model-loop",
+        category: ImageDecodeInLoop,
+        resource: Cpu,
+        severity: High,
+    }
+}
+
+impl Rule for ImageDecodeInLoop {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        for c in &m.calls {
+            if c.ctx.getitem {
+                continue;
+            }
+            let q = m.qual(c);
+            let decode = matches!(
+                q.as_ref(),
+                "PIL.Image.open"
+                    | "cv2.imread"
+                    | "cv2.imdecode"
+                    | "imageio.imread"
+                    | "imageio.v3.imread"
+                    | "imageio.v2.imread"
+                    | "torchvision.io.read_image"
+                    | "torchvision.io.decode_image"
+                    | "skimage.io.imread"
+            ) || (q == "Image.open" && m.src.contains("PIL"));
+            if !decode || super::step_ctx(m, c).is_none() {
+                continue;
+            }
+            cx.at_call(
+                &Self::META,
+                c,
+                "image decoded in the loop that drives the model: decode in a Dataset with DataLoader workers so the GPU does not wait".to_string(),
+                None,
+            );
+        }
+    }
+}

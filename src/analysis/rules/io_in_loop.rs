@@ -1,0 +1,93 @@
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags file reads and writes inside a step loop: `open()`, `json.load`, `pickle.load`,
+    /// `np.load`, `torch.load`, `pd.read_*`, `np.save`, `json.dump`, `to_csv`, when not under a
+    /// `step % N == 0` guard. (Checkpoints with `torch.save` are EA503; image decoding EA502.)
+    ///
+    /// ## Why is this slow?
+    /// The training process blocks on the disk every step while the GPU waits. Reads belong in
+    /// a `Dataset` served by `DataLoader` workers (in parallel, ahead of the step) or in memory
+    /// before the loop.
+    ///
+    /// ## Example
+    /// ```python
+    /// import numpy as np
+    ///
+    /// for path in shard_paths:
+    ///     x = np.load(path)
+    ///     loss = model(x).sum()
+    ///     loss.backward()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// from torch.utils.data import DataLoader
+    ///
+    /// loader = DataLoader(ShardDataset(shard_paths), batch_size=None, num_workers=4, persistent_workers=True)
+    /// for x in loader:
+    ///     loss = model(x).sum()
+    ///     loss.backward()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: moving reads into a `Dataset` changes the data flow.
+    pub(crate) struct IoInLoop {
+        id: "EA501",
+        name: "file-io-in-step-loop",
+        category: IoInLoop,
+        resource: Io,
+        severity: Medium,
+    }
+}
+
+impl Rule for IoInLoop {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        for c in &m.calls {
+            if c.ctx.getitem || c.ctx.in_except {
+                continue;
+            }
+            let q = m.qual(c);
+            let last = m.last_name(c);
+            let io = (c.method.is_none() && m.text(c.func) == "open")
+                || matches!(
+                    q.as_ref(),
+                    "json.load"
+                        | "json.dump"
+                        | "pickle.load"
+                        | "pickle.dump"
+                        | "numpy.load"
+                        | "numpy.save"
+                        | "numpy.savez"
+                        | "numpy.loadtxt"
+                        | "torch.load"
+                        | "h5py.File"
+                        | "yaml.safe_load"
+                )
+                || (q.starts_with("pandas.read_"))
+                || (c.method.is_some() && matches!(last, "to_csv" | "to_parquet" | "to_json"));
+            if !io {
+                continue;
+            }
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
+            if s.mod_guard {
+                continue;
+            }
+            cx.at_call(
+                &Self::META,
+                c,
+                format!("`{}` in the step loop blocks on the disk every step; read in a Dataset with DataLoader workers, or once before the loop", m.text(c.func)),
+                None,
+            );
+        }
+    }
+}

@@ -1,0 +1,81 @@
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags `print(...)` and `logging` / `logger` calls in a step loop that are not under a
+    /// `step % N == 0` guard.
+    ///
+    /// ## Why is this slow?
+    /// Formatting a tensor for a log line copies it to the host and synchronises with the GPU;
+    /// writing to the terminal or a file every step adds system calls on the critical path.
+    /// Logging every N steps keeps the information at a fraction of the cost.
+    ///
+    /// ## Example
+    /// ```python
+    /// for step, (x, y) in enumerate(train_loader):
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     print(f"step {step}: loss {loss}")
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// for step, (x, y) in enumerate(train_loader):
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     if step % 100 == 0:
+    ///         print(f"step {step}: loss {loss}")
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: the logging interval is a choice.
+    pub(crate) struct LoggingInLoop {
+        id: "EA504",
+        name: "logging-every-step",
+        category: LoggingInLoop,
+        resource: Cpu,
+        severity: Low,
+    }
+}
+
+impl Rule for LoggingInLoop {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        for c in &m.calls {
+            if c.ctx.in_except {
+                continue;
+            }
+            let is_log = match c.method {
+                None => m.text(c.func) == "print",
+                Some(meth) => {
+                    let meth = m.text(meth);
+                    let recv = c.recv.map_or("", |r| m.text(r)).to_ascii_lowercase();
+                    (recv == "logging" && matches!(meth, "info" | "debug" | "warning" | "log"))
+                        || ((recv.ends_with("logger") || recv == "log")
+                            && matches!(meth, "info" | "debug" | "warning"))
+                        || (recv == "tqdm" && meth == "write")
+                }
+            };
+            if !is_log {
+                continue;
+            }
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
+            if s.mod_guard {
+                continue;
+            }
+            cx.at_call(
+                &Self::META,
+                c,
+                "logging every step: guard it with `if step % N == 0:`".to_string(),
+                None,
+            );
+        }
+    }
+}

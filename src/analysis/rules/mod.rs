@@ -1,0 +1,189 @@
+//! The rule registry: one rule per file, one static slice.
+
+use super::facts::{Call, Device, Model};
+use super::model::CodeKind;
+use super::rule::Rule;
+
+mod checkpoint_in_loop;
+mod cpu_tensor_then_move;
+mod dataloader_persistent;
+mod dataloader_pin_memory;
+mod dataloader_workers;
+mod explicit_sync;
+mod h2d_blocking;
+mod host_sync;
+mod image_decode_in_loop;
+mod io_in_loop;
+mod logging_in_loop;
+mod no_amp;
+mod no_compile;
+mod no_cudnn_benchmark;
+mod no_grad_missing;
+mod no_tf32;
+mod pandas_row_loop;
+mod python_loop_numeric;
+mod redundant_work_in_loop;
+mod serial_processing;
+mod small_batch;
+
+/// Every rule, in id order.
+pub static RULES: &[&dyn Rule] = &[
+    &dataloader_workers::DataloaderWorkers,
+    &dataloader_pin_memory::DataloaderPinMemory,
+    &dataloader_persistent::DataloaderPersistent,
+    &no_amp::NoAmp,
+    &no_tf32::NoTf32,
+    &no_compile::NoCompile,
+    &no_cudnn_benchmark::NoCudnnBenchmark,
+    &host_sync::HostSync,
+    &explicit_sync::ExplicitSync,
+    &h2d_blocking::H2dBlocking,
+    &cpu_tensor_then_move::CpuTensorThenMove,
+    &no_grad_missing::NoGradMissing,
+    &io_in_loop::IoInLoop,
+    &image_decode_in_loop::ImageDecodeInLoop,
+    &checkpoint_in_loop::CheckpointInLoop,
+    &logging_in_loop::LoggingInLoop,
+    &pandas_row_loop::PandasRowLoop,
+    &serial_processing::SerialProcessing,
+    &python_loop_numeric::PythonLoopNumeric,
+    &redundant_work_in_loop::RedundantWorkInLoop,
+    &small_batch::SmallBatch,
+];
+
+/// Is loop `li` a step loop or nested in one (not across an epoch loop)?
+pub(crate) fn step_ctx_loop(m: &Model<'_>, li: u32) -> bool {
+    let mut cur = Some(li);
+    for _ in 0..256 {
+        let Some(i) = cur else { return false };
+        let Some(l) = m.loops.get(i as usize) else {
+            return false;
+        };
+        if l.info.step {
+            return true;
+        }
+        if l.info.epoch {
+            return false;
+        }
+        cur = l.parent;
+    }
+    false
+}
+
+/// Where a call sits relative to the step loop that encloses it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StepCtx {
+    /// The step loop.
+    pub loop_: u32,
+    /// Under an `if` inside the step loop.
+    pub under_if: bool,
+    /// Under a `% N` guard inside the step loop.
+    pub mod_guard: bool,
+    /// The step loop trains.
+    pub train: bool,
+}
+
+/// The step loop enclosing a call (through inner non-step loops, never across an epoch loop).
+pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
+    let mut under_if = c.ctx.under_if;
+    let mut mod_guard = c.ctx.mod_guard;
+    let mut cur = c.ctx.loop_;
+    for _ in 0..256 {
+        let i = cur?;
+        let l = m.loops.get(i as usize)?;
+        if l.info.step {
+            return Some(StepCtx {
+                loop_: i,
+                under_if,
+                mod_guard,
+                train: l.info.train,
+            });
+        }
+        if l.info.epoch {
+            return None;
+        }
+        under_if |= l.ctx.under_if;
+        mod_guard |= l.ctx.mod_guard;
+        cur = l.parent;
+    }
+    None
+}
+
+pub(crate) fn cuda(m: &Model<'_>) -> bool {
+    m.facts.device == Device::Cuda
+}
+
+pub(crate) fn trains_or_infers(m: &Model<'_>) -> bool {
+    matches!(m.kind, CodeKind::Train | CodeKind::Infer)
+}
+
+/// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`), else
+/// where it is built: the anchor of the file-level GPU rules. Returns (call or assignment line,
+/// column, the assignment index when the anchor is one).
+pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
+    use super::facts::VarKind;
+    let mut best: Option<(usize, usize, usize, Option<usize>)> = None; // (byte, line, col, assign)
+    fn consider(
+        best: &mut Option<(usize, usize, usize, Option<usize>)>,
+        byte: usize,
+        line: usize,
+        col: usize,
+        a: Option<usize>,
+    ) {
+        if best.is_none_or(|b| byte < b.0) {
+            *best = Some((byte, line, col, a));
+        }
+    }
+    for (i, a) in m.assigns.iter().enumerate() {
+        if a.targets.len() != 1 || a.augmented {
+            continue;
+        }
+        if m.var_kind(m.text(a.left)) != Some(VarKind::Model) {
+            continue;
+        }
+        let v = m.text(a.value);
+        if (v.contains(".to(") || v.contains(".cuda(")) && a.rhs_call.is_some() {
+            let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
+            consider(&mut best, a.span.start, a.line, col, Some(i));
+        }
+    }
+    for c in &m.calls {
+        if c.method.is_none() || !matches!(m.last_name(c), "to" | "cuda") {
+            continue;
+        }
+        if c.recv
+            .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+        {
+            consider(&mut best, c.span.start, c.line, c.col, None);
+        }
+    }
+    if best.is_none() {
+        for (i, a) in m.assigns.iter().enumerate() {
+            if a.targets.len() == 1
+                && !a.augmented
+                && a.rhs_call.is_some()
+                && m.kinds.get(m.text(a.left)) == Some(&VarKind::Model)
+            {
+                let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
+                consider(&mut best, a.span.start, a.line, col, Some(i));
+                break;
+            }
+        }
+    }
+    best.map(|(_, l, c, a)| (l, c, a))
+}
+
+/// The first training step loop.
+pub(crate) fn first_train_loop<'a>(m: &'a Model<'_>) -> Option<&'a super::facts::Loop> {
+    m.loops.iter().find(|l| l.info.train)
+}
+
+/// A call to an HF `TrainingArguments`-like config.
+pub(crate) fn hf_args_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
+    m.calls.iter().find(|c| {
+        matches!(
+            m.last_name(c),
+            "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig"
+        )
+    })
+}

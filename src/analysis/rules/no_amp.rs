@@ -1,0 +1,76 @@
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a CUDA training loop that runs entirely in fp32: no `torch.autocast`, no
+    /// `GradScaler`, no `.half()` / `.bfloat16()` model, no framework mixed-precision flag.
+    ///
+    /// ## Why is this slow?
+    /// Tensor Cores run bf16/fp16 matrix multiplies several times faster than fp32 (8x to 16x
+    /// the fp32 rate on A100/H100), and half-precision activations halve memory traffic.
+    /// Automatic mixed precision typically gives 2–3x on Volta and newer GPUs.
+    ///
+    /// ## Example
+    /// ```python
+    /// import torch
+    ///
+    /// model = Net().to("cuda")
+    /// torch.set_float32_matmul_precision("high")
+    /// model = torch.compile(model)
+    /// for x, y in train_loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// import torch
+    ///
+    /// model = Net().to("cuda")
+    /// torch.set_float32_matmul_precision("high")
+    /// model = torch.compile(model)
+    /// for x, y in train_loader:
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: mixed precision changes numerics (fp16 needs a `GradScaler`; bf16 has
+    /// 7 mantissa bits), and custom losses or ops may need fp32. Validate the loss curve.
+    pub(crate) struct NoAmp {
+        id: "EA201",
+        name: "training-without-amp",
+        category: NoAmp,
+        resource: Gpu,
+        severity: High,
+    }
+}
+
+impl Rule for NoAmp {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        let p = &m.facts.precision;
+        if !super::cuda(m) || p.autocast || p.half || p.grad_scaler || p.from_launcher {
+            return;
+        }
+        let Some(l) = super::first_train_loop(m) else {
+            return;
+        };
+        cx.at(
+            &Self::META,
+            l.line,
+            l.col,
+            l.line,
+            "CUDA training in full fp32: wrap the forward pass and loss in `torch.autocast(\"cuda\", dtype=torch.bfloat16)` to use Tensor Cores".to_string(),
+            None,
+        );
+    }
+}

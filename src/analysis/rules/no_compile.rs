@@ -1,0 +1,117 @@
+use crate::analysis::fix::{line_start_indent, torch_name};
+use crate::analysis::model::{Applicability, Edit, Fix};
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a CUDA training script that never calls `torch.compile` (nor sets HF
+    /// `torch_compile=True`). Reported where the model is placed on the device.
+    ///
+    /// ## Why is this slow?
+    /// Eager PyTorch launches one kernel per operation and writes every intermediate to GPU
+    /// memory. `torch.compile` fuses pointwise chains and cuts launch overhead: 43 % faster
+    /// training on average over 163 models on an A100 (PyTorch 2.0 benchmark).
+    ///
+    /// ## Example
+    /// ```python
+    /// import torch
+    ///
+    /// model = Net().to("cuda")
+    /// for x, y in train_loader:
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = criterion(model(x), y)
+    ///     loss.backward()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// import torch
+    ///
+    /// model = Net().to("cuda")
+    /// model = torch.compile(model)
+    /// for x, y in train_loader:
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = criterion(model(x), y)
+    ///     loss.backward()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// `numerics`: fused kernels round differently; compile takes time up front, dynamic shapes
+    /// can recompile, and checkpoint keys gain an `_orig_mod.` prefix (save
+    /// `model._orig_mod.state_dict()`).
+    pub(crate) struct NoCompile {
+        id: "EA203",
+        name: "training-without-compile",
+        category: NoCompile,
+        resource: Gpu,
+        severity: Medium,
+    }
+}
+
+impl Rule for NoCompile {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        if !super::cuda(m)
+            || m.kind != crate::analysis::model::CodeKind::Train
+            || m.facts.compile
+            || m.facts.precision.from_launcher
+        {
+            return;
+        }
+        // Lightning and other frameworks own the loop: only scripts with their own training
+        // loop, or HF `TrainingArguments`, are judged.
+        if super::first_train_loop(m).is_none() && super::hf_args_call(m).is_none() {
+            return;
+        }
+        let anchor = super::model_anchor(m);
+        let (line, col, fix) = match anchor {
+            Some((line, col, a)) => {
+                let fix = a.and_then(|ai| m.assigns.get(ai)).and_then(|a| {
+                    let target = m.text(a.left);
+                    let t = torch_name(m)?;
+                    if !target
+                        .chars()
+                        .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
+                    {
+                        return None;
+                    }
+                    let (ls, indent) = line_start_indent(m.src, a.span.start);
+                    if ls + indent.len() != a.span.start {
+                        return None;
+                    }
+                    let eol = m
+                        .src
+                        .get(a.span.end..)?
+                        .find('\n')
+                        .map(|i| a.span.end + i + 1)?;
+                    Some(Fix {
+                        applicability: Applicability::Numerics,
+                        edits: vec![Edit {
+                            start: eol,
+                            end: eol,
+                            content: format!("{indent}{target} = {t}.compile({target})\n"),
+                        }],
+                    })
+                });
+                (line, col, fix)
+            }
+            None => match super::hf_args_call(m) {
+                Some(c) => (c.line, c.col, None),
+                None => return,
+            },
+        };
+        cx.at(
+            &Self::META,
+            line,
+            col,
+            line,
+            "CUDA training without `torch.compile`: eager mode launches one kernel per op; compile the model after moving it to the device".to_string(),
+            fix,
+        );
+    }
+}

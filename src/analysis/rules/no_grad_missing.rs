@@ -1,0 +1,152 @@
+use crate::analysis::fix::{line_start_indent, torch_name};
+use crate::analysis::model::{Applicability, CodeKind, Edit, Fix};
+use crate::analysis::resolve::is_model_call;
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags an evaluation or inference loop (the model is in `eval()` mode, or the function is
+    /// an eval/test/predict one, or the file only infers) that calls the model with autograd
+    /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it and no backward in the
+    /// function.
+    ///
+    /// ## Why is this slow?
+    /// With autograd on, every forward records the graph and keeps the activations it would
+    /// need for a backward pass that never comes: more memory traffic, more allocations and a
+    /// smaller batch that fits.
+    ///
+    /// ## Example
+    /// ```python
+    /// import torch
+    ///
+    /// model.eval()
+    /// for x, y in val_loader:
+    ///     out = model(x)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// import torch
+    ///
+    /// model.eval()
+    /// with torch.no_grad():
+    ///     for x, y in val_loader:
+    ///         out = model(x)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// `safe`: wraps the loop in `with torch.no_grad():`. Code that needs gradients during
+    /// evaluation (saliency maps, adversarial examples, `torch.autograd.grad`) must not use it.
+    pub(crate) struct NoGradMissing {
+        id: "EA401",
+        name: "eval-loop-without-no-grad",
+        category: NoGradMissing,
+        resource: Gpu,
+        severity: Medium,
+    }
+}
+
+const EVAL_NAMES: &[&str] = &[
+    "eval", "valid", "test", "predict", "infer", "score", "embed",
+];
+
+impl Rule for NoGradMissing {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        if m.src.contains("autograd.grad") || m.src.contains("requires_grad_(") {
+            return;
+        }
+        for (li, l) in m.loops.iter().enumerate() {
+            if !l.info.step || l.info.train || l.ctx.no_grad {
+                continue;
+            }
+            // an enclosing step loop (this is a loop inside training), or a backward in the function
+            if l.parent.is_some_and(|p| super::step_ctx_loop(m, p)) {
+                continue;
+            }
+            let func = l.ctx.func.and_then(|f| m.funcs.get(f as usize));
+            let trains_here = func.is_some_and(|f| f.backward)
+                || (func.is_none()
+                    && m.calls
+                        .iter()
+                        .any(|c| c.ctx.func.is_none() && m.last_name(c) == "backward"));
+            let bare_calls = m
+                .calls
+                .iter()
+                .filter(|c| c.ctx.loop_ == Some(li as u32) && is_model_call(m, c) && !c.ctx.no_grad)
+                .filter(|c| c.method.is_none_or(|meth| m.text(meth) == "forward"))
+                .count();
+            if bare_calls == 0 {
+                continue;
+            }
+            // the last `.eval()` / `.train()` before the loop in the same function decides the mode
+            let eval_called = m
+                .calls
+                .iter()
+                .rfind(|c| {
+                    c.ctx.func == l.ctx.func
+                        && c.method.is_some()
+                        && c.span.start < l.span.start
+                        && matches!(m.last_name(c), "eval" | "train")
+                        && m.call_args(c).is_empty()
+                })
+                .is_some_and(|c| m.last_name(c) == "eval");
+            if trains_here && !eval_called {
+                continue;
+            }
+            let eval_name = func.is_some_and(|f| {
+                let n = m.text(f.name).to_ascii_lowercase();
+                EVAL_NAMES.iter().any(|e| n.contains(e))
+            });
+            let infer_only = m.kind == CodeKind::Infer;
+            if !(eval_called || eval_name || infer_only) {
+                continue;
+            }
+            cx.at(
+                &Self::META,
+                l.line,
+                l.col,
+                l.line,
+                "evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)".to_string(),
+                wrap_fix(m, l.span.start, l.span.end),
+            );
+        }
+    }
+}
+
+/// Wraps the statement at `start..end` in `with torch.no_grad():`, re-indenting its lines.
+fn wrap_fix(m: &crate::analysis::facts::Model<'_>, start: usize, end: usize) -> Option<Fix> {
+    let torch = torch_name(m)?;
+    let (ls, indent) = line_start_indent(m.src, start);
+    if ls + indent.len() != start {
+        return None;
+    }
+    let body = m.src.get(ls..end)?;
+    if body.contains("\"\"\"") || body.contains("'''") || body.contains('\\') {
+        return None;
+    }
+    let unit = if indent.contains('\t') { "\t" } else { "    " };
+    let mut out = format!("{indent}with {torch}.no_grad():\n");
+    for (i, line) in body.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if !line.trim().is_empty() {
+            out.push_str(unit);
+        }
+        out.push_str(line);
+    }
+    Some(Fix {
+        applicability: Applicability::Safe,
+        edits: vec![Edit {
+            start: ls,
+            end,
+            content: out,
+        }],
+    })
+}

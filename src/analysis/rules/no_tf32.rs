@@ -1,0 +1,90 @@
+use crate::analysis::fix::{insert_after_imports, torch_name};
+use crate::analysis::model::{Applicability, Fix};
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags CUDA training or inference in fp32 (no autocast, no half-precision model) that does
+    /// not enable TF32 for matrix multiplies (`torch.set_float32_matmul_precision("high")` or
+    /// `torch.backends.cuda.matmul.allow_tf32 = True`). Reported where the model is placed on
+    /// the device.
+    ///
+    /// ## Why is this slow?
+    /// PyTorch computes fp32 matmuls on CUDA cores by default. On Ampere and newer GPUs, TF32
+    /// runs them on Tensor Cores at up to 8x the fp32 rate (an H100 SXM: 67 fp32 vs 495 dense
+    /// TF32 TFLOP/s); fp32 alone caps the GPU at a small fraction of its peak.
+    ///
+    /// ## Example
+    /// ```python
+    /// import torch
+    ///
+    /// model = Net().to("cuda")
+    /// model.eval()
+    /// with torch.no_grad():
+    ///     out = model(batch)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// import torch
+    /// torch.set_float32_matmul_precision("high")
+    ///
+    /// model = Net().to("cuda")
+    /// model.eval()
+    /// with torch.no_grad():
+    ///     out = model(batch)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// `numerics`: TF32 keeps 10 mantissa bits for the multiply. Most training converges the
+    /// same (NVIDIA), but precise linear algebra and fp32 accuracy tests can differ.
+    pub(crate) struct NoTf32 {
+        id: "EA202",
+        name: "fp32-without-tf32",
+        category: NoTf32,
+        resource: Gpu,
+        severity: High,
+    }
+}
+
+impl Rule for NoTf32 {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        let p = &m.facts.precision;
+        if !super::cuda(m)
+            || !super::trains_or_infers(m)
+            || p.autocast
+            || p.half
+            || p.tf32
+            || p.from_launcher
+        {
+            return;
+        }
+        let anchor = super::model_anchor(m).map(|(l, c, _)| (l, c)).or_else(|| {
+            super::hf_args_call(m)
+                .map(|c| (c.line, c.col))
+                .or_else(|| super::first_train_loop(m).map(|l| (l.line, l.col)))
+        });
+        let Some((line, col)) = anchor else { return };
+        let fix = torch_name(m).map(|t| Fix {
+            applicability: Applicability::Numerics,
+            edits: vec![insert_after_imports(
+                m,
+                &format!("{t}.set_float32_matmul_precision(\"high\")"),
+            )],
+        });
+        cx.at(
+            &Self::META,
+            line,
+            col,
+            line,
+            "fp32 on CUDA without TF32: matmuls run on CUDA cores at a fraction of the Tensor Core rate; call `torch.set_float32_matmul_precision(\"high\")`".to_string(),
+            fix,
+        );
+    }
+}

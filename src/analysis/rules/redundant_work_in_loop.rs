@@ -1,0 +1,89 @@
+use crate::analysis::facts::VarKind;
+use crate::analysis::resolve::is_dataloader;
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags work in a step loop whose result does not change between iterations: loading a
+    /// model or tokenizer (`from_pretrained`), building an optimizer or a `DataLoader`,
+    /// `torch.compile`, or moving the model to the device (`model.to(device)`), when not under
+    /// an `if`.
+    ///
+    /// ## Why is this slow?
+    /// These calls read files, allocate and copy every parameter, or spawn processes: seconds
+    /// per call, repeated every step. A new optimizer also loses its state (momentum, Adam
+    /// moments) each step.
+    ///
+    /// ## Example
+    /// ```python
+    /// from transformers import AutoTokenizer
+    ///
+    /// for texts in batches:
+    ///     tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    ///     out = model(**tokenizer(texts, return_tensors="pt"))
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// from transformers import AutoTokenizer
+    ///
+    /// tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    /// for texts in batches:
+    ///     out = model(**tokenizer(texts, return_tensors="pt"))
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: hoisting changes when the object is created; an optimizer rebuilt on
+    /// purpose (a schedule) must be kept.
+    pub(crate) struct RedundantWorkInLoop {
+        id: "EA701",
+        name: "loop-invariant-setup-in-step-loop",
+        category: RedundantWorkInLoop,
+        resource: Gpu,
+        severity: High,
+    }
+}
+
+impl Rule for RedundantWorkInLoop {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        for c in &m.calls {
+            let last = m.last_name(c);
+            let q = m.qual(c);
+            let what = if last == "from_pretrained" {
+                "loading pretrained weights"
+            } else if q.starts_with("torch.optim.") && !q.contains("lr_scheduler") {
+                "building an optimizer"
+            } else if is_dataloader(m, c) {
+                "building a DataLoader"
+            } else if q == "torch.compile" {
+                "compiling the model"
+            } else if matches!(last, "to" | "cuda")
+                && c.recv
+                    .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+                && c.recv_call.is_none()
+            {
+                "moving the model to the device"
+            } else {
+                continue;
+            };
+            let Some(s) = super::step_ctx(m, c) else {
+                continue;
+            };
+            if s.under_if {
+                continue;
+            }
+            cx.at_call(
+                &Self::META,
+                c,
+                format!("{what} inside the step loop repeats loop-invariant work every step: do it once before the loop"),
+                None,
+            );
+        }
+    }
+}

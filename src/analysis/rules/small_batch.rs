@@ -1,0 +1,101 @@
+use crate::analysis::resolve::{is_dataloader, loader_arg};
+use crate::analysis::rule::{Checker, Rule, RuleMeta};
+use crate::declare_rule;
+
+declare_rule! {
+    /// ## What it does
+    /// Flags a training `DataLoader` on CUDA whose batch size is a known constant ≤ 8 (and the
+    /// script does not fine-tune a large pretrained model, where memory dictates it).
+    ///
+    /// ## Why is this slow?
+    /// A tiny batch launches the same number of kernels per step as a large one but gives each
+    /// too little work to fill the GPU's SMs: the step is bound by launch overhead and the
+    /// Python loop, not by compute.
+    ///
+    /// ## Example
+    /// ```python
+    /// import torch
+    /// from torch.utils.data import DataLoader
+    ///
+    /// torch.set_float32_matmul_precision("high")
+    /// train_loader = DataLoader(dataset, batch_size=4, num_workers=4, pin_memory=True, persistent_workers=True)
+    /// model = torch.compile(model)
+    /// for x, y in train_loader:
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = model(x.cuda(non_blocking=True)).sum()
+    ///     loss.backward()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// import torch
+    /// from torch.utils.data import DataLoader
+    ///
+    /// torch.set_float32_matmul_precision("high")
+    /// train_loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+    /// model = torch.compile(model)
+    /// for x, y in train_loader:
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = model(x.cuda(non_blocking=True)).sum()
+    ///     loss.backward()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: the batch size is a hyperparameter (scale the learning rate with it)
+    /// and bounded by memory.
+    pub(crate) struct SmallBatch {
+        id: "EA702",
+        name: "small-training-batch",
+        category: SmallBatch,
+        resource: Gpu,
+        severity: Medium,
+    }
+}
+
+impl Rule for SmallBatch {
+    fn meta(&self) -> &'static RuleMeta {
+        &Self::META
+    }
+
+    fn check(&self, cx: &mut Checker<'_>) {
+        let m = cx.m;
+        if !super::cuda(m) || m.has_from_pretrained {
+            return;
+        }
+        for (ci, c) in m.calls.iter().enumerate() {
+            if !is_dataloader(m, c) {
+                continue;
+            }
+            let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else {
+                continue;
+            };
+            if !(1..=8).contains(&bs) {
+                continue;
+            }
+            let var = m
+                .assigns
+                .iter()
+                .find(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
+                .map(|a| m.text(a.left));
+            let training = match var {
+                Some(v) => {
+                    m.loops
+                        .iter()
+                        .any(|l| l.info.train && l.info.iterates_loader.as_deref() == Some(v))
+                        || (m.kind == crate::analysis::model::CodeKind::Train
+                            && v.to_ascii_lowercase().contains("train"))
+                }
+                None => false,
+            };
+            if !training {
+                continue;
+            }
+            cx.at_call(
+                &Self::META,
+                c,
+                format!("batch_size={bs} is too small to fill a GPU: raise it (and the learning rate) as memory allows"),
+                None,
+            );
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The public analysis API: name resolution, constant propagation, suppression, configuration,
+//! bad input, fixes and the demand model.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+use efficiency_audit::analysis::facts::Val;
+use efficiency_audit::analysis::model::{Applicability, Category, CodeKind};
+use efficiency_audit::analysis::{FileAnalysis, analyze_file, apply_fixes, estimate_demand};
+use efficiency_audit::ceilings::model::Ceilings;
+use efficiency_audit::config::Rules;
+use efficiency_audit::verdict::{Basis, VerdictValue, decide};
+
+fn run(src: &str) -> FileAnalysis {
+    analyze_file("t.py", src.as_bytes(), &Rules::default())
+}
+
+fn rules_of(a: &FileAnalysis) -> Vec<String> {
+    a.findings.iter().map(|f| f.rule.clone()).collect()
+}
+
+fn h100() -> Ceilings {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/theoretical_limits_h100.yaml"
+    ))
+    .expect("fixture");
+    Ceilings::from_yaml(&text).expect("valid ceilings")
+}
+
+#[test]
+fn aliases_resolve_to_qualified_names() {
+    let a = run("from torch.utils.data import DataLoader as DL\nloader = DL(ds, batch_size=8)\n");
+    assert_eq!(rules_of(&a), ["EA101"]);
+    assert!(
+        a.facts
+            .imports
+            .contains(&("DL".to_string(), "torch.utils.data.DataLoader".to_string()))
+    );
+    let b = run("import torch as T\nloader = T.utils.data.DataLoader(ds)\n");
+    assert_eq!(rules_of(&b), ["EA101"]);
+    // a DataLoader from another library is not torch's
+    let c = run("from mylib import DataLoader\nloader = DataLoader(ds)\n");
+    assert!(c.findings.is_empty());
+}
+
+#[test]
+fn unknown_values_stay_silent() {
+    let src = "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\np.add_argument('--workers', type=int)\nargs = p.parse_args()\nloader = DataLoader(ds, num_workers=args.workers)\n";
+    let a = run(src);
+    assert!(a.findings.is_empty(), "{:?}", a.findings);
+    assert_eq!(a.facts.loaders[0].num_workers, Val::Unknown);
+}
+
+#[test]
+fn constants_propagate_through_argparse_assignments_and_dicts() {
+    let argparse = "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\np.add_argument('--num-workers', type=int, default=0)\nargs = p.parse_args()\nloader = DataLoader(ds, num_workers=args.num_workers)\n";
+    let a = run(argparse);
+    assert_eq!(a.facts.loaders[0].num_workers, Val::Int(0));
+    assert_eq!(rules_of(&a), ["EA101"]);
+    let module = "from torch.utils.data import DataLoader\nWORKERS = 6\nBS = 32\nloader = DataLoader(ds, BS, num_workers=WORKERS)\n";
+    let b = run(module);
+    assert_eq!(b.facts.loaders[0].num_workers, Val::Int(6));
+    assert_eq!(b.facts.loaders[0].batch_size, Val::Int(32));
+    assert!(b.findings.is_empty());
+    let dict = "from torch.utils.data import DataLoader\nkw = {'num_workers': 4, 'pin_memory': True}\nloader = DataLoader(ds, **kw)\n";
+    let c = run(dict);
+    assert_eq!(c.facts.loaders[0].num_workers, Val::Int(4));
+    assert_eq!(c.facts.loaders[0].pin_memory, Val::Bool(true));
+    assert_eq!(c.facts.loaders[0].persistent_workers, Val::Absent);
+    let unknown_dict =
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, **cfg.loader)\n";
+    assert_eq!(run(unknown_dict).facts.loaders[0].num_workers, Val::Unknown);
+}
+
+#[test]
+fn suppression_comments_and_config() {
+    let base = "from torch.utils.data import DataLoader\nloader = DataLoader(ds)";
+    for comment in [
+        "  # efficiency-audit: ignore[EA101]",
+        "  # efficiency-audit: ignore[dataloader_workers]",
+        "  # efficiency-audit: ignore",
+    ] {
+        let a = run(&format!("{base}{comment}\n"));
+        assert!(a.findings.is_empty(), "{comment}: {:?}", a.findings);
+    }
+    assert_eq!(
+        rules_of(&run(&format!(
+            "{base}  # efficiency-audit: ignore[EA999]\n"
+        ))),
+        ["EA101"]
+    );
+    let ignore = Rules {
+        select: vec![],
+        ignore: vec!["dataloader_workers".to_string()],
+    };
+    assert!(
+        analyze_file("t.py", base.as_bytes(), &ignore)
+            .findings
+            .is_empty()
+    );
+    let select = Rules {
+        select: vec!["EA102".to_string()],
+        ignore: vec![],
+    };
+    assert!(
+        analyze_file("t.py", base.as_bytes(), &select)
+            .findings
+            .is_empty()
+    );
+}
+
+#[test]
+fn bad_input_gives_warnings_never_panics() {
+    for (src, needle) in [
+        (&b""[..], "empty"),
+        (&b"\x00\x01\x02binary"[..], "binary"),
+        (&b"x = '\xff\xfe'\n"[..], "UTF-8"),
+    ] {
+        let a = analyze_file("bad.py", src, &Rules::default());
+        assert!(a.findings.is_empty());
+        assert!(
+            a.warnings.iter().any(|w| w.contains(needle)),
+            "{:?}",
+            a.warnings
+        );
+    }
+    let a = run(
+        "from torch.utils.data import DataLoader\ndef f(:\n    pass\nloader = DataLoader(ds)\n",
+    );
+    assert!(
+        a.warnings
+            .iter()
+            .any(|w| w.contains("syntax error") && w.contains("t.py:2:")),
+        "{:?}",
+        a.warnings
+    );
+    assert_eq!(rules_of(&a), ["EA101"], "what parses is still analysed");
+    // deep nesting: no recursion in the walk
+    let deep = format!("x = {}1{}\n", "(".repeat(20_000), ")".repeat(20_000));
+    let _ = run(&deep);
+    let mut nested = String::new();
+    for i in 0..400 {
+        nested.push_str(&" ".repeat(i));
+        nested.push_str("for x in loader:\n");
+    }
+    nested.push_str(&" ".repeat(400));
+    nested.push_str("loss.item()\n");
+    let _ = run(&nested);
+    // pseudo-random bytes
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for len in [1usize, 7, 64, 512, 4096] {
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 24) as u8
+            })
+            .collect();
+        let _ = analyze_file("r.py", &bytes, &Rules::default());
+        let text: String = bytes
+            .iter()
+            .map(|b| char::from(b" ()[]:.\n\tforinwhiledefclass=#'\"x1"[usize::from(*b) % 33]))
+            .collect();
+        let _ = run(&text);
+    }
+}
+
+#[test]
+fn classifies_files_and_loops() {
+    let train = "import torch\nfor x, y in loader:\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n";
+    let a = run(train);
+    assert_eq!(a.kind, CodeKind::Train);
+    assert_eq!(a.facts.loops[0].kind, "step");
+    assert!(a.facts.loops[0].train);
+    let infer = "import torch\nmodel.eval()\nwith torch.no_grad():\n    for x in loader:\n        out = model(x)\n";
+    assert_eq!(run(infer).kind, CodeKind::Infer);
+    let data = "import pandas as pd\nimport glob\ndf = pd.read_csv('a.csv')\nfiles = glob.glob('*.csv')\ndf.to_parquet('b')\n";
+    assert_eq!(run(data).kind, CodeKind::Data);
+    let epoch = "import torch\nfor epoch in range(3):\n    for x in train_loader:\n        model(x).sum().backward()\n";
+    let e = run(epoch);
+    assert_eq!(
+        e.facts.loops.iter().map(|l| l.kind).collect::<Vec<_>>(),
+        ["epoch", "step"]
+    );
+}
+
+#[test]
+fn guards_silence_per_step_rules() {
+    let src = "import torch\ndevice = torch.device('cuda')\nfor step, (x, y) in enumerate(train_loader):\n    loss = model(x)\n    loss.backward()\n    if step % 100 == 0:\n        print(loss.item())\n";
+    let a = run(src);
+    assert!(
+        a.findings
+            .iter()
+            .all(|f| f.category != Category::HostSync && f.category != Category::LoggingInLoop),
+        "{:?}",
+        a.findings
+    );
+}
+
+fn fixed(src: &str) -> String {
+    let a = run(src);
+    let fixes: Vec<_> = a.findings.iter().filter_map(|f| f.fix.as_ref()).collect();
+    apply_fixes(src, &fixes).expect("fixes apply")
+}
+
+#[test]
+fn dataloader_fix_adds_keywords_with_or_without_existing_ones() {
+    assert_eq!(
+        fixed("from torch.utils.data import DataLoader\nl = DataLoader(ds, batch_size=64)\n"),
+        "from torch.utils.data import DataLoader\nl = DataLoader(ds, batch_size=64, num_workers=4, persistent_workers=True)\n"
+    );
+    assert_eq!(
+        fixed("from torch.utils.data import DataLoader\nl = DataLoader()\n"),
+        "from torch.utils.data import DataLoader\nl = DataLoader(num_workers=4, persistent_workers=True)\n"
+    );
+    assert_eq!(
+        fixed(
+            "from torch.utils.data import DataLoader\nl = DataLoader(\n    ds,\n    batch_size=64,\n)\n"
+        ),
+        "from torch.utils.data import DataLoader\nl = DataLoader(\n    ds,\n    batch_size=64, num_workers=4, persistent_workers=True,\n)\n"
+    );
+    assert_eq!(
+        fixed("from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=0)\n"),
+        "from torch.utils.data import DataLoader\nl = DataLoader(ds, num_workers=4)\n"
+    );
+}
+
+#[test]
+fn no_grad_fix_wraps_the_loop_with_its_indentation() {
+    let src = "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    for x, y in loader:\n        out = model(x)\n\n        print(out)\n    return out\n";
+    assert_eq!(
+        fixed(src),
+        "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    with torch.no_grad():\n        for x, y in loader:\n            out = model(x)\n\n            print(out)\n    return out\n"
+    );
+}
+
+#[test]
+fn device_and_non_blocking_fixes() {
+    let src = "import torch\nm = torch.zeros(4, 4).to(device)\nr = torch.randn(3).cuda()\n";
+    let a = run(src);
+    assert_eq!(
+        a.findings[1].fix.as_ref().map(|f| f.applicability),
+        Some(Applicability::Numerics)
+    );
+    assert_eq!(
+        fixed(src),
+        "import torch\nm = torch.zeros(4, 4, device=device)\nr = torch.randn(3, device=\"cuda\")\n"
+    );
+    let pinned = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, pin_memory=True)\nfor x, y in loader:\n    x = x.to(device)\n    model(x).sum().backward()\n";
+    assert!(fixed(pinned).contains("x = x.to(device, non_blocking=True)"));
+}
+
+#[test]
+fn every_corpus_fix_keeps_the_file_parsing() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+    for entry in std::fs::read_dir(dir).expect("corpus") {
+        let path = entry.expect("entry").path();
+        let src = std::fs::read_to_string(&path).expect("read");
+        let a = run(&src);
+        let fixes: Vec<_> = a.findings.iter().filter_map(|f| f.fix.as_ref()).collect();
+        let out = apply_fixes(&src, &fixes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let again = run(&out);
+        assert!(
+            again.warnings.is_empty(),
+            "{}: {:?}",
+            path.display(),
+            again.warnings
+        );
+        for f in &a.findings {
+            if f.fix.is_some() && f.category != Category::DataloaderPinMemory {
+                assert!(
+                    !again
+                        .findings
+                        .iter()
+                        .any(|g| g.rule == f.rule && g.message == f.message && g.line == f.line),
+                    "{}: fix of {} at line {} did not remove it",
+                    path.display(),
+                    f.rule,
+                    f.line
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn demand_model_follows_the_design_examples() {
+    let src = "import torch\nfrom torch.utils.data import DataLoader\ndevice = torch.device('cuda')\nloader = DataLoader(ds, batch_size=64)\nfor epoch in range(3):\n    for x, y in loader:\n        loss = model(x.to(device))\n        loss.backward()\n        optimizer.step()\n";
+    let a = run(src);
+    assert_eq!(a.hot_loops.len(), 1);
+    let ceilings = h100();
+    let d = estimate_demand(std::slice::from_ref(&a), Some(&ceilings), 4);
+    let cpu = d.saturation.cpu.value.expect("cpu known");
+    assert!((cpu - 1.0 / 16.0).abs() < 1e-9, "{cpu}");
+    assert!(
+        d.saturation
+            .cpu
+            .reason
+            .contains("main-process loader: 1 of 16 CPUs → ≤ 6 %"),
+        "{}",
+        d.saturation.cpu.reason
+    );
+    let gpu = d.saturation.gpu.value.expect("gpu known");
+    assert!(
+        (0.06..0.08).contains(&gpu),
+        "fp32 without TF32 on an H100 is ≈7 %, got {gpu}"
+    );
+    assert!(d.saturation.gpu.reason.contains("main-process loading"));
+    let v = decide(&d.saturation, Basis::Estimated, 0.7);
+    assert_eq!(v.value, VerdictValue::Red);
+
+    // without ceilings: the given CPU count and a note; GPU unknown
+    let d = estimate_demand(std::slice::from_ref(&a), None, 8);
+    assert_eq!(d.saturation.cpu.value, Some(1.0 / 8.0));
+    assert_eq!(d.saturation.gpu.value, None);
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("no --ceilings given: using this machine's 8 logical CPUs"))
+    );
+
+    // bf16 autocast, 15 workers: GPU can be saturated, CPU 16/16
+    let good = "import torch\nfrom torch.utils.data import DataLoader\ndevice = torch.device('cuda')\nloader = DataLoader(ds, batch_size=64, num_workers=15)\nfor x, y in loader:\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        loss = model(x.to(device))\n    loss.backward()\n";
+    let g = run(good);
+    let d = estimate_demand(std::slice::from_ref(&g), Some(&ceilings), 4);
+    assert_eq!(d.saturation.gpu.value, Some(1.0));
+    assert_eq!(d.saturation.cpu.value, Some(1.0));
+    assert_eq!(
+        decide(&d.saturation, Basis::Estimated, 0.7).value,
+        VerdictValue::Green
+    );
+}
+
+#[test]
+fn serial_reader_io_bound_and_cpu_only_code() {
+    let src = "import glob\nimport json\nout = []\nfor f in glob.glob('*.json'):\n    out.append(json.load(open(f)))\n";
+    let a = run(src);
+    let d = estimate_demand(std::slice::from_ref(&a), Some(&h100()), 4);
+    let io = d.saturation.io.value.expect("io known");
+    assert!((io - 1450.0 / 5210.0).abs() < 1e-9);
+    assert_eq!(d.saturation.gpu.value, None);
+    assert!(d.saturation.gpu.reason.contains("does not use CUDA"));
+    let none = estimate_demand(&[], None, 4);
+    assert!(none.notes.iter().any(|n| n.contains("no hot loop")));
+}

@@ -1,0 +1,78 @@
+//! Robustness and a rough timing on a real tree (ignored by default; needs a folder):
+//! `EA_STDLIB=/usr/lib/python3.11 cargo test --test rules_stdlib -- --ignored --nocapture`.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+use std::time::Instant;
+
+use efficiency_audit::analysis::analyze_file;
+use efficiency_audit::config::Rules;
+
+fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() && !p.ends_with("site-packages") && !p.ends_with("dist-packages") {
+            walk(&p, out);
+        } else if ft.is_file() && p.extension().is_some_and(|x| x == "py") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs EA_STDLIB=<folder of Python files>"]
+fn analyses_a_real_tree_without_panicking() {
+    let Ok(root) = std::env::var("EA_STDLIB") else {
+        return;
+    };
+    let mut files = Vec::new();
+    walk(std::path::Path::new(&root), &mut files);
+    let sources: Vec<Vec<u8>> = files
+        .iter()
+        .map(|p| std::fs::read(p).unwrap_or_default())
+        .collect();
+    let lines: usize = sources
+        .iter()
+        .map(|s| s.iter().filter(|b| **b == b'\n').count())
+        .sum();
+    let t = Instant::now();
+    let mut findings = 0;
+    let mut by_rule = std::collections::BTreeMap::new();
+    for (p, s) in files.iter().zip(&sources) {
+        let a = analyze_file(&p.display().to_string(), s, &Rules::default());
+        findings += a.findings.len();
+        for f in &a.findings {
+            *by_rule.entry(f.rule.clone()).or_insert(0) += 1;
+            if std::env::var("EA_SHOW").is_ok() {
+                println!("{}:{} {} {}", f.path, f.line, f.rule, f.category.as_str());
+            }
+        }
+    }
+    let analysed = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .expect("grammar");
+    for s in &sources {
+        let _ = parser.parse(s, None);
+    }
+    println!("tree-sitter parse alone: {:.2}s", t.elapsed().as_secs_f64());
+    println!(
+        "{} files, {} lines, {} findings {:?} in {:.2}s (one thread)",
+        files.len(),
+        lines,
+        findings,
+        by_rule,
+        analysed
+    );
+}
