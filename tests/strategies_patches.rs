@@ -318,3 +318,40 @@ fn expected_gain_is_bounded_by_the_measured_ceilings() {
     );
     assert!(amp.expected_gain.expected <= amp.expected_gain.upper);
 }
+
+#[test]
+fn per_row_append_opens_move_out_of_the_loop_and_write_the_same_bytes() {
+    let plan = plan_for("row_writes.py", gpu_machine());
+    let r = strategy(&plan, "hoist-file-open");
+    assert_runnable_syntax(r);
+    assert_eq!(r.sites.len(), 1, "{:#?}", r.sites);
+    assert!(
+        r.reasons.iter().any(|x| x.contains("one file per row")),
+        "{:#?}",
+        r.reasons
+    );
+    insta::assert_snapshot!(diffs(r));
+    let dir = tempfile::tempdir().unwrap();
+    let file = &r.candidates[0].patch[0];
+    let run = |script: &str, name: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, script).unwrap();
+        let out_dir = dir.path().join(format!("{name}.out"));
+        let out = Command::new("python3")
+            .arg(&path)
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let all = std::fs::read_to_string(out_dir.join("all.jsonl")).unwrap();
+        (String::from_utf8(out.stdout).unwrap(), all)
+    };
+    assert_eq!(
+        run(&file.expected_original, "orig.py"),
+        run(&file.new_text, "patched.py")
+    );
+}

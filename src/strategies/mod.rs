@@ -19,6 +19,7 @@ mod channels_last;
 mod create_on_device;
 mod deferred_host_sync;
 mod disable_autograd;
+mod hoist_file_open;
 mod larger_batch;
 mod non_blocking_copies;
 mod parallel_data_loading;
@@ -118,6 +119,7 @@ pub trait Strategy: Sync {
 pub static STRATEGIES: &[&dyn Strategy] = &[
     &parallel_data_loading::ParallelDataLoading,
     &parallel_map::ParallelMap,
+    &hoist_file_open::HoistFileOpen,
     &deferred_host_sync::DeferredHostSync,
     &disable_autograd::DisableAutograd,
     &non_blocking_copies::NonBlockingCopies,
