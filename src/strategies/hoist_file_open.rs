@@ -61,8 +61,7 @@ impl Strategy for HoistFileOpen {
         let mut refusals = Vec::new();
         let mut files = Vec::new();
         for (fi, file) in ctx.files.iter().enumerate() {
-            // (loop range, headers, inner edits)
-            let mut groups: Vec<((usize, usize), Vec<String>, Vec<Edit>)> = Vec::new();
+            let mut groups: Vec<LoopGroup> = Vec::new();
             for with in find_all(file.tree.root_node(), |n| n.kind() == "with_statement") {
                 let Some(shape) = append_open(file, with) else {
                     continue;
@@ -147,6 +146,10 @@ impl Strategy for HoistFileOpen {
         })
     }
 }
+
+/// The loop's byte range, the `open(...) as fh` headers hoisted around it, and the edits that
+/// dedent each `with` body in place.
+type LoopGroup = ((usize, usize), Vec<String>, Vec<Edit>);
 
 struct AppendOpen<'t> {
     open_call: Node<'t>,
