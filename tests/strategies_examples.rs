@@ -216,5 +216,58 @@ fn step_two_findings_are_resolved_and_confirm_the_fit() {
     );
     assert!(w.resolves.iter().all(|r| r.path == "train.py"));
     assert!(w.applicability > wo.applicability || wo.applicability >= 0.95);
-    assert!(w.reasons.iter().any(|r| r.starts_with("resolves ")));
+    assert!(w.reasons.iter().any(|r| r.starts_with("confirmed by ")));
+}
+
+#[test]
+fn every_patch_of_the_rule_corpus_still_parses_with_python() {
+    let dir = root().join("tests/fixtures/corpus");
+    let sources = load_sources(&dir, std::slice::from_ref(&dir)).unwrap();
+    let rules = efficiency_audit::config::Rules::default();
+    let findings: Vec<_> = sources
+        .iter()
+        .flat_map(|s| {
+            efficiency_audit::analysis::analyze_file(&s.path, s.text.as_bytes(), &rules).findings
+        })
+        .collect();
+    let cfg = Strategies {
+        max: 3,
+        allow_numerics: true,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    };
+    let machine = Machine {
+        cores: 8,
+        cores_source: "8 CPUs available (test)".to_owned(),
+        gpu: GpuState::Unknown,
+    };
+    let plan = plan_on(&sources, &findings, machine, &cfg);
+    let out = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for r in &plan.ranked {
+        for (ci, c) in r.candidates.iter().enumerate() {
+            for f in &c.patch {
+                let p = out
+                    .path()
+                    .join(format!("{}-{ci}-{}", r.id, f.path.replace('/', "_")));
+                std::fs::write(&p, &f.new_text).unwrap();
+                paths.push(p);
+            }
+        }
+    }
+    assert!(plan.ranked.len() >= 10, "{:#?}", plan.skipped);
+    assert!(paths.len() >= 20, "{} patched files", paths.len());
+    let check = Command::new("python3")
+        .args([
+            "-c",
+            "import ast, sys\nfor p in sys.argv[1:]:\n    ast.parse(open(p).read(), p)",
+        ])
+        .args(&paths)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
 }

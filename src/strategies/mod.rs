@@ -603,19 +603,10 @@ fn finish(meta: &'static Meta, ctx: &Context<'_>, p: Proposal) -> Result<Ranked,
     }
     let mut reasons = p.reasons;
     if !resolves.is_empty() {
-        let list: Vec<String> = resolves
-            .iter()
-            .map(|r| {
-                format!(
-                    "{} ({}) at {}:{}",
-                    r.rule,
-                    r.category.as_str(),
-                    r.path,
-                    r.line
-                )
-            })
-            .collect();
-        reasons.push(format!("resolves {}", list.join(", ")));
+        reasons.push(format!(
+            "confirmed by {} step-2 finding(s) at the sites it changes",
+            resolves.len()
+        ));
     }
     reasons.extend(refused);
     // Step 2 found the waste at a site this strategy changes: the fit is confirmed.
