@@ -166,12 +166,17 @@ fn dataloader_calls_with_and_without_keywords_get_workers() {
     let plan = plan_for("dataloader.py", gpu_machine());
     let r = strategy(&plan, "parallel-data-loading");
     assert_runnable_syntax(r);
-    // plain, keyworded, multiline (num_workers=0), positional 0; `done` is left alone.
-    assert_eq!(r.sites.len(), 4, "{:#?}", r.sites);
+    // plain, keyworded, multiline (num_workers=0), positional 0, epochs; `done` is left alone.
+    assert_eq!(r.sites.len(), 5, "{:#?}", r.sites);
     let first = &r.candidates[0].patch[0].new_text;
     assert!(
         first.contains("done = DL(ds, num_workers=4, persistent_workers=True, pin_memory=True)")
     );
+    // Persistent workers only where the loader is iterated once per epoch.
+    assert!(first.contains(
+        "epochs = DL(ds, batch_size=4, num_workers=2, persistent_workers=True, pin_memory=True)"
+    ));
+    assert!(first.contains("plain = DL(ds, num_workers=2, pin_memory=True)"));
     insta::assert_snapshot!(diffs(r));
 }
 
@@ -353,5 +358,21 @@ fn per_row_append_opens_move_out_of_the_loop_and_write_the_same_bytes() {
     assert_eq!(
         run(&file.expected_original, "orig.py"),
         run(&file.new_text, "patched.py")
+    );
+}
+
+#[test]
+fn scripts_without_a_main_guard_get_no_workers() {
+    let src = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(list(range(8)), batch_size=2)\nfor b in loader:\n    pass\n";
+    let file = Parsed::new("top.py", src).unwrap();
+    let plan = plan_on(&[file], &[], gpu_machine(), &cfg());
+    let r = strategy(&plan, "parallel-data-loading");
+    let text = &r.candidates[0].patch[0].new_text;
+    assert!(!text.contains("num_workers"), "{text}");
+    assert!(text.contains("pin_memory=True"), "{text}");
+    assert!(
+        r.reasons.iter().any(|x| x.contains("guard")),
+        "{:#?}",
+        r.reasons
     );
 }
