@@ -180,6 +180,13 @@ fn cli_writes_strategies_md_with_the_ranked_table_and_diffs() {
         "{md}"
     );
     assert!(md.contains("## Not applicable"));
+    // The candidates step 4 reads: the top strategy's variants, round-tripping through JSON.
+    let json = std::fs::read_to_string(out.path().join("candidates.json")).unwrap();
+    let candidates: Vec<efficiency_audit::strategies::Candidate> =
+        serde_json::from_str(&json).unwrap();
+    assert_eq!(candidates[0].id, "parallel-map");
+    assert_eq!(candidates[0].patch[0].path, "pipeline.py");
+    assert!(out.path().join("strategies.json").is_file());
 }
 
 #[test]

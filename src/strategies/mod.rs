@@ -30,7 +30,7 @@ mod torch_compile;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::model::{Applicability, Category, Edit, Finding, Resource};
 use crate::ceilings::model::{Ceilings, Gpu, GpuFigure, TableValue};
@@ -352,7 +352,7 @@ pub struct Proposal {
 }
 
 /// One file of a candidate patch: the whole new text, and the text it expects to replace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilePatch {
     /// Path relative to the audited folder.
     pub path: String,
@@ -362,8 +362,9 @@ pub struct FilePatch {
     pub new_text: String,
 }
 
-/// One variant of one strategy, ready for step 4 (the shape of `ExperimentCandidate`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One variant of one strategy, ready for step 4 (the JSON shape of `ExperimentCandidate`,
+/// which `experiment --candidates FILE` reads).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Candidate {
     /// Strategy id.
     pub id: String,
@@ -461,6 +462,15 @@ impl Plan {
             .iter()
             .filter(|r| r.held_back.is_none())
             .take(max)
+            .collect()
+    }
+
+    /// The variants of [`Plan::candidates`], flattened in the order step 4 tries them.
+    #[must_use]
+    pub fn experiment_candidates(&self, max: usize) -> Vec<Candidate> {
+        self.candidates(max)
+            .into_iter()
+            .flat_map(|r| r.candidates.iter().cloned())
             .collect()
     }
 }
@@ -768,6 +778,17 @@ pub fn command(
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let out = out_dir.join("strategies.md");
     std::fs::write(&out, markdown(&plan)).with_context(|| format!("writing {}", out.display()))?;
+    // Machine-readable twins: the whole plan, and the candidates `experiment --candidates` reads.
+    let json = out_dir.join("strategies.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&plan)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    let max = usize::try_from(cfg.strategies.max).unwrap_or(usize::MAX);
+    let candidates = out_dir.join("candidates.json");
+    std::fs::write(
+        &candidates,
+        serde_json::to_string_pretty(&plan.experiment_candidates(max))?,
+    )
+    .with_context(|| format!("writing {}", candidates.display()))?;
     let console = crate::progress::Console::new(global.quiet);
     console.status(&format!(
         "{} strategies apply ({} skipped); wrote {}",
