@@ -278,3 +278,51 @@ fn every_patch_of_the_rule_corpus_still_parses_with_python() {
         String::from_utf8_lossy(&check.stderr)
     );
 }
+
+#[test]
+fn the_machine_comes_from_the_ceilings_file() {
+    let yaml = std::fs::read_to_string(root().join("tests/fixtures/theoretical_limits_h100.yaml"))
+        .unwrap();
+    let ceilings = efficiency_audit::ceilings::model::Ceilings::from_yaml(&yaml).unwrap();
+    let machine = Machine::from_ceilings(Some(&ceilings));
+    assert_eq!(machine.cores, 16);
+    let GpuState::Present { capability, .. } = &machine.gpu else {
+        panic!("{machine:?}")
+    };
+    assert_eq!(*capability, Some((9, 0)));
+    // Measured figures win over the datasheet: 378 / 51.2 TF32, 731 / 51.2 BF16.
+    let (tf32, why) = machine
+        .tensor_ratio(efficiency_audit::strategies::TensorPrecision::Tf32)
+        .unwrap();
+    assert!((tf32 - 378.0 / 51.2).abs() < 1e-9, "{why}");
+    assert!(why.contains("measured"), "{why}");
+    let dir = root().join("examples/torch-train");
+    let sources = load_sources(&dir, std::slice::from_ref(&dir)).unwrap();
+    let cfg = Strategies {
+        max: 3,
+        allow_numerics: true,
+        include: Vec::new(),
+        exclude: vec!["torch-compile".to_owned()],
+    };
+    let plan = efficiency_audit::strategies::plan(&sources, &[], Some(&ceilings), &cfg);
+    let amp = plan.ranked.iter().find(|r| r.id == "autocast").unwrap();
+    // The ratio (14x) is capped by the reference's 3x; the bound names this GPU's figures.
+    assert!((amp.expected_gain.upper - 3.0).abs() < 1e-9);
+    assert!(amp.expected_gain.bound.as_deref().unwrap().contains("H100"));
+    assert!(
+        plan.skipped
+            .iter()
+            .any(|s| s.id == "torch-compile" && s.reason.contains("exclude"))
+    );
+    let loading = plan
+        .ranked
+        .iter()
+        .find(|r| r.id == "parallel-data-loading")
+        .unwrap();
+    let names: Vec<_> = loading
+        .candidates
+        .iter()
+        .filter_map(|c| c.variant.as_deref())
+        .collect();
+    assert_eq!(names, ["workers-2", "workers-8", "workers-16"]);
+}
