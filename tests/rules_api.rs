@@ -349,3 +349,103 @@ fn serial_reader_io_bound_and_cpu_only_code() {
     let none = estimate_demand(&[], None, 4);
     assert!(none.notes.iter().any(|n| n.contains("no hot loop")));
 }
+
+#[test]
+fn mutated_corpus_files_never_panic() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for entry in std::fs::read_dir(dir).expect("corpus") {
+        let src = std::fs::read(entry.expect("entry").path()).expect("read");
+        for _ in 0..12 {
+            let mut b = src.clone();
+            match next() % 4 {
+                0 => {
+                    let cut = (next() as usize) % (b.len() + 1);
+                    b.truncate(cut);
+                }
+                1 => {
+                    for _ in 0..8 {
+                        let i = (next() as usize) % b.len().max(1);
+                        if let Some(x) = b.get_mut(i) {
+                            *x = (next() & 0xff) as u8;
+                        }
+                    }
+                }
+                2 => {
+                    let i = (next() as usize) % (b.len() + 1);
+                    let tokens: [&[u8]; 6] = [
+                        b"(",
+                        b":\n    ",
+                        b"\"\"\"",
+                        b"for x in loader:\n",
+                        b"\t",
+                        b"\xc3",
+                    ];
+                    let t = tokens[(next() % 6) as usize];
+                    b.splice(i..i, t.iter().copied());
+                }
+                _ => {
+                    let a = (next() as usize) % (b.len() + 1);
+                    let c = (next() as usize) % (b.len() + 1);
+                    let (lo, hi) = (a.min(c), a.max(c));
+                    b.drain(lo..hi);
+                }
+            }
+            let a = analyze_file("m.py", &b, &Rules::default());
+            let fixes: Vec<_> = a.findings.iter().filter_map(|f| f.fix.as_ref()).collect();
+            if let Ok(text) = std::str::from_utf8(&b) {
+                let _ = apply_fixes(text, &fixes);
+            }
+            let _ = estimate_demand(std::slice::from_ref(&a), None, 4);
+        }
+    }
+}
+
+#[test]
+fn no_grad_fix_keeps_tab_indentation_and_imports_in_try_blocks_are_skipped() {
+    let src = "import torch\nmodel.eval()\nfor x in loader:\n\tout = model(x)\n";
+    let a = analyze_file("t.py", src.as_bytes(), &Rules::default());
+    let fixes: Vec<_> = a
+        .findings
+        .iter()
+        .filter(|f| f.rule == "EA401")
+        .filter_map(|f| f.fix.as_ref())
+        .collect();
+    assert_eq!(
+        apply_fixes(src, &fixes).expect("applies"),
+        "import torch\nmodel.eval()\nwith torch.no_grad():\n\tfor x in loader:\n\t\tout = model(x)\n"
+    );
+    let src = "import torch\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\ndevice = torch.device('cuda')\nmodel = Net().to(device)\nmodel.eval()\nwith torch.no_grad():\n    out = model(x)\n";
+    let out = fixed(src);
+    assert!(
+        out.starts_with("import torch\ntorch.set_float32_matmul_precision(\"high\")\ntry:"),
+        "{out}"
+    );
+}
+
+#[test]
+fn hf_training_arguments_from_a_dict_stay_unknown() {
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(**cfg)\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    assert!(run(src).findings.is_empty(), "{:?}", run(src).findings);
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments('out', bf16=True, tf32=True, torch_compile=True, dataloader_num_workers=8)\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    assert!(run(src).findings.is_empty(), "{:?}", run(src).findings);
+    let src = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments('out')\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n";
+    let mut cats: Vec<&str> = run(src)
+        .findings
+        .iter()
+        .map(|f| f.category.as_str())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect();
+    cats.sort_unstable();
+    assert_eq!(
+        cats,
+        ["dataloader_workers", "no_amp", "no_compile", "no_tf32"]
+    );
+}

@@ -247,9 +247,12 @@ pub struct Precision {
     pub half: bool,
     /// TF32 enabled (`allow_tf32 = True`, `set_float32_matmul_precision("high"|"medium")`, HF `tf32=True`).
     pub tf32: bool,
-    /// Precision (and compilation) come from a launcher configuration the analysis cannot see
-    /// (`Accelerator()` without `mixed_precision=`): precision rules stay silent.
-    pub from_launcher: bool,
+    /// `torch.backends.cudnn.allow_tf32` when assigned a literal (PyTorch's default is `True`).
+    pub cudnn_allow_tf32: Option<bool>,
+    /// Precision (or compilation) is set from something the analysis cannot read: a launcher
+    /// configuration (`Accelerator()` without `mixed_precision=`) or a variable
+    /// (`precision=args.precision`, `fp16=cfg.fp16`). Precision rules stay silent.
+    pub unresolved: bool,
 }
 
 /// A function and its classification.
@@ -332,6 +335,8 @@ pub(crate) struct Model<'s> {
     /// `# efficiency-audit: ignore[...]` per 1-based line; empty list = all.
     pub suppress: HashMap<usize, Vec<String>>,
     pub kinds: HashMap<&'s str, VarKind>,
+    /// Names of the functions and classes defined in the file.
+    pub defined: std::collections::HashSet<&'s str>,
     /// argparse destinations → default value span and kind.
     pub argparse: HashMap<String, Option<(Span, ValKind)>>,
     pub facts: FileFacts,
@@ -345,6 +350,67 @@ pub(crate) struct Model<'s> {
     pub deterministic: bool,
     /// A function parameter defaults to `"cuda"` / `"cuda:N"`.
     pub cuda_default_param: bool,
+}
+
+/// tree-sitter field ids of the Python grammar, looked up once (`child_by_field_name` searches
+/// the grammar's field names on every call).
+pub(crate) mod field {
+    use std::sync::OnceLock;
+
+    use tree_sitter::Node;
+
+    const NAMES: [&str; 17] = [
+        "alias",
+        "arguments",
+        "attribute",
+        "condition",
+        "definition",
+        "function",
+        "key",
+        "left",
+        "module_name",
+        "name",
+        "object",
+        "operator",
+        "parameters",
+        "right",
+        "subscript",
+        "superclasses",
+        "value",
+    ];
+    pub(crate) const ALIAS: usize = 0;
+    pub(crate) const ARGUMENTS: usize = 1;
+    pub(crate) const ATTRIBUTE: usize = 2;
+    pub(crate) const CONDITION: usize = 3;
+    pub(crate) const DEFINITION: usize = 4;
+    pub(crate) const FUNCTION: usize = 5;
+    pub(crate) const KEY: usize = 6;
+    pub(crate) const LEFT: usize = 7;
+    pub(crate) const MODULE_NAME: usize = 8;
+    pub(crate) const NAME: usize = 9;
+    pub(crate) const OBJECT: usize = 10;
+    pub(crate) const OPERATOR: usize = 11;
+    pub(crate) const PARAMETERS: usize = 12;
+    pub(crate) const RIGHT: usize = 13;
+    pub(crate) const SUBSCRIPT: usize = 14;
+    pub(crate) const SUPERCLASSES: usize = 15;
+    pub(crate) const VALUE: usize = 16;
+
+    fn ids() -> &'static [u16; 17] {
+        static IDS: OnceLock<[u16; 17]> = OnceLock::new();
+        IDS.get_or_init(|| {
+            let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+            NAMES.map(|n| lang.field_id_for_name(n).map_or(0, |id| id.get()))
+        })
+    }
+
+    /// The child of `node` in field `f` (one of the constants above).
+    pub(crate) fn get<'t>(node: Node<'t>, f: usize) -> Option<Node<'t>> {
+        match ids().get(f) {
+            Some(&id) if id != 0 => node.child_by_field_id(id),
+            _ => None,
+        }
+    }
 }
 
 /// Depth cap for the few bounded sub-tree scans (the main walk is iterative and unbounded).
@@ -456,7 +522,7 @@ fn is_dotted(mut node: Node<'_>) -> bool {
     for _ in 0..SCAN_CAP {
         match node.kind() {
             "identifier" => return true,
-            "attribute" => match node.child_by_field_name("object") {
+            "attribute" => match field::get(node, field::OBJECT) {
                 Some(o) => node = o,
                 None => return false,
             },
@@ -471,9 +537,9 @@ fn root_ident(mut node: Node<'_>) -> Option<Node<'_>> {
     for _ in 0..SCAN_CAP {
         match node.kind() {
             "identifier" => return Some(node),
-            "attribute" => node = node.child_by_field_name("object")?,
-            "subscript" => node = node.child_by_field_name("value")?,
-            "call" => node = node.child_by_field_name("function")?,
+            "attribute" => node = field::get(node, field::OBJECT)?,
+            "subscript" => node = field::get(node, field::VALUE)?,
+            "call" => node = field::get(node, field::FUNCTION)?,
             "parenthesized_expression" => node = node.named_child(0)?,
             _ => return None,
         }
@@ -491,7 +557,7 @@ fn contains_modulo(node: Node<'_>, src: &str) -> bool {
             return false;
         }
         if n.kind() == "binary_operator"
-            && n.child_by_field_name("operator")
+            && field::get(n, field::OPERATOR)
                 .is_some_and(|o| o.utf8_text(src.as_bytes()).ok() == Some("%"))
         {
             return true;
@@ -562,11 +628,10 @@ impl<'s> Walker<'s> {
             "import_statement" | "import_from_statement" => self.on_import(node),
             "function_definition" => self.on_func(node),
             "class_definition" => {
-                let name = node
-                    .child_by_field_name("name")
+                let name = field::get(node, field::NAME)
                     .map(Span::of)
                     .unwrap_or_default();
-                let bases = node.child_by_field_name("superclasses").map(Span::of);
+                let bases = field::get(node, field::SUPERCLASSES).map(Span::of);
                 let idx = self.m.classes.len() as u32;
                 self.m.classes.push(Class { name, bases });
                 self.frames.push(Frame::Class {
@@ -586,14 +651,13 @@ impl<'s> Walker<'s> {
                         }
                     }
                 }
-                if let Some(def) = node.child_by_field_name("definition") {
+                if let Some(def) = field::get(node, field::DEFINITION) {
                     self.decor_watch.push((def.id(), no_grad));
                 }
             }
             "with_statement" => self.on_with(node),
             "if_statement" => {
-                let modulo = node
-                    .child_by_field_name("condition")
+                let modulo = field::get(node, field::CONDITION)
                     .is_some_and(|c| contains_modulo(c, self.src));
                 self.ifs += 1;
                 if modulo {
@@ -615,8 +679,8 @@ impl<'s> Walker<'s> {
             "subscript" => {
                 if let (Some(l), Some(v), Some(i)) = (
                     self.cur_loop,
-                    node.child_by_field_name("value"),
-                    node.child_by_field_name("subscript"),
+                    field::get(node, field::VALUE),
+                    field::get(node, field::SUBSCRIPT),
                 ) {
                     self.m.subs.push(Sub {
                         value: Span::of(v),
@@ -710,13 +774,15 @@ impl<'s> Walker<'s> {
     }
 
     fn on_import(&mut self, node: Node<'_>) {
-        if self.cur_func.is_none() && self.cur_class.is_none() {
+        // only module-level imports at column 0 (not inside `try:` / `if`): a line inserted
+        // after them stays at module level
+        if self.cur_func.is_none() && self.cur_class.is_none() && node.start_position().column == 0
+        {
             self.m.last_import_end = Some(node.end_byte());
         }
         let from = node.kind() == "import_from_statement";
         let module = if from {
-            node.child_by_field_name("module_name")
-                .map(|n| self.text(n))
+            field::get(node, field::MODULE_NAME).map(|n| self.text(n))
         } else {
             None
         };
@@ -738,8 +804,8 @@ impl<'s> Walker<'s> {
         for ch in node.children_by_field_name("name", &mut c) {
             let (name, alias) = match ch.kind() {
                 "aliased_import" => (
-                    ch.child_by_field_name("name").map(|n| self.text(n)),
-                    ch.child_by_field_name("alias").map(|n| self.text(n)),
+                    field::get(ch, field::NAME).map(|n| self.text(n)),
+                    field::get(ch, field::ALIAS).map(|n| self.text(n)),
                 ),
                 _ => (Some(self.text(ch)), None),
             };
@@ -772,16 +838,15 @@ impl<'s> Walker<'s> {
 
     fn on_func(&mut self, node: Node<'_>) {
         let id = node.id();
-        let name = node
-            .child_by_field_name("name")
+        let name = field::get(node, field::NAME)
             .map(Span::of)
             .unwrap_or_default();
         let name_text = self.src.get(name.start..name.end).unwrap_or("");
-        if let Some(ps) = node.child_by_field_name("parameters") {
+        if let Some(ps) = field::get(node, field::PARAMETERS) {
             let mut c = ps.walk();
             for p in ps.named_children(&mut c) {
                 if matches!(p.kind(), "default_parameter" | "typed_default_parameter")
-                    && let Some(v) = p.child_by_field_name("value")
+                    && let Some(v) = field::get(p, field::VALUE)
                     && let Some(t) = string_value(v, self.src)
                     && (t == "cuda" || t.starts_with("cuda:"))
                 {
@@ -855,16 +920,12 @@ impl<'s> Walker<'s> {
                     }
                 }
                 "call" => {
-                    let f = n
-                        .child_by_field_name("function")
-                        .map_or("", |f| self.text(f));
+                    let f = field::get(n, field::FUNCTION).map_or("", |f| self.text(f));
                     let last = f.rsplit('.').next().unwrap_or(f);
                     match last {
                         "no_grad" | "inference_mode" => no_grad = true,
                         "set_grad_enabled" => {
-                            let a = n
-                                .child_by_field_name("arguments")
-                                .map_or("", |a| self.text(a));
+                            let a = field::get(n, field::ARGUMENTS).map_or("", |a| self.text(a));
                             if a.contains("False") {
                                 no_grad = true;
                             }
@@ -894,7 +955,7 @@ impl<'s> Walker<'s> {
     fn on_loop(&mut self, node: Node<'_>) {
         let is_for = node.kind() == "for_statement";
         let mut targets = Vec::new();
-        if is_for && let Some(left) = node.child_by_field_name("left") {
+        if is_for && let Some(left) = field::get(node, field::LEFT) {
             {
                 let mut stack = vec![left];
                 while let Some(n) = stack.pop() {
@@ -921,7 +982,7 @@ impl<'s> Walker<'s> {
             }
         }
         let iter = if is_for {
-            node.child_by_field_name("right").map(Span::of)
+            field::get(node, field::RIGHT).map(Span::of)
         } else {
             None
         };
@@ -951,8 +1012,8 @@ impl<'s> Walker<'s> {
 
     fn on_assign(&mut self, node: Node<'_>) {
         let (Some(left), Some(right)) = (
-            node.child_by_field_name("left"),
-            node.child_by_field_name("right"),
+            field::get(node, field::LEFT),
+            field::get(node, field::RIGHT),
         ) else {
             return;
         };
@@ -987,18 +1048,18 @@ impl<'s> Walker<'s> {
     }
 
     fn on_call(&mut self, node: Node<'_>) {
-        let Some(func) = node.child_by_field_name("function") else {
+        let Some(func) = field::get(node, field::FUNCTION) else {
             return;
         };
         let idx = self.m.calls.len() as u32;
         let (method, recv, recv_root, recv_call) = if func.kind() == "attribute" {
-            let obj = func.child_by_field_name("object");
+            let obj = field::get(func, field::OBJECT);
             let root = obj.and_then(root_ident);
             if let Some(o) = obj.filter(|o| o.kind() == "call") {
                 self.recv_watch.push((o.id(), idx));
             }
             (
-                func.child_by_field_name("attribute").map(Span::of),
+                field::get(func, field::ATTRIBUTE).map(Span::of),
                 obj.map(Span::of),
                 root.map(Span::of),
                 None,
@@ -1006,7 +1067,7 @@ impl<'s> Walker<'s> {
         } else {
             (None, None, None, None)
         };
-        let args_node = node.child_by_field_name("arguments");
+        let args_node = field::get(node, field::ARGUMENTS);
         let a0 = self.m.args.len() as u32;
         let mut splat = None;
         let mut star = false;
@@ -1015,10 +1076,9 @@ impl<'s> Walker<'s> {
             for ch in al.children(&mut c) {
                 match ch.kind() {
                     "keyword_argument" => {
-                        if let (Some(n), Some(v)) = (
-                            ch.child_by_field_name("name"),
-                            ch.child_by_field_name("value"),
-                        ) {
+                        if let (Some(n), Some(v)) =
+                            (field::get(ch, field::NAME), field::get(ch, field::VALUE))
+                        {
                             self.m.args.push(Arg {
                                 name: Some(Span::of(n)),
                                 value: Span::of(v),
@@ -1084,13 +1144,22 @@ impl<'s> Walker<'s> {
     }
 }
 
+thread_local! {
+    /// One parser per thread, reused across files.
+    static PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Parses `src` and builds the model. `None` when tree-sitter gives up.
 pub(crate) fn build(src: &str) -> Option<Model<'_>> {
-    let mut parser = tree_sitter::Parser::new();
-    parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .ok()?;
-    let tree = parser.parse(src, None)?;
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
+            *slot = Some(p);
+        }
+        slot.as_mut()?.parse(src, None)
+    })?;
     let m = Model {
         src,
         tree,
@@ -1104,6 +1173,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         imports: HashMap::new(),
         suppress: HashMap::new(),
         kinds: HashMap::new(),
+        defined: std::collections::HashSet::new(),
         argparse: HashMap::new(),
         facts: FileFacts::default(),
         kind: CodeKind::Other,

@@ -107,7 +107,21 @@ pub fn analyze_file(path: &str, source: &[u8], rules: &crate::config::Rules) -> 
     let mut findings = cx.out;
     findings.retain(|f| !suppressed(&m, f));
     findings.sort_by(|a, b| (a.line, a.column, &a.rule).cmp(&(b.line, b.column, &b.rule)));
-    findings.dedup_by(|a, b| a.line == b.line && a.rule == b.rule);
+    // one finding per rule and line; their fixes are merged (`x.cuda(), y.cuda()`)
+    findings.dedup_by(|later, kept| {
+        if later.line != kept.line || later.rule != kept.rule {
+            return false;
+        }
+        match (kept.fix.as_mut(), later.fix.take()) {
+            (Some(k), Some(l)) => {
+                k.applicability = k.applicability.max(l.applicability);
+                k.edits.extend(l.edits);
+            }
+            (None, Some(l)) => kept.fix = Some(l),
+            _ => {}
+        }
+        true
+    });
     let (hot_loops, profiles) = demand::hot_loops(&m, path);
     let mut file_facts = m.facts.clone();
     file_facts.hot = profiles;

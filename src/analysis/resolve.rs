@@ -38,6 +38,14 @@ pub(crate) const TENSOR_CTORS: &[&str] = &[
 ];
 
 pub(crate) fn post_pass(m: &mut Model<'_>) {
+    let src = m.src;
+    m.defined = m
+        .funcs
+        .iter()
+        .map(|f| f.name)
+        .chain(m.classes.iter().map(|c| c.name))
+        .filter_map(|s| src.get(s.start..s.end))
+        .collect();
     argparse(m);
     kinds(m);
     device(m);
@@ -370,6 +378,26 @@ fn precision(m: &mut Model<'_>) {
         for a in m.call_args(c) {
             let name = a.name.map_or("", |n| m.text(n));
             let v = m.text(a.value);
+            let literal = matches!(
+                a.vkind,
+                ValKind::True | ValKind::False | ValKind::Str | ValKind::Int | ValKind::NoneLit
+            ) || v.starts_with("torch.");
+            let model_dtype = matches!(name, "dtype" | "torch_dtype")
+                && matches!(last, "from_pretrained" | "autocast" | "to" | "from_config");
+            if !literal
+                && (model_dtype
+                    || matches!(
+                        name,
+                        "mixed_precision"
+                            | "precision"
+                            | "fp16"
+                            | "bf16"
+                            | "tf32"
+                            | "torch_compile"
+                    ))
+            {
+                p.unresolved = true;
+            }
             match name {
                 "dtype" | "torch_dtype" if is_16bit(v) => p.half = true,
                 "mixed_precision" | "precision" if is_16bit(v) || v.contains("16") => {
@@ -401,6 +429,10 @@ fn precision(m: &mut Model<'_>) {
         let left = m.text(a.left);
         if left.ends_with("matmul.allow_tf32") && a.vkind == ValKind::True {
             p.tf32 = true;
+        } else if left.ends_with("cudnn.allow_tf32")
+            && matches!(a.vkind, ValKind::True | ValKind::False)
+        {
+            p.cudnn_allow_tf32 = Some(a.vkind == ValKind::True);
         } else if left.ends_with("cudnn.benchmark") {
             m.facts.cudnn_benchmark = Some(a.vkind == ValKind::True);
             if a.vkind != ValKind::True && a.vkind != ValKind::False {
@@ -416,7 +448,7 @@ fn precision(m: &mut Model<'_>) {
         .iter()
         .any(|c| m.last_name(c) == "Accelerator" && m.kw(c, "mixed_precision").is_none())
     {
-        p.from_launcher = true;
+        p.unresolved = true;
     }
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {
@@ -449,7 +481,8 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                 }
             }
             "call" => {
-                let f = n.child_by_field_name("function");
+                let f =
+                    crate::analysis::facts::field::get(n, crate::analysis::facts::field::FUNCTION);
                 let ft = f.map_or("", |f| {
                     m.text(Span {
                         start: f.start_byte(),
@@ -470,7 +503,8 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                         | "track"
                         | "progress_bar"
                         | "tqdm_notebook"
-                ) && let Some(args) = n.child_by_field_name("arguments")
+                ) && let Some(args) =
+                    crate::analysis::facts::field::get(n, crate::analysis::facts::field::ARGUMENTS)
                 {
                     let mut c = args.walk();
                     for a in args.named_children(&mut c) {
@@ -494,7 +528,12 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
 /// Is this call a forward pass of a model-kind variable (`model(x)`, `self.net(x)`, `model.generate(...)`)?
 pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
     if c.method.is_none() {
-        return c.dotted && m.var_kind(m.text(c.func)) == Some(VarKind::Model);
+        // `build_model()` / `from x import get_model`: a function, not a model variable
+        let name = m.text(c.func);
+        return c.dotted
+            && !m.defined.contains(name)
+            && !m.imports.contains_key(name)
+            && m.var_kind(name) == Some(VarKind::Model);
     }
     let last = m.last_name(c);
     matches!(last, "generate" | "forward")
@@ -533,7 +572,7 @@ fn loops(m: &mut Model<'_>) {
             }
         }
     }
-    let train_fns: Vec<&str> = m
+    let train_fns: std::collections::HashSet<&str> = m
         .funcs
         .iter()
         .zip(&fn_step)
@@ -558,7 +597,7 @@ fn loops(m: &mut Model<'_>) {
             info.opt_step = true;
         } else if is_model_call(m, c) {
             info.model_call = true;
-        } else if c.method.is_none() && train_fns.contains(&m.text(c.func)) {
+        } else if c.method.is_none() && train_fns.contains(m.text(c.func)) {
             info.backward = true;
         }
     }
@@ -577,7 +616,7 @@ fn loops(m: &mut Model<'_>) {
     }
     // `for epoch in ...: train_one_epoch(model, loader)` — a call to a local function whose body
     // holds a step loop makes the calling loop an epoch loop.
-    let step_fns: Vec<&str> = m
+    let step_fns: std::collections::HashSet<&str> = m
         .loops
         .iter()
         .zip(&infos)
@@ -594,7 +633,7 @@ fn loops(m: &mut Model<'_>) {
                 None => m.text(c.func),
                 _ => continue,
             };
-            if step_fns.contains(&name)
+            if step_fns.contains(name)
                 && let Some(info) = infos.get_mut(li as usize)
             {
                 info.has_child_step = true;
@@ -622,15 +661,31 @@ fn loops(m: &mut Model<'_>) {
                 for _ in 0..64 {
                     match n.kind() {
                         "identifier" => return Some(n),
-                        "attribute" => n = n.child_by_field_name("object")?,
-                        "subscript" => n = n.child_by_field_name("value")?,
+                        "attribute" => {
+                            n = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::OBJECT,
+                            )?
+                        }
+                        "subscript" => {
+                            n = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::VALUE,
+                            )?
+                        }
                         "call" => {
                             // `x.to(d)` → x; `f(batch)` is not the batch
-                            let f = n.child_by_field_name("function")?;
+                            let f = crate::analysis::facts::field::get(
+                                n,
+                                crate::analysis::facts::field::FUNCTION,
+                            )?;
                             if f.kind() != "attribute" {
                                 return None;
                             }
-                            n = f.child_by_field_name("object")?;
+                            n = crate::analysis::facts::field::get(
+                                f,
+                                crate::analysis::facts::field::OBJECT,
+                            )?;
                         }
                         _ => return None,
                     }
@@ -800,6 +855,10 @@ fn score(s: u32, dataset: bool) -> CodeKind {
     }
     if data < 6 {
         data = 0; // one data-ish call is not a data pipeline
+    }
+    if has(S_BACKWARD) && has(S_OPT_STEP) {
+        // a file that steps an optimizer on gradients trains, whatever utilities it also holds
+        return CodeKind::Train;
     }
     let best = train.max(infer).max(data);
     if best < 3 {
@@ -1026,8 +1085,10 @@ fn splat_value(m: &Model<'_>, s: Span, name: &str, at: &super::facts::Call) -> V
             if p.kind() != "pair" {
                 return Val::Unknown; // `**other` inside the literal
             }
-            let (Some(k), Some(v)) = (p.child_by_field_name("key"), p.child_by_field_name("value"))
-            else {
+            let (Some(k), Some(v)) = (
+                crate::analysis::facts::field::get(p, crate::analysis::facts::field::KEY),
+                crate::analysis::facts::field::get(p, crate::analysis::facts::field::VALUE),
+            ) else {
                 return Val::Unknown;
             };
             match string_value(k, m.src) {

@@ -8,8 +8,9 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a `torch.utils.data.DataLoader` that loads in the main process: `num_workers` is
-    /// missing or `0`. A value the analysis cannot resolve (`num_workers=args.workers` without a
-    /// default it can read) is not flagged.
+    /// missing or `0` (and Hugging Face `TrainingArguments` without `dataloader_num_workers`).
+    /// A value the analysis cannot resolve (`num_workers=args.workers` without a default it can
+    /// read) is not flagged.
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training
@@ -92,6 +93,36 @@ impl Rule for DataloaderWorkers {
                     edits,
                 }),
             );
+        }
+        // HF `TrainingArguments` loads in the main process unless `dataloader_num_workers` is set.
+        if let Some(c) = super::hf_args_call(m)
+            && c.splat.is_none()
+            && !c.star
+        {
+            let v = m
+                .kw(c, "dataloader_num_workers")
+                .map(|a| m.resolve(&a, c.span.start, c.ctx.func));
+            if matches!(v, None | Some(Val::Int(0))) {
+                let fix = if v.is_none() {
+                    add_kwarg(
+                        m,
+                        c,
+                        "dataloader_num_workers=4, dataloader_persistent_workers=True",
+                    )
+                    .map(|e| Fix {
+                        applicability: Applicability::Numerics,
+                        edits: vec![e],
+                    })
+                } else {
+                    None
+                };
+                cx.at_call(
+                    &Self::META,
+                    c,
+                    "`TrainingArguments` without `dataloader_num_workers`: the Trainer loads batches in the main process; set `dataloader_num_workers` (e.g. 4)".to_string(),
+                    fix,
+                );
+            }
         }
     }
 }

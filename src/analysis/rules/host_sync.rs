@@ -70,6 +70,20 @@ impl Rule for HostSync {
             if s.mod_guard {
                 continue;
             }
+            // a batch straight from the loader that is never moved to the device is still a
+            // CPU tensor: `labels.numpy()` there does not synchronise
+            if let (Some(l), Some(root)) = (
+                m.loops.get(s.loop_ as usize),
+                c.recv_root.map(|r| m.text(r)),
+            ) && c.recv_call.is_none_or(|i| {
+                m.calls
+                    .get(i as usize)
+                    .is_some_and(|r| matches!(m.last_name(r), "cpu" | "detach"))
+            }) && l.targets.iter().any(|t| m.text(*t) == root)
+                && !moved_in_loop(m, l, root)
+            {
+                continue;
+            }
             cx.at_call(
                 &Self::META,
                 c,
@@ -78,4 +92,24 @@ impl Rule for HostSync {
             );
         }
     }
+}
+
+/// Is `name` (re)bound inside the loop from a `.to(...)` / `.cuda(...)` expression?
+fn moved_in_loop(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    name: &str,
+) -> bool {
+    let first = m.assigns.partition_point(|a| a.span.start < l.span.start);
+    m.assigns
+        .get(first..)
+        .unwrap_or(&[])
+        .iter()
+        .take_while(|a| a.span.start < l.span.end)
+        .any(|a| {
+            a.targets.iter().any(|t| m.text(*t) == name) && {
+                let v = m.text(a.value);
+                v.contains(".to(") || v.contains(".cuda(") || v.contains("device")
+            }
+        })
 }

@@ -3,8 +3,8 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags `print(...)` and `logging` / `logger` calls in a step loop that are not under a
-    /// `step % N == 0` guard.
+    /// Flags `print(...)` and `logging` / `logger` calls in a training step loop, or an
+    /// inference loop over a `DataLoader`, that are not under a `step % N == 0` guard.
     ///
     /// ## Why is this slow?
     /// Formatting a tensor for a log line copies it to the host and synchronises with the GPU;
@@ -67,7 +67,12 @@ impl Rule for LoggingInLoop {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
-            if s.mod_guard {
+            // printing each result of a per-item inference loop is its output, not logging
+            let batched = m
+                .loops
+                .get(s.loop_ as usize)
+                .is_some_and(|l| l.info.iterates_loader.is_some());
+            if s.mod_guard || !(s.train || batched) {
                 continue;
             }
             cx.at_call(

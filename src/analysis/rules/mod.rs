@@ -179,11 +179,13 @@ pub(crate) fn first_train_loop<'a>(m: &'a Model<'_>) -> Option<&'a super::facts:
 }
 
 /// A call to an HF `TrainingArguments`-like config.
+/// Only a call whose keywords are all visible: `TrainingArguments(**cfg)` is unknown.
 pub(crate) fn hf_args_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
     m.calls.iter().find(|c| {
         matches!(
             m.last_name(c),
             "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig"
-        )
+        ) && c.splat.is_none()
+            && !c.star
     })
 }

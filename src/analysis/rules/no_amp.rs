@@ -4,7 +4,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a CUDA training loop that runs entirely in fp32: no `torch.autocast`, no
-    /// `GradScaler`, no `.half()` / `.bfloat16()` model, no framework mixed-precision flag.
+    /// `GradScaler`, no `.half()` / `.bfloat16()` model, no framework mixed-precision flag
+    /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`).
     ///
     /// ## Why is this slow?
     /// Tensor Cores run bf16/fp16 matrix multiplies several times faster than fp32 (8x to 16x
@@ -58,17 +59,28 @@ impl Rule for NoAmp {
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         let p = &m.facts.precision;
-        if !super::cuda(m) || p.autocast || p.half || p.grad_scaler || p.from_launcher {
+        if !super::cuda(m) || p.autocast || p.half || p.grad_scaler || p.unresolved {
             return;
         }
         let Some(l) = super::first_train_loop(m) else {
+            // Hugging Face Trainer: precision is a `TrainingArguments` flag
+            if let Some(c) = super::hf_args_call(m)
+                && c.splat.is_none()
+            {
+                cx.at_call(
+                    &Self::META,
+                    c,
+                    "`TrainingArguments` without `bf16=True` / `fp16=True`: the Trainer runs in full fp32".to_string(),
+                    None,
+                );
+            }
             return;
         };
         cx.at(
             &Self::META,
             l.line,
             l.col,
-            l.line,
+            l.end_line,
             "CUDA training in full fp32: wrap the forward pass and loss in `torch.autocast(\"cuda\", dtype=torch.bfloat16)` to use Tensor Cores".to_string(),
             None,
         );

@@ -59,7 +59,7 @@ impl Rule for NoCompile {
         if !super::cuda(m)
             || m.kind != crate::analysis::model::CodeKind::Train
             || m.facts.compile
-            || m.facts.precision.from_launcher
+            || m.facts.precision.unresolved
         {
             return;
         }
@@ -68,7 +68,11 @@ impl Rule for NoCompile {
         if super::first_train_loop(m).is_none() && super::hf_args_call(m).is_none() {
             return;
         }
-        let anchor = super::model_anchor(m);
+        let anchor = if super::first_train_loop(m).is_none() {
+            None // a Hugging Face Trainer script: reported at `TrainingArguments`
+        } else {
+            super::model_anchor(m)
+        };
         let (line, col, fix) = match anchor {
             Some((line, col, a)) => {
                 let fix = a.and_then(|ai| m.assigns.get(ai)).and_then(|a| {

@@ -58,9 +58,22 @@ impl Rule for NoGradMissing {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        if m.src.contains("autograd.grad") || m.src.contains("requires_grad_(") {
+        if m.src.contains("autograd.grad")
+            || m.src.contains("requires_grad_(")
+            || m.src.contains("set_grad_enabled(False)")
+        {
             return;
         }
+        let no_grad_callees: std::collections::HashSet<&str> = m
+            .calls
+            .iter()
+            .filter(|c| c.ctx.no_grad)
+            .map(|c| m.last_name(c))
+            .collect();
+        let module_backward = m
+            .calls
+            .iter()
+            .any(|c| c.ctx.func.is_none() && m.last_name(c) == "backward");
         for (li, l) in m.loops.iter().enumerate() {
             if !l.info.step || l.info.train || l.ctx.no_grad {
                 continue;
@@ -70,28 +83,43 @@ impl Rule for NoGradMissing {
                 continue;
             }
             let func = l.ctx.func.and_then(|f| m.funcs.get(f as usize));
-            let trains_here = func.is_some_and(|f| f.backward)
-                || (func.is_none()
-                    && m.calls
-                        .iter()
-                        .any(|c| c.ctx.func.is_none() && m.last_name(c) == "backward"));
+            // `with torch.no_grad(): evaluate(model, loader)`: the caller disabled autograd
+            if func.is_some_and(|f| no_grad_callees.contains(m.text(f.name))) {
+                continue;
+            }
+            let trains_here =
+                func.is_some_and(|f| f.backward) || (func.is_none() && module_backward);
+            let first = m.calls.partition_point(|c| c.span.start < l.span.start);
             let bare_calls = m
                 .calls
+                .get(first..)
+                .unwrap_or(&[])
                 .iter()
+                .take_while(|c| c.span.start < l.span.end)
                 .filter(|c| c.ctx.loop_ == Some(li as u32) && is_model_call(m, c) && !c.ctx.no_grad)
                 .filter(|c| c.method.is_none_or(|meth| m.text(meth) == "forward"))
                 .count();
             if bare_calls == 0 {
                 continue;
             }
-            // the last `.eval()` / `.train()` before the loop in the same function decides the mode
+            // the last `.eval()` / `.train()` before the loop in the same function decides the
+            // mode; calls of the function precede the loop contiguously (nested defs have higher
+            // indices), so the backward scan stops at the function's start
             let eval_called = m
                 .calls
+                .get(..first)
+                .unwrap_or(&[])
                 .iter()
-                .rfind(|c| {
+                .rev()
+                .take(4096)
+                .take_while(|c| match (l.ctx.func, c.ctx.func) {
+                    (Some(f), Some(g)) => g >= f,
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                })
+                .find(|c| {
                     c.ctx.func == l.ctx.func
                         && c.method.is_some()
-                        && c.span.start < l.span.start
                         && matches!(m.last_name(c), "eval" | "train")
                         && m.call_args(c).is_empty()
                 })
@@ -111,7 +139,7 @@ impl Rule for NoGradMissing {
                 &Self::META,
                 l.line,
                 l.col,
-                l.line,
+                l.end_line,
                 "evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)".to_string(),
                 wrap_fix(m, l.span.start, l.span.end),
             );
@@ -130,7 +158,18 @@ fn wrap_fix(m: &crate::analysis::facts::Model<'_>, start: usize, end: usize) -> 
     if body.contains("\"\"\"") || body.contains("'''") || body.contains('\\') {
         return None;
     }
-    let unit = if indent.contains('\t') { "\t" } else { "    " };
+    // the body's own indentation step (a tab-indented file must stay tab-indented)
+    let body_indent = body
+        .split('\n')
+        .skip(1)
+        .find(|l| !l.trim().is_empty())
+        .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
+        .unwrap_or("");
+    let unit = match body_indent.strip_prefix(indent) {
+        Some(step) if !step.is_empty() && step.chars().all(|c| c == ' ' || c == '\t') => step,
+        _ if indent.contains('\t') => "\t",
+        _ => "    ",
+    };
     let mut out = format!("{indent}with {torch}.no_grad():\n");
     for (i, line) in body.split('\n').enumerate() {
         if i > 0 {

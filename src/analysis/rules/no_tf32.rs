@@ -61,15 +61,19 @@ impl Rule for NoTf32 {
             || p.autocast
             || p.half
             || p.tf32
-            || p.from_launcher
+            || p.unresolved
         {
             return;
         }
-        let anchor = super::model_anchor(m).map(|(l, c, _)| (l, c)).or_else(|| {
-            super::hf_args_call(m)
-                .map(|c| (c.line, c.col))
-                .or_else(|| super::first_train_loop(m).map(|l| (l.line, l.col)))
-        });
+        // a Hugging Face Trainer script is fixed in its `TrainingArguments`
+        let hf = super::first_train_loop(m)
+            .is_none()
+            .then(|| super::hf_args_call(m))
+            .flatten()
+            .map(|c| (c.line, c.col));
+        let anchor = hf
+            .or_else(|| super::model_anchor(m).map(|(l, c, _)| (l, c)))
+            .or_else(|| super::first_train_loop(m).map(|l| (l.line, l.col)));
         let Some((line, col)) = anchor else { return };
         let fix = torch_name(m).map(|t| Fix {
             applicability: Applicability::Numerics,

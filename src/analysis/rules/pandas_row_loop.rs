@@ -63,7 +63,7 @@ impl Rule for PandasRowLoop {
                             &Self::META,
                             l.line,
                             l.col,
-                            l.line,
+                            l.end_line,
                             format!("`{last}()` loop handles one row at a time in Python: use column-wise vectorised operations"),
                             None,
                         );
@@ -113,7 +113,7 @@ impl Rule for PandasRowLoop {
                     &Self::META,
                     l.line,
                     l.col,
-                    l.line,
+                    l.end_line,
                     "row-by-row loop over a DataFrame: use column-wise vectorised operations"
                         .to_string(),
                     None,

@@ -53,7 +53,10 @@ impl Rule for PythonLoopNumeric {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        if !m.kinds.values().any(|k| *k == VarKind::Tensor) {
+        let numeric = m.imports.values().any(|q| {
+            q == "numpy" || q == "torch" || q.starts_with("numpy.") || q.starts_with("torch.")
+        });
+        if !numeric {
             return;
         }
         let n = m.loops.len();
@@ -67,8 +70,16 @@ impl Rule for PythonLoopNumeric {
                 continue;
             }
             let var = m.text(l.targets[0]);
+            let over_shape = m.text(it).contains(".shape");
             // assignments inside this loop (or loops nested in it)
-            hit[li] = m.assigns.iter().any(|a| {
+            let first = m.assigns.partition_point(|a| a.span.start < l.span.start);
+            let body = m
+                .assigns
+                .get(first..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|a| a.span.start < l.span.end);
+            hit[li] = body.clone().any(|a| {
                 if !l.span.contains(a.span) || a.ctx.loop_.is_none() {
                     return false;
                 }
@@ -76,33 +87,45 @@ impl Rule for PythonLoopNumeric {
                 if let Some(node) = m.node(a.left)
                     && node.kind() == "subscript"
                 {
-                    let arr = node
-                        .child_by_field_name("value")
-                        .map(|v| {
-                            m.text(crate::analysis::facts::Span {
-                                start: v.start_byte(),
-                                end: v.end_byte(),
-                            })
+                    let arr = crate::analysis::facts::field::get(
+                        node,
+                        crate::analysis::facts::field::VALUE,
+                    )
+                    .map(|v| {
+                        m.text(crate::analysis::facts::Span {
+                            start: v.start_byte(),
+                            end: v.end_byte(),
                         })
-                        .unwrap_or("");
-                    let idx = node
-                        .child_by_field_name("subscript")
-                        .map(|v| {
-                            m.text(crate::analysis::facts::Span {
-                                start: v.start_byte(),
-                                end: v.end_byte(),
-                            })
+                    })
+                    .unwrap_or("");
+                    let idx = crate::analysis::facts::field::get(
+                        node,
+                        crate::analysis::facts::field::SUBSCRIPT,
+                    )
+                    .map(|v| {
+                        m.text(crate::analysis::facts::Span {
+                            start: v.start_byte(),
+                            end: v.end_byte(),
                         })
-                        .unwrap_or("");
-                    return m.kinds.get(arr) == Some(&VarKind::Tensor)
-                        && words(idx).any(|w| w == var);
+                    })
+                    .unwrap_or("");
+                    // `a[i, j]` (a tuple index) and `range(a.shape[0])` only exist for arrays
+                    let array = m.kinds.get(arr) == Some(&VarKind::Tensor)
+                        || (idx.contains(',') && !idx.contains(':'))
+                        || over_shape;
+                    return array && words(idx).any(|w| w == var);
                 }
                 if a.augmented && !left.contains('[') {
-                    return m.subs.iter().any(|s| {
-                        a.value.contains(s.value)
-                            && m.kinds.get(m.text(s.value)) == Some(&VarKind::Tensor)
-                            && words(m.text(s.index)).any(|w| w == var)
-                    });
+                    let from = m.subs.partition_point(|s| s.value.start < a.value.start);
+                    let subs = m.subs.get(from..).unwrap_or(&[]);
+                    return subs
+                        .iter()
+                        .take_while(|s| s.value.start < a.value.end)
+                        .any(|s| {
+                            a.value.contains(s.value)
+                                && m.kinds.get(m.text(s.value)) == Some(&VarKind::Tensor)
+                                && words(m.text(s.index)).any(|w| w == var)
+                        });
                 }
                 false
             });
@@ -127,7 +150,7 @@ impl Rule for PythonLoopNumeric {
                 &Self::META,
                 l.line,
                 l.col,
-                l.line,
+                l.end_line,
                 "element-wise Python loop over an array: use one vectorised NumPy/torch expression"
                     .to_string(),
                 None,

@@ -78,6 +78,21 @@ impl Rule for RedundantWorkInLoop {
             if s.under_if {
                 continue;
             }
+            // `for ckpt in checkpoints: model = load(ckpt)` / `for model in models: model.to(d)`
+            // changes every iteration: not loop-invariant
+            let Some(l) = m.loops.get(s.loop_ as usize) else {
+                continue;
+            };
+            let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
+            let mentions_target = |text: &str| {
+                text.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                    .any(|w| targets.contains(&w) || l.info.batch_names.iter().any(|b| b == w))
+            };
+            if mentions_target(m.text(c.args_span))
+                || c.recv.is_some_and(|r| mentions_target(m.text(r)))
+            {
+                continue;
+            }
             cx.at_call(
                 &Self::META,
                 c,

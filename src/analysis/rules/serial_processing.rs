@@ -81,7 +81,7 @@ impl Rule for SerialProcessing {
         if m.parallel_lib {
             return;
         }
-        let local_fns: Vec<&str> = m
+        let local_fns: std::collections::HashSet<&str> = m
             .funcs
             .iter()
             .filter(|f| f.class.is_none())
@@ -122,16 +122,24 @@ impl Rule for SerialProcessing {
                     })
                 })
             };
-            let heavy = m.calls.iter().any(|c| {
+            let first = m.calls.partition_point(|c| c.span.start < l.span.start);
+            let in_loop = || {
+                m.calls
+                    .get(first..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .take_while(|c| c.span.start < l.span.end)
+            };
+            let heavy = in_loop().any(|c| {
                 if !l.span.contains(c.span) || c.ctx.loop_ != Some(li as u32) {
                     return false;
                 }
                 let last = m.last_name(c);
-                (c.method.is_none() && local_fns.contains(&m.text(c.func)) && uses_target(c))
+                (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
                     || (HEAVY.contains(&last) && uses_target(c))
             });
             // results are collected or written per file
-            let collects = m.calls.iter().any(|c| {
+            let collects = in_loop().any(|c| {
                 c.ctx.loop_ == Some(li as u32)
                     && c.method.is_some()
                     && matches!(
@@ -175,7 +183,7 @@ impl Rule for SerialProcessing {
                 &Self::META,
                 l.line,
                 l.col,
-                l.line,
+                l.end_line,
                 "serial per-file loop uses one CPU core: process the files in parallel (`concurrent.futures.ProcessPoolExecutor`, `multiprocessing.Pool`)".to_string(),
                 None,
             );
