@@ -326,3 +326,9 @@ fn the_machine_comes_from_the_ceilings_file() {
         .collect();
     assert_eq!(names, ["workers-2", "workers-8", "workers-16"]);
 }
+
+#[test]
+fn strategies_md_of_the_pipeline_example() {
+    let plan = plan_example("pipeline", cpu_machine(4), false);
+    insta::assert_snapshot!(efficiency_audit::strategies::markdown(&plan));
+}
