@@ -376,3 +376,18 @@ fn scripts_without_a_main_guard_get_no_workers() {
         r.reasons
     );
 }
+
+#[test]
+fn pandas_row_arithmetic_becomes_column_expressions() {
+    let plan = plan_for("pandas_rows.py", gpu_machine());
+    let r = strategy(&plan, "vectorize-pandas");
+    assert_runnable_syntax(r);
+    assert_eq!(r.sites.len(), 2, "{:#?}", r.sites);
+    let text = &r.candidates[0].patch[0].new_text;
+    assert!(
+        text.contains("    df[\"total\"] = df[\"price\"] * df[\"qty\"] - (df[\"discount\"] / 2)\n")
+    );
+    assert!(text.contains("df[\"margin\"] = df[\"total\"] * 0.2 + 1\n"));
+    assert!(text.contains("lambda r: str(r[\"qty\"])"));
+    insta::assert_snapshot!(diffs(r));
+}

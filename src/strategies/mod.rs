@@ -26,6 +26,7 @@ mod parallel_data_loading;
 mod parallel_map;
 mod tf32;
 mod torch_compile;
+mod vectorize_pandas;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -120,6 +121,7 @@ pub static STRATEGIES: &[&dyn Strategy] = &[
     &parallel_data_loading::ParallelDataLoading,
     &parallel_map::ParallelMap,
     &hoist_file_open::HoistFileOpen,
+    &vectorize_pandas::VectorizePandas,
     &deferred_host_sync::DeferredHostSync,
     &disable_autograd::DisableAutograd,
     &non_blocking_copies::NonBlockingCopies,
