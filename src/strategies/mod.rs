@@ -736,6 +736,9 @@ pub struct StrategiesArgs {
     /// figures) [default: none: this process's CPUs, GPU unknown].
     #[arg(long, value_name = "FILE")]
     pub ceilings: Option<PathBuf>,
+    /// Print the strategy catalog (Markdown, docs/strategies.md) instead of planning.
+    #[arg(long)]
+    pub catalog: bool,
 }
 
 /// Runs `efficiency-audit strategies`: writes `strategies.md` into the output folder.
@@ -744,6 +747,14 @@ pub fn command(
     args: &StrategiesArgs,
 ) -> anyhow::Result<crate::exit::ExitStatus> {
     use anyhow::Context as _;
+    if args.catalog {
+        use std::io::Write as _;
+        std::io::stdout()
+            .lock()
+            .write_all(catalog_markdown().as_bytes())
+            .context("writing the catalog to stdout")?;
+        return Ok(crate::exit::ExitStatus::Success);
+    }
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
