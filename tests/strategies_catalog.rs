@@ -70,13 +70,19 @@ fn every_strategy_documents_every_section() {
 fn docs_strategies_md_is_not_stale() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/strategies.md");
     let want = catalog_markdown();
-    if std::env::var_os("EA_UPDATE_DOCS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &want).unwrap();
-    }
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         have == want,
-        "docs/strategies.md is stale: run `EA_UPDATE_DOCS=1 cargo test --test strategies_catalog`"
+        "docs/strategies.md is stale: regenerate it with `cargo run -- strategies --catalog > docs/strategies.md`"
     );
+}
+
+#[test]
+fn the_cli_prints_the_catalog() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_efficiency-audit"))
+        .args(["strategies", "--catalog"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), catalog_markdown());
 }

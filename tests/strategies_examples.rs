@@ -180,4 +180,155 @@ fn cli_writes_strategies_md_with_the_ranked_table_and_diffs() {
         "{md}"
     );
     assert!(md.contains("## Not applicable"));
+    // The candidates step 4 reads: the top strategy's variants, round-tripping through JSON.
+    let json = std::fs::read_to_string(out.path().join("candidates.json")).unwrap();
+    let candidates: Vec<efficiency_audit::strategies::Candidate> =
+        serde_json::from_str(&json).unwrap();
+    assert_eq!(candidates[0].id, "parallel-map");
+    assert_eq!(candidates[0].patch[0].path, "pipeline.py");
+    assert!(out.path().join("strategies.json").is_file());
+}
+
+#[test]
+fn step_two_findings_are_resolved_and_confirm_the_fit() {
+    let dir = root().join("examples/torch-train");
+    let sources = load_sources(&dir, std::slice::from_ref(&dir)).unwrap();
+    let rules = efficiency_audit::config::Rules::default();
+    let analyses: Vec<_> = sources
+        .iter()
+        .map(|s| efficiency_audit::analysis::analyze_file(&s.path, s.text.as_bytes(), &rules))
+        .collect();
+    let cfg = Strategies {
+        max: 3,
+        allow_numerics: false,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    };
+    let with = efficiency_audit::strategies::plan_analyses(&analyses, &sources, None, &cfg);
+    let without = efficiency_audit::strategies::plan(&sources, &[], None, &cfg);
+    let loading = |p: &Plan| {
+        p.ranked
+            .iter()
+            .find(|r| r.id == "parallel-data-loading")
+            .cloned()
+            .unwrap()
+    };
+    let (w, wo) = (loading(&with), loading(&without));
+    assert!(wo.resolves.is_empty());
+    let categories: Vec<&str> = w.resolves.iter().map(|r| r.category.as_str()).collect();
+    assert!(
+        categories.contains(&"dataloader_workers"),
+        "{:#?}",
+        w.resolves
+    );
+    assert!(w.resolves.iter().all(|r| r.path == "train.py"));
+    assert!(w.applicability > wo.applicability || wo.applicability >= 0.95);
+    assert!(w.reasons.iter().any(|r| r.starts_with("confirmed by ")));
+}
+
+#[test]
+fn every_patch_of_the_rule_corpus_still_parses_with_python() {
+    let dir = root().join("tests/fixtures/corpus");
+    let sources = load_sources(&dir, std::slice::from_ref(&dir)).unwrap();
+    let rules = efficiency_audit::config::Rules::default();
+    let findings: Vec<_> = sources
+        .iter()
+        .flat_map(|s| {
+            efficiency_audit::analysis::analyze_file(&s.path, s.text.as_bytes(), &rules).findings
+        })
+        .collect();
+    let cfg = Strategies {
+        max: 3,
+        allow_numerics: true,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    };
+    let machine = Machine {
+        cores: 8,
+        cores_source: "8 CPUs available (test)".to_owned(),
+        gpu: GpuState::Unknown,
+    };
+    let plan = plan_on(&sources, &findings, machine, &cfg);
+    let out = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for r in &plan.ranked {
+        for (ci, c) in r.candidates.iter().enumerate() {
+            for f in &c.patch {
+                let p = out
+                    .path()
+                    .join(format!("{}-{ci}-{}", r.id, f.path.replace('/', "_")));
+                std::fs::write(&p, &f.new_text).unwrap();
+                paths.push(p);
+            }
+        }
+    }
+    assert!(plan.ranked.len() >= 10, "{:#?}", plan.skipped);
+    assert!(paths.len() >= 20, "{} patched files", paths.len());
+    let check = Command::new("python3")
+        .args([
+            "-c",
+            "import ast, sys\nfor p in sys.argv[1:]:\n    ast.parse(open(p).read(), p)",
+        ])
+        .args(&paths)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+#[test]
+fn the_machine_comes_from_the_ceilings_file() {
+    let yaml = std::fs::read_to_string(root().join("tests/fixtures/theoretical_limits_h100.yaml"))
+        .unwrap();
+    let ceilings = efficiency_audit::ceilings::model::Ceilings::from_yaml(&yaml).unwrap();
+    let machine = Machine::from_ceilings(Some(&ceilings));
+    assert_eq!(machine.cores, 16);
+    let GpuState::Present { capability, .. } = &machine.gpu else {
+        panic!("{machine:?}")
+    };
+    assert_eq!(*capability, Some((9, 0)));
+    // Measured figures win over the datasheet: 378 / 51.2 TF32, 731 / 51.2 BF16.
+    let (tf32, why) = machine
+        .tensor_ratio(efficiency_audit::strategies::TensorPrecision::Tf32)
+        .unwrap();
+    assert!((tf32 - 378.0 / 51.2).abs() < 1e-9, "{why}");
+    assert!(why.contains("measured"), "{why}");
+    let dir = root().join("examples/torch-train");
+    let sources = load_sources(&dir, std::slice::from_ref(&dir)).unwrap();
+    let cfg = Strategies {
+        max: 3,
+        allow_numerics: true,
+        include: Vec::new(),
+        exclude: vec!["torch-compile".to_owned()],
+    };
+    let plan = efficiency_audit::strategies::plan(&sources, &[], Some(&ceilings), &cfg);
+    let amp = plan.ranked.iter().find(|r| r.id == "autocast").unwrap();
+    // The ratio (14x) is capped by the reference's 3x; the bound names this GPU's figures.
+    assert!((amp.expected_gain.upper - 3.0).abs() < 1e-9);
+    assert!(amp.expected_gain.bound.as_deref().unwrap().contains("H100"));
+    assert!(
+        plan.skipped
+            .iter()
+            .any(|s| s.id == "torch-compile" && s.reason.contains("exclude"))
+    );
+    let loading = plan
+        .ranked
+        .iter()
+        .find(|r| r.id == "parallel-data-loading")
+        .unwrap();
+    let names: Vec<_> = loading
+        .candidates
+        .iter()
+        .filter_map(|c| c.variant.as_deref())
+        .collect();
+    assert_eq!(names, ["workers-2", "workers-8", "workers-16"]);
+}
+
+#[test]
+fn strategies_md_of_the_pipeline_example() {
+    let plan = plan_example("pipeline", cpu_machine(4), false);
+    insta::assert_snapshot!(efficiency_audit::strategies::markdown(&plan));
 }

@@ -166,12 +166,17 @@ fn dataloader_calls_with_and_without_keywords_get_workers() {
     let plan = plan_for("dataloader.py", gpu_machine());
     let r = strategy(&plan, "parallel-data-loading");
     assert_runnable_syntax(r);
-    // plain, keyworded, multiline (num_workers=0), positional 0; `done` is left alone.
-    assert_eq!(r.sites.len(), 4, "{:#?}", r.sites);
+    // plain, keyworded, multiline (num_workers=0), positional 0, epochs; `done` is left alone.
+    assert_eq!(r.sites.len(), 5, "{:#?}", r.sites);
     let first = &r.candidates[0].patch[0].new_text;
     assert!(
         first.contains("done = DL(ds, num_workers=4, persistent_workers=True, pin_memory=True)")
     );
+    // Persistent workers only where the loader is iterated once per epoch.
+    assert!(first.contains(
+        "epochs = DL(ds, batch_size=4, num_workers=2, persistent_workers=True, pin_memory=True)"
+    ));
+    assert!(first.contains("plain = DL(ds, num_workers=2, pin_memory=True)"));
     insta::assert_snapshot!(diffs(r));
 }
 
@@ -317,4 +322,72 @@ fn expected_gain_is_bounded_by_the_measured_ceilings() {
         amp.expected_gain
     );
     assert!(amp.expected_gain.expected <= amp.expected_gain.upper);
+}
+
+#[test]
+fn per_row_append_opens_move_out_of_the_loop_and_write_the_same_bytes() {
+    let plan = plan_for("row_writes.py", gpu_machine());
+    let r = strategy(&plan, "hoist-file-open");
+    assert_runnable_syntax(r);
+    assert_eq!(r.sites.len(), 1, "{:#?}", r.sites);
+    assert!(
+        r.reasons.iter().any(|x| x.contains("one file per row")),
+        "{:#?}",
+        r.reasons
+    );
+    insta::assert_snapshot!(diffs(r));
+    let dir = tempfile::tempdir().unwrap();
+    let file = &r.candidates[0].patch[0];
+    let run = |script: &str, name: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, script).unwrap();
+        let out_dir = dir.path().join(format!("{name}.out"));
+        let out = Command::new("python3")
+            .arg(&path)
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let all = std::fs::read_to_string(out_dir.join("all.jsonl")).unwrap();
+        (String::from_utf8(out.stdout).unwrap(), all)
+    };
+    assert_eq!(
+        run(&file.expected_original, "orig.py"),
+        run(&file.new_text, "patched.py")
+    );
+}
+
+#[test]
+fn scripts_without_a_main_guard_get_no_workers() {
+    let src = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(list(range(8)), batch_size=2)\nfor b in loader:\n    pass\n";
+    let file = Parsed::new("top.py", src).unwrap();
+    let plan = plan_on(&[file], &[], gpu_machine(), &cfg());
+    let r = strategy(&plan, "parallel-data-loading");
+    let text = &r.candidates[0].patch[0].new_text;
+    assert!(!text.contains("num_workers"), "{text}");
+    assert!(text.contains("pin_memory=True"), "{text}");
+    assert!(
+        r.reasons.iter().any(|x| x.contains("guard")),
+        "{:#?}",
+        r.reasons
+    );
+}
+
+#[test]
+fn pandas_row_arithmetic_becomes_column_expressions() {
+    let plan = plan_for("pandas_rows.py", gpu_machine());
+    let r = strategy(&plan, "vectorize-pandas");
+    assert_runnable_syntax(r);
+    assert_eq!(r.sites.len(), 2, "{:#?}", r.sites);
+    let text = &r.candidates[0].patch[0].new_text;
+    assert!(
+        text.contains("    df[\"total\"] = df[\"price\"] * df[\"qty\"] - (df[\"discount\"] / 2)\n")
+    );
+    assert!(text.contains("df[\"margin\"] = df[\"total\"] * 0.2 + 1\n"));
+    assert!(text.contains("lambda r: str(r[\"qty\"])"));
+    insta::assert_snapshot!(diffs(r));
 }

@@ -340,9 +340,12 @@ fn train_step<'t>(
     })
 }
 
-/// `device.type` when the loop copies to a `torch.device` variable, the literal's type for a
-/// string device, else `"cuda"`.
+/// The autocast `device_type` of the device a loop copies to: `device.type` for a
+/// `torch.device` variable, `torch.device(expr).type` for another name or attribute (a string
+/// or a device), the literal's type for a string; copies to the CPU are not the compute
+/// device. `"cuda"` when the loop copies nowhere.
 fn device_type(file: &Parsed, loop_: Node<'_>) -> String {
+    let torch = file.torch_name().unwrap_or("torch");
     for call in find_all(loop_, |n| n.kind() == "call") {
         let Some((_, m)) = patch::method_call(call, &file.text) else {
             continue;
@@ -359,12 +362,12 @@ fn device_type(file: &Parsed, loop_: Node<'_>) -> String {
         else {
             continue;
         };
-        if !is_device_expr(dev, file) {
+        if !is_device_expr(dev, file) || file.text_of(dev).contains("cpu") {
             continue;
         }
+        let name = file.text_of(dev);
         match dev.kind() {
             "identifier" => {
-                let name = file.text_of(dev);
                 let is_device_var = find_all(file.tree.root_node(), |n| n.kind() == "assignment")
                     .into_iter()
                     .any(|a| {
@@ -377,12 +380,15 @@ fn device_type(file: &Parsed, loop_: Node<'_>) -> String {
                                         .is_some_and(|q| q == "torch.device")
                             })
                     });
-                if is_device_var {
-                    return format!("{name}.type");
-                }
+                return if is_device_var {
+                    format!("{name}.type")
+                } else {
+                    format!("{torch}.device({name}).type")
+                };
             }
+            "attribute" => return format!("{torch}.device({name}).type"),
             "string" => {
-                let s = file.text_of(dev).trim_matches(|c| c == '"' || c == '\'');
+                let s = name.trim_matches(|c| c == '"' || c == '\'');
                 let kind = s.split(':').next().unwrap_or("cuda");
                 return format!("\"{kind}\"");
             }

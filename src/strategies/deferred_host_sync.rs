@@ -200,7 +200,14 @@ fn accumulation<'t>(file: &Parsed, item: Node<'t>) -> Option<Shape<'t>> {
         if left.kind() != "identifier" || stmt.kind() != "expression_statement" {
             return None;
         }
-        let integer = !find_all(item, |n| n.kind() == "comparison_operator").is_empty();
+        // Ex) (pred == y).sum().item() / pred.eq(y).sum().item(): a count of booleans.
+        let integer = !find_all(item, |n| {
+            n.kind() == "comparison_operator"
+                || patch::method_call(n, &file.text).is_some_and(|(_, m)| {
+                    matches!(m.as_str(), "eq" | "ne" | "lt" | "le" | "gt" | "ge")
+                })
+        })
+        .is_empty();
         return Some(Shape {
             stmt,
             acc: file.text_of(left).to_owned(),

@@ -19,17 +19,19 @@ mod channels_last;
 mod create_on_device;
 mod deferred_host_sync;
 mod disable_autograd;
+mod hoist_file_open;
 mod larger_batch;
 mod non_blocking_copies;
 mod parallel_data_loading;
 mod parallel_map;
 mod tf32;
 mod torch_compile;
+mod vectorize_pandas;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::model::{Applicability, Category, Edit, Finding, Resource};
 use crate::ceilings::model::{Ceilings, Gpu, GpuFigure, TableValue};
@@ -118,6 +120,8 @@ pub trait Strategy: Sync {
 pub static STRATEGIES: &[&dyn Strategy] = &[
     &parallel_data_loading::ParallelDataLoading,
     &parallel_map::ParallelMap,
+    &hoist_file_open::HoistFileOpen,
+    &vectorize_pandas::VectorizePandas,
     &deferred_host_sync::DeferredHostSync,
     &disable_autograd::DisableAutograd,
     &non_blocking_copies::NonBlockingCopies,
@@ -350,7 +354,7 @@ pub struct Proposal {
 }
 
 /// One file of a candidate patch: the whole new text, and the text it expects to replace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilePatch {
     /// Path relative to the audited folder.
     pub path: String,
@@ -360,8 +364,9 @@ pub struct FilePatch {
     pub new_text: String,
 }
 
-/// One variant of one strategy, ready for step 4 (the shape of `ExperimentCandidate`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One variant of one strategy, ready for step 4 (the JSON shape of `ExperimentCandidate`,
+/// which `experiment --candidates FILE` reads).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Candidate {
     /// Strategy id.
     pub id: String,
@@ -461,6 +466,15 @@ impl Plan {
             .take(max)
             .collect()
     }
+
+    /// The variants of [`Plan::candidates`], flattened in the order step 4 tries them.
+    #[must_use]
+    pub fn experiment_candidates(&self, max: usize) -> Vec<Candidate> {
+        self.candidates(max)
+            .into_iter()
+            .flat_map(|r| r.candidates.iter().cloned())
+            .collect()
+    }
 }
 
 /// Safety as a ranking factor.
@@ -486,6 +500,22 @@ pub fn plan(
     cfg: &config::Strategies,
 ) -> Plan {
     plan_on(files, findings, Machine::from_ceilings(ceilings), cfg)
+}
+
+/// [`plan`] from step 2's per-file results: their findings, resolved against `sources`
+/// (the same files, parsed; paths must match `FileAnalysis::path`).
+#[must_use]
+pub fn plan_analyses(
+    analyses: &[crate::analysis::FileAnalysis],
+    sources: &[Parsed],
+    ceilings: Option<&Ceilings>,
+    cfg: &config::Strategies,
+) -> Plan {
+    let findings: Vec<Finding> = analyses
+        .iter()
+        .flat_map(|a| a.findings.iter().cloned())
+        .collect();
+    plan(sources, &findings, ceilings, cfg)
 }
 
 /// [`plan`] for an explicit machine.
@@ -585,22 +615,17 @@ fn finish(meta: &'static Meta, ctx: &Context<'_>, p: Proposal) -> Result<Ranked,
     }
     let mut reasons = p.reasons;
     if !resolves.is_empty() {
-        let list: Vec<String> = resolves
-            .iter()
-            .map(|r| {
-                format!(
-                    "{} ({}) at {}:{}",
-                    r.rule,
-                    r.category.as_str(),
-                    r.path,
-                    r.line
-                )
-            })
-            .collect();
-        reasons.push(format!("resolves {}", list.join(", ")));
+        reasons.push(format!(
+            "confirmed by {} step-2 finding(s) at the sites it changes",
+            resolves.len()
+        ));
     }
     reasons.extend(refused);
-    let applicability = p.applicability.clamp(0.0, 1.0);
+    // Step 2 found the waste at a site this strategy changes: the fit is confirmed.
+    let mut applicability = p.applicability.clamp(0.0, 1.0);
+    if !resolves.is_empty() {
+        applicability = (applicability + 0.1).min(1.0);
+    }
     let weight = safety_weight(p.safety);
     let score = (p.gain.expected - 1.0).max(0.0) * weight * applicability;
     Ok(Ranked {
@@ -711,6 +736,9 @@ pub struct StrategiesArgs {
     /// figures) [default: none: this process's CPUs, GPU unknown].
     #[arg(long, value_name = "FILE")]
     pub ceilings: Option<PathBuf>,
+    /// Print the strategy catalog (Markdown, docs/strategies.md) instead of planning.
+    #[arg(long)]
+    pub catalog: bool,
 }
 
 /// Runs `efficiency-audit strategies`: writes `strategies.md` into the output folder.
@@ -719,6 +747,14 @@ pub fn command(
     args: &StrategiesArgs,
 ) -> anyhow::Result<crate::exit::ExitStatus> {
     use anyhow::Context as _;
+    if args.catalog {
+        use std::io::Write as _;
+        std::io::stdout()
+            .lock()
+            .write_all(catalog_markdown().as_bytes())
+            .context("writing the catalog to stdout")?;
+        return Ok(crate::exit::ExitStatus::Success);
+    }
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -746,11 +782,26 @@ pub fn command(
         None => None,
     };
     let sources = load_sources(&root, &paths)?;
-    let plan = plan(&sources, &[], ceilings.as_ref(), &cfg.strategies);
+    let analyses: Vec<crate::analysis::FileAnalysis> = sources
+        .iter()
+        .map(|s| crate::analysis::analyze_file(&s.path, s.text.as_bytes(), &cfg.rules))
+        .collect();
+    let plan = plan_analyses(&analyses, &sources, ceilings.as_ref(), &cfg.strategies);
     let out_dir = global.output_dir.clone().unwrap_or(cfg.output_dir);
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let out = out_dir.join("strategies.md");
     std::fs::write(&out, markdown(&plan)).with_context(|| format!("writing {}", out.display()))?;
+    // Machine-readable twins: the whole plan, and the candidates `experiment --candidates` reads.
+    let json = out_dir.join("strategies.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&plan)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    let max = usize::try_from(cfg.strategies.max).unwrap_or(usize::MAX);
+    let candidates = out_dir.join("candidates.json");
+    std::fs::write(
+        &candidates,
+        serde_json::to_string_pretty(&plan.experiment_candidates(max))?,
+    )
+    .with_context(|| format!("writing {}", candidates.display()))?;
     let console = crate::progress::Console::new(global.quiet);
     console.status(&format!(
         "{} strategies apply ({} skipped); wrote {}",

@@ -5,9 +5,11 @@ use super::{Context, Gain, GpuState, Proposal, Strategy, VariantEdits, at, site,
 
 super::declare_strategy! {
     /// ## What it does
-    /// Loads batches in worker processes, pinned and kept alive across epochs: adds or raises
-    /// `num_workers` on every `DataLoader` call, adds `persistent_workers=True`, and adds
-    /// `pin_memory=True` when the machine has a CUDA GPU.
+    /// Loads batches in worker processes, pinned and kept alive across epochs: sets
+    /// `num_workers` on every `DataLoader` call that has none (or `0`), adds
+    /// `persistent_workers=True` where the loader is iterated once per epoch, and adds
+    /// `pin_memory=True` when the machine has a CUDA GPU (`torch.cuda.is_available()` when
+    /// that is unknown).
     ///
     /// ## Why is it faster?
     /// With `num_workers=0` the main process builds every sample itself, so the model waits
@@ -30,7 +32,8 @@ super::declare_strategy! {
     /// ## Safety
     /// Safe for map-style datasets whose items do not depend on shared mutable state. Workers
     /// must be able to pickle the dataset under `spawn`/`forkserver` start methods, which also
-    /// need an `if __name__ == "__main__":` guard; an `IterableDataset` without per-worker
+    /// need an `if __name__ == "__main__":` guard (scripts without one get no workers, only
+    /// pinning); an `IterableDataset` without per-worker
     /// sharding would yield duplicates. Per-worker random streams differ from the main
     /// process's, so augmented samples change (the loss trajectory stays statistically equal).
     ///
@@ -97,7 +100,12 @@ impl Strategy for ParallelDataLoading {
                 // DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
                 //            collate_fn, pin_memory, ...)
                 let mut missing = Vec::new();
-                let workers = if let Some(pos) = args.positional.get(5) {
+                // Without a main guard, spawn/forkserver workers (macOS, Python ≥ 3.14 on
+                // Linux) re-run the script's top level: workers are not added there.
+                let guarded = file.has_main_guard();
+                let workers = if !guarded {
+                    None
+                } else if let Some(pos) = args.positional.get(5) {
                     (file.text_of(*pos) == "0").then(|| WorkersSlot::Positional {
                         start: pos.start_byte(),
                         end: pos.end_byte(),
@@ -119,8 +127,17 @@ impl Strategy for ParallelDataLoading {
                     missing.push("no num_workers (loads in the main process)");
                 }
                 let mut fixed = Vec::new();
-                if workers_positive && args.keyword("persistent_workers").is_none() {
-                    missing.push("no persistent_workers");
+                let epoch_fed = iterated_per_epoch(file, call)
+                    || !ctx
+                        .findings_at(
+                            &[crate::analysis::model::Category::DataloaderPersistent],
+                            &file.path,
+                            call.start_position().row + 1,
+                            call.end_position().row + 1,
+                        )
+                        .is_empty();
+                if workers_positive && epoch_fed && args.keyword("persistent_workers").is_none() {
+                    missing.push("no persistent_workers (re-spawned every epoch)");
                     fixed.push(("persistent_workers", "True".to_owned()));
                 }
                 let pinned_positionally = args.positional.len() > 7;
@@ -188,9 +205,8 @@ impl Strategy for ParallelDataLoading {
                     ));
                 }
                 if !file.has_main_guard() {
-                    applicability *= 0.5;
                     reasons.push(format!(
-                        "{}: no `if __name__ == \"__main__\":` guard; spawn/forkserver workers re-import the script",
+                        "{}: num_workers left alone: without an `if __name__ == \"__main__\":` guard, spawn/forkserver workers re-run the script",
                         file.path
                     ));
                 }
@@ -269,4 +285,35 @@ impl Strategy for ParallelDataLoading {
             variants,
         })
     }
+}
+
+/// Whether the loader a call builds is iterated inside another loop (an epoch loop), where
+/// persistent workers save a re-spawn per epoch.
+/// Ex) loader = DataLoader(...)
+///     for epoch in range(n):
+///         for batch in loader: ...
+fn iterated_per_epoch(file: &super::Parsed, call: tree_sitter::Node<'_>) -> bool {
+    let Some(assign) = call.parent().filter(|p| p.kind() == "assignment") else {
+        return false;
+    };
+    let Some(name) = assign
+        .child_by_field_name("left")
+        .filter(|l| l.kind() == "identifier")
+        .map(|l| file.text_of(l))
+    else {
+        return false;
+    };
+    find_all(file.tree.root_node(), |n| n.kind() == "for_statement")
+        .into_iter()
+        .any(|l| {
+            let iterates = l.child_by_field_name("right").is_some_and(|r| {
+                file.text_of(r) == name
+                    || (r.kind() == "call"
+                        && call_args(r, &file.text)
+                            .positional
+                            .first()
+                            .is_some_and(|a| file.text_of(*a) == name))
+            });
+            iterates && super::patch::ancestor(l, &["for_statement", "while_statement"]).is_some()
+        })
 }

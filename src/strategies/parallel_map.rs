@@ -239,7 +239,8 @@ impl Strategy for ParallelMap {
             gain: Gain {
                 expected,
                 upper,
-                source: "Amdahl bound on the CPU count, 80 % parallel efficiency [est]".to_owned(),
+                source: "Amdahl bound on the CPU count for the loop itself, 80 % parallel efficiency [est]"
+                    .to_owned(),
                 bound: Some(format!("≤ {cores}x ({})", ctx.machine.cores_source)),
             },
             safety: Applicability::Safe,

@@ -828,6 +828,43 @@ mod tests {
     }
 
     #[test]
+    fn wrap_keeps_tab_indentation() {
+        let src = "def f(xs):\n\tfor x in xs:\n\t\tg(x)\n";
+        let p = Parsed::new("x.py", src).unwrap();
+        let loop_ = find_all(p.tree.root_node(), |n| n.kind() == "for_statement")[0];
+        let edit = wrap(src, p.tree.root_node(), loop_, loop_, "with ctx():");
+        assert_eq!(
+            apply_checked(src, &[edit]).unwrap(),
+            "def f(xs):\n\twith ctx():\n\t\tfor x in xs:\n\t\t\tg(x)\n"
+        );
+    }
+
+    #[test]
+    fn wrap_with_rewrites_inside_then_wraps() {
+        let src = "for i in r:\n    y = [f(x) for x in i]\n    print(y)\nprint(1)\n";
+        let p = Parsed::new("x.py", src).unwrap();
+        let loop_ = find_all(p.tree.root_node(), |n| n.kind() == "for_statement")[0];
+        let comp = find_all(p.tree.root_node(), |n| n.kind() == "list_comprehension")[0];
+        let inner = Edit {
+            start: comp.start_byte(),
+            end: comp.end_byte(),
+            content: "list(pool.map(f, i))".into(),
+        };
+        let edit = wrap_with(
+            src,
+            loop_.start_byte(),
+            loop_.end_byte(),
+            "with P() as pool:",
+            &[inner],
+        )
+        .unwrap();
+        assert_eq!(
+            apply_checked(src, &[edit]).unwrap(),
+            "with P() as pool:\n    for i in r:\n        y = list(pool.map(f, i))\n        print(y)\nprint(1)\n"
+        );
+    }
+
+    #[test]
     fn aliases_resolve_qualified_names() {
         let src = "import torch as T\nfrom torch.utils.data import DataLoader as DL\nimport torch.nn as nn\nDL(x)\n";
         let p = Parsed::new("x.py", src).unwrap();
