@@ -25,11 +25,11 @@ pub mod changes;
 
 pub mod walk;
 
-pub mod ceilings;
 pub mod analysis;
-pub mod verdict;
-pub mod strategies;
+pub mod ceilings;
 pub mod experiments;
+pub mod strategies;
+pub mod verdict;
 
 pub mod report;
 
