@@ -649,6 +649,7 @@ pub struct MeasuredSaturation {
     /// Most processes in the tree at once.
     pub max_processes: usize,
     /// Mean busy CPUs of the whole machine (benchmark included) while sampling.
+    #[serde(default)]
     pub machine_cpu_cores: f64,
     /// Mean disk read (MB/s, decimal).
     pub read_mbs: f64,
