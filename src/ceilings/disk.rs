@@ -31,12 +31,11 @@ static LIVE_TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Removes every live temporary file, then exits 130 (128 + SIGINT) on Ctrl-C / SIGTERM.
 /// Installing twice is harmless (the second attempt is ignored).
+///
+/// The handler is the program's one handler in [`crate::cleanup`], so scratch copies made later
+/// by step 4 in the same `audit` run are covered too.
 pub fn install_interrupt_handler() {
-    let _ = ctrlc::set_handler(|| {
-        remove_live_temp_files();
-        eprintln!("interrupted: temporary files removed");
-        std::process::exit(130);
-    });
+    let _ = crate::cleanup::install();
 }
 
 /// Deletes the files of [`LIVE_TEMP_FILES`] (the interrupt path).
@@ -70,6 +69,7 @@ impl TempFile {
         if let Ok(mut live) = LIVE_TEMP_FILES.lock() {
             live.push(path.clone());
         }
+        crate::cleanup::register(&path);
         Self { path }
     }
 
@@ -83,6 +83,7 @@ impl TempFile {
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+        crate::cleanup::unregister(&self.path);
         if let Ok(mut live) = LIVE_TEMP_FILES.lock() {
             live.retain(|p| p != &self.path);
         }
