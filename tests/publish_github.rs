@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use efficiency_audit::config::CommentMode;
 use efficiency_audit::event::{Event, GithubEnv, PullRequest, Token};
-use efficiency_audit::publish::action::{PublishInput, publish};
+use efficiency_audit::publish::action::{PublishInput, Published, publish};
 use efficiency_audit::publish::github::GitHubPublisher;
 use efficiency_audit::publish::{CommentOutcome, PublishError, Publisher, RetryPolicy};
 use efficiency_audit::report::model::MARKER;
@@ -350,6 +350,31 @@ fn pr_event(head_repo: &str) -> Event {
     }
 }
 
+/// Publishes `report` for PR 1 of `o/r` whose head lives in `head_repo`, with the Actions
+/// environment of `actions_env` (plus `extra`) and the report folder `dir/report`.
+fn publish_pr(
+    s: &common::Server,
+    dir: &Path,
+    extra: &[(&str, String)],
+    head_repo: &str,
+    report: &mut efficiency_audit::report::model::Report,
+) -> Published {
+    let env = actions_env(s, dir, extra);
+    let event = pr_event(head_repo);
+    publish(
+        report,
+        &PublishInput {
+            env: &env,
+            event: Some(&event),
+            out_dir: &dir.join("report"),
+            dry_run: false,
+            comment: CommentMode::Sticky,
+            sarif: None,
+            retry: fast(),
+        },
+    )
+}
+
 fn everything_written(dir: &Path) -> String {
     let mut all = String::new();
     for entry in walk(dir) {
@@ -381,21 +406,7 @@ fn fork_pull_request_gets_summary_and_outputs_but_no_api_writes() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
-    let env = actions_env(&s, tmp.path(), &[]);
-    let event = pr_event("mallory/r");
-    let mut report = common::fixture_report();
-    let published = publish(
-        &mut report,
-        &PublishInput {
-            env: &env,
-            event: Some(&event),
-            out_dir: &out_dir,
-            dry_run: false,
-            comment: CommentMode::Sticky,
-            sarif: None,
-            retry: fast(),
-        },
-    );
+    let published = publish_pr(&s, tmp.path(), &[], "mallory/r", &mut common::fixture_report());
     assert!(published.comment.is_none());
     assert!(
         published.skipped.iter().any(|m| m.contains("fork")),
@@ -437,8 +448,6 @@ fn end_to_end_post_respects_the_limit_and_keeps_the_token_out_of_every_file() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
-    let env = actions_env(&s, tmp.path(), &[]);
-    let event = pr_event("o/r");
     let mut report = common::fixture_report();
     let big = report.diffs[0].clone();
     for _ in 0..10 {
@@ -447,18 +456,7 @@ fn end_to_end_post_respects_the_limit_and_keeps_the_token_out_of_every_file() {
             .push_str(&"+ a long generated line of code\n".repeat(400));
         report.diffs.push(d);
     }
-    let published = publish(
-        &mut report,
-        &PublishInput {
-            env: &env,
-            event: Some(&event),
-            out_dir: &out_dir,
-            dry_run: false,
-            comment: CommentMode::Sticky,
-            sarif: None,
-            retry: fast(),
-        },
-    );
+    let published = publish_pr(&s, tmp.path(), &[], "o/r", &mut report);
     assert_eq!(
         published.comment.as_ref().and_then(|c| c.url()),
         Some("https://github.com/o/r/pull/1#issuecomment-9")
@@ -495,21 +493,7 @@ fn act_writes_the_comment_file_and_sends_nothing() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
-    let env = actions_env(&s, tmp.path(), &[("ACT", "true".to_owned())]);
-    let event = pr_event("o/r");
-    let mut report = common::fixture_report();
-    let published = publish(
-        &mut report,
-        &PublishInput {
-            env: &env,
-            event: Some(&event),
-            out_dir: &out_dir,
-            dry_run: false,
-            comment: CommentMode::Sticky,
-            sarif: None,
-            retry: fast(),
-        },
-    );
+    let published = publish_pr(&s, tmp.path(), &[("ACT", "true".to_owned())], "o/r", &mut common::fixture_report());
     assert!(
         matches!(published.comment, Some(CommentOutcome::Written(_))),
         "{published:?}"
@@ -530,21 +514,7 @@ fn api_failures_degrade_to_warnings_without_the_token() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
-    let env = actions_env(&s, tmp.path(), &[]);
-    let event = pr_event("o/r");
-    let mut report = common::fixture_report();
-    let published = publish(
-        &mut report,
-        &PublishInput {
-            env: &env,
-            event: Some(&event),
-            out_dir: &out_dir,
-            dry_run: false,
-            comment: CommentMode::Sticky,
-            sarif: None,
-            retry: fast(),
-        },
-    );
+    let published = publish_pr(&s, tmp.path(), &[], "o/r", &mut common::fixture_report());
     assert_eq!(published.warnings.len(), 1, "{published:?}");
     assert!(
         published.warnings[0].contains("Bad credentials for ***"),

@@ -620,30 +620,21 @@ fn write_ceilings(o: &mut String, c: &Ceilings) -> std::fmt::Result {
         num(c.memory.bandwidth_gbs.measured, 1),
         &c.memory.bandwidth_gbs.method,
     )?;
-    row(
-        o,
-        "Disk",
-        "read MB/s, QD1",
-        "—".into(),
-        spread(c.disk.read_mbs.qd1.as_ref()),
-        &format!("{} on {}", c.disk.method, c.disk.fs),
-    )?;
-    row(
-        o,
-        "Disk",
-        "read MB/s, QD4",
-        "—".into(),
-        spread(c.disk.read_mbs.qd4.as_ref()),
-        &format!("{} on {}", c.disk.method, c.disk.fs),
-    )?;
-    row(
-        o,
-        "Disk",
-        "write MB/s, QD1",
-        "—".into(),
-        spread(c.disk.write_mbs.qd1.as_ref()),
-        &format!("{} on {}", c.disk.method, c.disk.fs),
-    )?;
+    let disk_method = format!("{} on {}", c.disk.method, c.disk.fs);
+    for (figure, measured) in [
+        ("read MB/s, QD1", &c.disk.read_mbs.qd1),
+        ("read MB/s, QD4", &c.disk.read_mbs.qd4),
+        ("write MB/s, QD1", &c.disk.write_mbs.qd1),
+    ] {
+        row(
+            o,
+            "Disk",
+            figure,
+            "—".into(),
+            spread(measured.as_ref()),
+            &disk_method,
+        )?;
+    }
     for g in &c.gpus {
         let label = format!("GPU {}", g.index);
         let fig = |o: &mut String, name: &str, f: &GpuFigure| {
