@@ -406,7 +406,13 @@ fn fork_pull_request_gets_summary_and_outputs_but_no_api_writes() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
-    let published = publish_pr(&s, tmp.path(), &[], "mallory/r", &mut common::fixture_report());
+    let published = publish_pr(
+        &s,
+        tmp.path(),
+        &[],
+        "mallory/r",
+        &mut common::fixture_report(),
+    );
     assert!(published.comment.is_none());
     assert!(
         published.skipped.iter().any(|m| m.contains("fork")),
@@ -447,7 +453,6 @@ fn end_to_end_post_respects_the_limit_and_keeps_the_token_out_of_every_file() {
             .expect(1),
     );
     let tmp = tempfile::tempdir().unwrap();
-    let out_dir = tmp.path().join("report");
     let mut report = common::fixture_report();
     let big = report.diffs[0].clone();
     for _ in 0..10 {
@@ -493,7 +498,13 @@ fn act_writes_the_comment_file_and_sends_nothing() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("report");
-    let published = publish_pr(&s, tmp.path(), &[("ACT", "true".to_owned())], "o/r", &mut common::fixture_report());
+    let published = publish_pr(
+        &s,
+        tmp.path(),
+        &[("ACT", "true".to_owned())],
+        "o/r",
+        &mut common::fixture_report(),
+    );
     assert!(
         matches!(published.comment, Some(CommentOutcome::Written(_))),
         "{published:?}"
@@ -513,7 +524,6 @@ fn api_failures_degrade_to_warnings_without_the_token() {
         ),
     );
     let tmp = tempfile::tempdir().unwrap();
-    let out_dir = tmp.path().join("report");
     let published = publish_pr(&s, tmp.path(), &[], "o/r", &mut common::fixture_report());
     assert_eq!(published.warnings.len(), 1, "{published:?}");
     assert!(
