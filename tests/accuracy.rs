@@ -123,8 +123,10 @@ fn measure(folder: &str) -> Measured {
         }
         for extra in got.difference(&want) {
             out.per.entry(extra.1.clone()).or_default().fp += 1;
-            out.mismatches
-                .push(format!("unexpected {folder}/{name}:{} {}", extra.0, extra.1));
+            out.mismatches.push(format!(
+                "unexpected {folder}/{name}:{} {}",
+                extra.0, extra.1
+            ));
         }
     }
     out

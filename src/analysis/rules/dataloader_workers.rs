@@ -55,7 +55,12 @@ impl Rule for DataloaderWorkers {
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         for c in &m.calls {
-            if !is_dataloader(m, c) {
+            // a loader in a data-pipeline file that runs no model (a data tutorial, a
+            // preprocessing pass) has no accelerator waiting on it
+            if m.kind == crate::analysis::model::CodeKind::Data
+                || !is_dataloader(m, c)
+                || super::device_resident_dataset(m, c)
+            {
                 continue;
             }
             let nw = loader_arg(m, c, "num_workers", 5);

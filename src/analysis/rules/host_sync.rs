@@ -67,7 +67,9 @@ impl Rule for HostSync {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
-            if s.mod_guard {
+            // autoregressive `generate()` reads every sampled token back to decide when to stop:
+            // one more read of its output per call adds nothing
+            if s.mod_guard || generate_loop(m, s.loop_) {
                 continue;
             }
             // a batch straight from the loader that is never moved to the device is still a
@@ -112,4 +114,16 @@ fn moved_in_loop(
                 v.contains(".to(") || v.contains(".cuda(") || v.contains("device")
             }
         })
+}
+
+/// Does step loop `li` decode with `model.generate(...)`?
+fn generate_loop(m: &crate::analysis::facts::Model<'_>, li: u32) -> bool {
+    let Some(l) = m.loops.get(li as usize) else {
+        return false;
+    };
+    m.calls.iter().any(|c| {
+        l.span.contains(c.span)
+            && m.last_name(c) == "generate"
+            && crate::analysis::resolve::is_model_call(m, c)
+    })
 }

@@ -1,4 +1,5 @@
-use crate::analysis::facts::VarKind;
+use crate::analysis::facts::{Model, VarKind};
+use crate::analysis::resolve::TENSOR_CTORS;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -41,6 +42,37 @@ declare_rule! {
     }
 }
 
+/// Is `name` an array here: its nearest assignment before `at` in the same function builds one
+/// with a NumPy/torch constructor (`acc = np.zeros_like(pos)`)? Names are reused across
+/// functions, so the file-wide kind alone is not enough.
+fn local_array(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> bool {
+    let Some(a) = m.assigns.iter().rev().find(|a| {
+        a.span.end <= at && a.ctx.func == func && a.targets.len() == 1 && m.text(a.left) == name
+    }) else {
+        return m.kinds.get(name) == Some(&VarKind::Tensor);
+    };
+    a.rhs_call
+        .and_then(|ci| m.calls.get(ci as usize))
+        .is_some_and(|c| {
+            let q = m.qual(c);
+            let recv = c.recv.map_or("", |r| m.text(r));
+            (q.starts_with("numpy.") || q.starts_with("torch.") || recv == "np")
+                && TENSOR_CTORS.contains(&m.last_name(c))
+        })
+}
+
+/// `range(2)`, `range(0, 3)`: a loop of a few literal iterations is not a hot loop.
+fn tiny_literal_range(it: &str) -> bool {
+    let Some(args) = it.strip_prefix("range(").and_then(|r| r.strip_suffix(')')) else {
+        return false;
+    };
+    let bounds: Vec<Option<i64>> = args.split(',').map(|a| a.trim().parse().ok()).collect();
+    match bounds.as_slice() {
+        [Some(hi)] | [Some(_), Some(hi)] | [Some(_), Some(hi), Some(_)] => *hi <= 16,
+        _ => false,
+    }
+}
+
 fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
         .filter(|w| !w.is_empty())
@@ -66,7 +98,7 @@ impl Rule for PythonLoopNumeric {
                 continue;
             }
             let Some(it) = l.iter else { continue };
-            if !m.text(it).starts_with("range(") {
+            if !m.text(it).starts_with("range(") || tiny_literal_range(m.text(it)) {
                 continue;
             }
             let var = m.text(l.targets[0]);
@@ -110,10 +142,23 @@ impl Rule for PythonLoopNumeric {
                     })
                     .unwrap_or("");
                     // `a[i, j]` (a tuple index) and `range(a.shape[0])` only exist for arrays
-                    let array = m.kinds.get(arr) == Some(&VarKind::Tensor)
+                    let local = local_array(m, arr, l.span.start, l.ctx.func);
+                    let array = local
+                        || m.kinds.get(arr) == Some(&VarKind::Tensor)
                         || (idx.contains(',') && !idx.contains(':'))
                         || over_shape;
-                    return array && words(idx).any(|w| w == var);
+                    if array && words(idx).any(|w| w == var) {
+                        return true;
+                    }
+                    // Ex) for i in range(len(x)): b = int(x[i] / w); counts[b] += 1
+                    // (a histogram: element i read, a local array written)
+                    return local
+                        && !idx.contains(':')
+                        && m.subs.iter().any(|s| {
+                            l.span.contains(s.value)
+                                && m.text(s.value) != arr
+                                && m.text(s.index) == var
+                        });
                 }
                 if a.augmented && !left.contains('[') {
                     let from = m.subs.partition_point(|s| s.value.start < a.value.start);
