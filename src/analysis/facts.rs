@@ -352,6 +352,9 @@ pub(crate) struct Model<'s> {
     /// A loop hands the optimizer to a function this file does not show the loop of
     /// (`train_one_epoch(model, optimizer, loader)`): the file trains, its step loop is elsewhere.
     pub delegated_train: bool,
+    /// Whether `torch.compile` runs is decided outside the file (an `Accelerator` without
+    /// `dynamo_backend=` takes it from the `accelerate launch` configuration).
+    pub compile_unknown: bool,
     /// Deterministic algorithms requested (cuDNN benchmark must stay off).
     pub deterministic: bool,
     /// A function parameter defaults to `"cuda"` / `"cuda:N"`.
@@ -1295,6 +1298,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         parallel_lib: false,
         has_from_pretrained: false,
         delegated_train: false,
+        compile_unknown: false,
         deterministic: false,
         cuda_default_param: false,
     };
@@ -1442,6 +1446,14 @@ impl<'s> Model<'s> {
             return Some(*k);
         }
         kind_by_name(name)
+    }
+
+    /// Resolves an expression (by its span) to a constant where the engine can.
+    pub(crate) fn resolve_expr(&self, s: Span, at: usize, func: Option<u32>) -> Val {
+        match self.node(s) {
+            Some(n) => self.resolve_span(s, val_kind(n), at, func, 0),
+            None => Val::Unknown,
+        }
     }
 
     /// Resolves an argument value to a constant where the engine can.

@@ -494,6 +494,11 @@ fn precision(m: &mut Model<'_>) {
     {
         p.unresolved = true;
     }
+    m.compile_unknown = m.calls.iter().any(|c| {
+        m.last_name(c) == "Accelerator"
+            && m.kw(c, "dynamo_backend").is_none()
+            && m.kw(c, "dynamo_plugin").is_none()
+    });
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {
         compile = true;

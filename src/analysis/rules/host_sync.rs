@@ -5,7 +5,8 @@ declare_rule! {
     /// ## What it does
     /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
     /// inference) on CUDA, when not under a `step % N == 0` guard (nor in a branch that runs
-    /// once, like `if i == 0:`, or behind a command-line switch that is off by default).
+    /// once, like `if i == 0:`, behind a command-line switch that is off by default, or in a
+    /// step loop of at most 16 known iterations).
     ///
     /// ## Why is this slow?
     /// Reading a GPU value on the host waits until every queued kernel has run: the CPU stops

@@ -1,6 +1,6 @@
 //! The rule registry: one rule per file, one static slice.
 
-use super::facts::{Call, Device, Model, ValKind};
+use super::facts::{Call, Device, Loop, Model, Val, ValKind};
 use super::model::CodeKind;
 use super::rule::Rule;
 
@@ -95,10 +95,13 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
         let i = cur?;
         let l = m.loops.get(i as usize)?;
         if l.info.step {
+            // a step loop of a few known iterations (`for i in range(opt.steps)`, default 15)
+            // is not hot: what it does per iteration happens a handful of times
+            let few = few_iterations(m, l);
             return Some(StepCtx {
                 loop_: i,
-                under_if,
-                mod_guard,
+                under_if: under_if || few,
+                mod_guard: mod_guard || few,
                 train: l.info.train,
             });
         }
@@ -280,4 +283,28 @@ pub(crate) fn container_loops<'a>(
     m.loops
         .iter()
         .filter(move |l| l.iter.is_some_and(|it| m.text(it).starts_with(&prefix)))
+}
+
+/// The most iterations a loop may run and still count as "a few": below this a per-iteration
+/// cost (a print, an element write) is noise next to the work around the loop.
+const FEW_ITERATIONS: i64 = 16;
+
+/// Does loop `l` iterate `range(...)` with a known upper bound of at most [`FEW_ITERATIONS`]?
+pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
+    let Some(it) = l.iter else { return false };
+    let Some(call) = m.calls.iter().find(|c| c.span == it) else {
+        return false;
+    };
+    if m.text(call.func) != "range" || call.splat.is_some() || call.star {
+        return false;
+    }
+    let hi = match (m.pos(call, 0), m.pos(call, 1)) {
+        (Some(_), Some(hi)) => hi,
+        (Some(hi), None) => hi,
+        _ => return false,
+    };
+    matches!(
+        m.resolve_expr(hi.value, call.span.start, call.ctx.func),
+        Val::Int(n) if n <= FEW_ITERATIONS
+    )
 }

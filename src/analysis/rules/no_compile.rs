@@ -60,6 +60,7 @@ impl Rule for NoCompile {
             || m.kind != crate::analysis::model::CodeKind::Train
             || m.facts.compile
             || m.facts.precision.unresolved
+            || m.compile_unknown
         {
             return;
         }

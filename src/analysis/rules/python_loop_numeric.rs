@@ -8,7 +8,7 @@ declare_rule! {
     /// Flags a Python `for i in range(...)` loop that computes a NumPy array or torch tensor
     /// element by element: it assigns `out[i] = ...` into an array built with `np.*` /
     /// `torch.*`, or accumulates `total += a[i] ...` from one. Nested loops are reported once,
-    /// on the outer loop; loops of a few literal iterations (`range(3)`) are not reported.
+    /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported.
     ///
     /// ## Why is this slow?
     /// Every element costs interpreter dispatch, boxing and an indexing call: 10–100x slower
@@ -61,18 +61,6 @@ fn local_array(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> bool 
         })
 }
 
-/// `range(2)`, `range(0, 3)`: a loop of a few literal iterations is not a hot loop.
-fn tiny_literal_range(it: &str) -> bool {
-    let Some(args) = it.strip_prefix("range(").and_then(|r| r.strip_suffix(')')) else {
-        return false;
-    };
-    let bounds: Vec<Option<i64>> = args.split(',').map(|a| a.trim().parse().ok()).collect();
-    match bounds.as_slice() {
-        [Some(hi)] | [Some(_), Some(hi)] | [Some(_), Some(hi), Some(_)] => *hi <= 16,
-        _ => false,
-    }
-}
-
 fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
         .filter(|w| !w.is_empty())
@@ -98,7 +86,8 @@ impl Rule for PythonLoopNumeric {
                 continue;
             }
             let Some(it) = l.iter else { continue };
-            if !m.text(it).starts_with("range(") || tiny_literal_range(m.text(it)) {
+            // a loop of a few known iterations (`range(3)`) is not a hot loop
+            if !m.text(it).starts_with("range(") || super::few_iterations(m, l) {
                 continue;
             }
             let var = m.text(l.targets[0]);
