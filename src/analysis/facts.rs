@@ -72,6 +72,9 @@ pub(crate) struct Ctx {
     /// Inside an `if` whose condition uses `%` (a `step % N == 0` guard), in the innermost loop.
     pub mod_guard: bool,
     pub in_except: bool,
+    /// The innermost `if args.flag:` (or `if args.flag and ...:`, no `else`) around the node:
+    /// the flag's span, to tell switches that are off by default.
+    pub flag_guard: Option<Span>,
 }
 
 /// One call expression.
@@ -346,6 +349,12 @@ pub(crate) struct Model<'s> {
     /// Uses multiprocessing / joblib / concurrent.futures / ray / dask.
     pub parallel_lib: bool,
     pub has_from_pretrained: bool,
+    /// A loop hands the optimizer to a function this file does not show the loop of
+    /// (`train_one_epoch(model, optimizer, loader)`): the file trains, its step loop is elsewhere.
+    pub delegated_train: bool,
+    /// Whether `torch.compile` runs is decided outside the file (an `Accelerator` without
+    /// `dynamo_backend=` takes it from the `accelerate launch` configuration).
+    pub compile_unknown: bool,
     /// Deterministic algorithms requested (cuDNN benchmark must stay off).
     pub deterministic: bool,
     /// A function parameter defaults to `"cuda"` / `"cuda:N"`.
@@ -440,6 +449,7 @@ enum Frame {
     If {
         id: usize,
         modulo: bool,
+        flag: bool,
     },
     Except {
         id: usize,
@@ -480,6 +490,7 @@ struct Walker<'s> {
     getitem: u32,
     ifs: u32,
     mod_ifs: u32,
+    flag_guards: Vec<Span>,
     excepts: u32,
     comps: u32,
     loop_entry: Vec<LoopEntry>,
@@ -616,7 +627,100 @@ impl<'s> Walker<'s> {
             under_if,
             mod_guard,
             in_except: self.excepts > 0,
+            flag_guard: self.flag_guards.last().copied(),
         }
+    }
+
+    /// Does this `if` (without `elif`/`else`) run at most once per loop: it tests a loop
+    /// counter for one value (`if i == 0:`), or its block ends by leaving the loop (`break`,
+    /// `return`, `raise`)?
+    fn runs_once(&self, node: Node<'_>) -> bool {
+        let mut c = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+        if children
+            .iter()
+            .any(|ch| matches!(ch.kind(), "elif_clause" | "else_clause"))
+        {
+            return false;
+        }
+        // Ex) if i == 0: ... (the loop variable against a literal)
+        if let Some(cond) = field::get(node, field::CONDITION)
+            && cond.kind() == "comparison_operator"
+            && cond.named_child_count() == 2
+            && let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1))
+            && self
+                .src
+                .get(a.end_byte()..b.start_byte())
+                .is_some_and(|op| op.trim() == "==")
+        {
+            let (var, lit) = if a.kind() == "identifier" {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            if var.kind() == "identifier" && lit.kind() == "integer" {
+                let name = self.text(var);
+                let mut cur = self.cur_loop;
+                for _ in 0..64 {
+                    let Some(l) = cur.and_then(|i| self.m.loops.get(i as usize)) else {
+                        break;
+                    };
+                    if l.targets
+                        .iter()
+                        .any(|t| self.src.get(t.start..t.end) == Some(name))
+                    {
+                        return true;
+                    }
+                    cur = l.parent;
+                }
+            }
+        }
+        // Ex) if loss_is_nan: print(...); break
+        children
+            .iter()
+            .find(|ch| ch.kind() == "block")
+            .and_then(|b| {
+                let mut c = b.walk();
+                b.named_children(&mut c)
+                    .filter(|n| n.kind() != "comment")
+                    .last()
+            })
+            .is_some_and(|last| {
+                matches!(
+                    last.kind(),
+                    "break_statement" | "return_statement" | "raise_statement"
+                )
+            })
+    }
+
+    /// `if args.sync and device.type == "cuda":` (no `elif`/`else`) → the span of `args.sync`.
+    fn flag_condition(&self, node: Node<'_>) -> Option<Span> {
+        let mut c = node.walk();
+        if node
+            .named_children(&mut c)
+            .any(|ch| matches!(ch.kind(), "elif_clause" | "else_clause"))
+        {
+            return None;
+        }
+        let mut cur = field::get(node, field::CONDITION)?;
+        for _ in 0..16 {
+            match cur.kind() {
+                "attribute"
+                    if field::get(cur, field::OBJECT).is_some_and(|o| o.kind() == "identifier") =>
+                {
+                    return Some(Span::of(cur));
+                }
+                "boolean_operator"
+                    if field::get(cur, field::OPERATOR)
+                        .is_some_and(|o| o.utf8_text(self.src.as_bytes()).ok() == Some("and")) =>
+                {
+                    cur = field::get(cur, field::LEFT)?;
+                }
+                "parenthesized_expression" => cur = cur.named_child(0)?,
+                _ => return None,
+            }
+        }
+        None
     }
 
     fn enter(&mut self, node: Node<'_>) {
@@ -657,13 +761,23 @@ impl<'s> Walker<'s> {
             }
             "with_statement" => self.on_with(node),
             "if_statement" => {
+                // a cadence guard: `step % N == 0`, or a branch that runs once per loop
                 let modulo = field::get(node, field::CONDITION)
-                    .is_some_and(|c| contains_modulo(c, self.src));
+                    .is_some_and(|c| contains_modulo(c, self.src))
+                    || self.runs_once(node);
                 self.ifs += 1;
                 if modulo {
                     self.mod_ifs += 1;
                 }
-                self.frames.push(Frame::If { id, modulo });
+                let flag = self.flag_condition(node);
+                if let Some(f) = flag {
+                    self.flag_guards.push(f);
+                }
+                self.frames.push(Frame::If {
+                    id,
+                    modulo,
+                    flag: flag.is_some(),
+                });
             }
             "except_clause" => {
                 self.excepts += 1;
@@ -731,10 +845,13 @@ impl<'s> Walker<'s> {
                     self.autocast -= 1;
                 }
             }
-            Frame::If { modulo, .. } => {
+            Frame::If { modulo, flag, .. } => {
                 self.ifs -= 1;
                 if modulo {
                     self.mod_ifs -= 1;
+                }
+                if flag {
+                    self.flag_guards.pop();
                 }
             }
             Frame::Except { .. } => self.excepts -= 1,
@@ -1180,6 +1297,8 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         last_import_end: None,
         parallel_lib: false,
         has_from_pretrained: false,
+        delegated_train: false,
+        compile_unknown: false,
         deterministic: false,
         cuda_default_param: false,
     };
@@ -1195,6 +1314,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         getitem: 0,
         ifs: 0,
         mod_ifs: 0,
+        flag_guards: Vec::new(),
         excepts: 0,
         comps: 0,
         loop_entry: Vec::new(),
@@ -1328,12 +1448,28 @@ impl<'s> Model<'s> {
         kind_by_name(name)
     }
 
+    /// Resolves an expression (by its span) to a constant where the engine can.
+    pub(crate) fn resolve_expr(&self, s: Span, at: usize, func: Option<u32>) -> Val {
+        match self.node(s) {
+            Some(n) => self.resolve_span(s, val_kind(n), at, func, 0),
+            None => Val::Unknown,
+        }
+    }
+
     /// Resolves an argument value to a constant where the engine can.
     pub fn resolve(&self, a: &Arg, at: usize, func: Option<u32>) -> Val {
         self.resolve_span(a.value, a.vkind, at, func, 0)
     }
 
-    fn resolve_span(&self, s: Span, k: ValKind, at: usize, func: Option<u32>, depth: u8) -> Val {
+    fn resolve_span(
+        &self,
+        s: Span,
+        k: ValKind,
+        at: usize,
+        func_ctx: Option<u32>,
+        depth: u8,
+    ) -> Val {
+        let func = func_ctx;
         if depth > 4 {
             return Val::Unknown;
         }
@@ -1408,6 +1544,32 @@ impl<'s> Model<'s> {
                     .collect();
                 match fields.as_slice() {
                     [a] => self.resolve_span(a.value, a.vkind, a.span.start, None, depth + 1),
+                    _ => Val::Unknown,
+                }
+            }
+            // `int(args.workers)`: the conversion of a value the engine can read
+            ValKind::Call => {
+                let Some(n) = self.node(s) else {
+                    return Val::Unknown;
+                };
+                let func = field::get(n, field::FUNCTION).map(|f| self.text(Span::of(f)));
+                let args = field::get(n, field::ARGUMENTS);
+                match (func, args) {
+                    (Some("int"), Some(args)) if args.named_child_count() == 1 => {
+                        let Some(inner) = args.named_child(0) else {
+                            return Val::Unknown;
+                        };
+                        match self.resolve_span(
+                            Span::of(inner),
+                            val_kind(inner),
+                            at,
+                            func_ctx,
+                            depth + 1,
+                        ) {
+                            v @ Val::Int(_) => v,
+                            _ => Val::Unknown,
+                        }
+                    }
                     _ => Val::Unknown,
                 }
             }

@@ -79,7 +79,14 @@ fn argparse(m: &mut Model<'_>) {
             dest = Some(s.into_owned());
         }
         let Some(dest) = dest else { continue };
-        let default = m.kw(c, "default").map(|a| (a.value, a.vkind));
+        let mut default = m.kw(c, "default").map(|a| (a.value, a.vkind));
+        // `action="store_true"` without `default=` defaults to False
+        if default.is_none()
+            && let Some(a) = m.kw(c, "action")
+            && m.text(a.value).trim_matches(['"', '\'']) == "store_true"
+        {
+            default = Some((a.value, ValKind::False));
+        }
         m.argparse.insert(dest, default);
     }
 }
@@ -190,11 +197,35 @@ fn kinds(m: &mut Model<'_>) {
         } else {
             None
         };
+        let passes_itself = m.pos(c, 0).is_some_and(|a| m.text(a.value) == target);
         if let Some(k) = k {
             known.insert(target, k);
-        } else if known.contains_key(target) {
-            // reassigned to something else: forget the kind
+        } else if known.contains_key(target) && !passes_itself {
+            // reassigned to something else: forget the kind (`model = train_model(model, ...)`
+            // hands the same object back)
             known.remove(target);
+        }
+    }
+    // `Adam(transformer.parameters(), ...)`: what an optimizer trains is a model
+    for c in &m.calls {
+        let q = m.qual(c);
+        let last = m.last_name(c);
+        let optimizer = (q.starts_with("torch.optim.") && !q.contains("lr_scheduler"))
+            || matches!(
+                last,
+                "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta"
+            );
+        if !optimizer {
+            continue;
+        }
+        if let Some(a) = m.pos(c, 0)
+            && let Some(owner) = m.text(a.value).strip_suffix(".parameters()")
+            && !owner.is_empty()
+            && owner
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '.')
+        {
+            known.entry(owner).or_insert(VarKind::Model);
         }
     }
     m.kinds = known;
@@ -374,6 +405,8 @@ fn precision(m: &mut Model<'_>) {
                 deterministic = true;
             }
             "from_pretrained" => from_pretrained = true,
+            // `amp_autocast()`, `maybe_autocast()`: a context chosen at run time (timm)
+            _ if last.to_ascii_lowercase().contains("autocast") => p.unresolved = true,
             _ => {}
         }
         if (last.starts_with("Conv") && last.ends_with('d'))
@@ -424,6 +457,10 @@ fn precision(m: &mut Model<'_>) {
             if v.contains("channels_last") {
                 channels_last = true;
             }
+            // `partial(torch.autocast, ...)`: autocast handed around as a value
+            if v.ends_with("autocast") {
+                p.unresolved = true;
+            }
             if last == "to" && a.name.is_none() && is_16bit(v) && v.starts_with("torch.") {
                 p.half = true;
             }
@@ -457,6 +494,11 @@ fn precision(m: &mut Model<'_>) {
     {
         p.unresolved = true;
     }
+    m.compile_unknown = m.calls.iter().any(|c| {
+        m.last_name(c) == "Accelerator"
+            && m.kw(c, "dynamo_backend").is_none()
+            && m.kw(c, "dynamo_plugin").is_none()
+    });
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {
         compile = true;
@@ -647,6 +689,23 @@ fn loops(m: &mut Model<'_>) {
             }
         }
     }
+    // `for epoch in ...: train_one_epoch(model, optimizer, loader)` with an imported function:
+    // a loop that hands the optimizer to a call runs whole training passes.
+    let mut delegated = false;
+    for c in &m.calls {
+        let Some(li) = c.ctx.loop_ else { continue };
+        if m.call_args(c)
+            .iter()
+            .any(|a| m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer))
+            && let Some(info) = infos.get_mut(li as usize)
+        {
+            info.has_child_step = true;
+            if !info.step && c.method.is_none() && !m.defined.contains(m.text(c.func)) {
+                delegated = true;
+            }
+        }
+    }
+    m.delegated_train = delegated && !infos.iter().any(|i| i.backward || i.opt_step);
     for info in &mut infos {
         info.epoch = info.has_child_step && !info.step;
     }
@@ -762,6 +821,12 @@ const S_WRITE: u32 = 1 << 13;
 const S_NOGRAD_MODEL: u32 = 1 << 14;
 const S_EPOCH_ARG: u32 = 1 << 15;
 const S_READ: u32 = 1 << 16;
+/// `trainer.train()` / `trainer.fit(...)`: a framework's training loop runs.
+const S_FIT: u32 = 1 << 17;
+/// An optimizer handed to a function from a loop (`train_one_epoch(model, optimizer, loader)`).
+const S_OPT_PASSED: u32 = 1 << 18;
+/// A loop runs the model, or moves a loader's batches to the GPU.
+const S_MODEL_LOOP: u32 = 1 << 19;
 
 fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     let last = m.last_name(c);
@@ -781,7 +846,9 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         | "Seq2SeqTrainingArguments" => {
             s |= S_HF_TRAINER;
         }
-        "fit" if c.method.is_some() && recv.contains("trainer") => s |= S_HF_TRAINER,
+        "fit" | "train" if c.method.is_some() && recv.to_ascii_lowercase().ends_with("trainer") => {
+            s |= S_HF_TRAINER | S_FIT
+        }
         "generate" | "predict" | "trace" | "export" if c.method.is_some() => s |= S_GENERATE,
         "pipeline" if q.starts_with("transformers") => s |= S_GENERATE,
         "from_pretrained" => s |= S_PRETRAINED,
@@ -815,6 +882,25 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     }
     if c.ctx.no_grad && is_model_call(m, c) {
         s |= S_NOGRAD_MODEL;
+    }
+    if c.ctx.loop_.is_some()
+        && m.call_args(c)
+            .iter()
+            .any(|a| m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer))
+    {
+        s |= S_OPT_PASSED;
+    }
+    if let Some(l) = c.ctx.loop_.and_then(|li| m.loops.get(li as usize))
+        && l.info.step
+        && m.imports
+            .values()
+            .any(|q| q == "torch" || q.starts_with("torch."))
+        && (is_model_call(m, c)
+            || (l.info.iterates_loader.is_some()
+                && c.method.is_some()
+                && matches!(last, "cuda" | "to")))
+    {
+        s |= S_MODEL_LOOP;
     }
     s
 }
@@ -863,16 +949,21 @@ fn score(s: u32, dataset: bool) -> CodeKind {
     if data < 6 {
         data = 0; // one data-ish call is not a data pipeline
     }
-    if has(S_BACKWARD) && has(S_OPT_STEP) {
-        // a file that steps an optimizer on gradients trains, whatever utilities it also holds
+    if has(S_BACKWARD) && has(S_OPT_STEP) || has(S_FIT) || has(S_OPT_PASSED) {
+        // a file that steps an optimizer on gradients (itself, through a framework's `fit`, or
+        // through a function it hands the optimizer to) trains, whatever utilities it also holds
         return CodeKind::Train;
     }
     let best = train.max(infer).max(data);
     if best < 3 {
+        if has(S_MODEL_LOOP) {
+            return CodeKind::Infer;
+        }
         CodeKind::Other
     } else if train == best {
         CodeKind::Train
-    } else if infer == best {
+    } else if infer == best || has(S_MODEL_LOOP) {
+        // a loop that runs the model is model work, whatever data plumbing surrounds it
         CodeKind::Infer
     } else {
         CodeKind::Data

@@ -63,7 +63,7 @@ impl Rule for DataloaderPersistent {
             .any(|c| m.last_name(c) == "fit" && c.method.is_some())
             && m.calls.iter().any(|c| m.last_name(c) == "Trainer");
         for (ci, c) in m.calls.iter().enumerate() {
-            if !is_dataloader(m, c) {
+            if !is_dataloader(m, c) || super::device_resident_dataset(m, c) {
                 continue;
             }
             if loader_arg(m, c, "num_workers", 5)
@@ -78,10 +78,12 @@ impl Rule for DataloaderPersistent {
                 .iter()
                 .find(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
                 .map(|a| m.text(a.left));
+            // `loaders = {x: DataLoader(...) for x in ["train", "val"]}`: iterated as `loaders[x]`
+            let container = super::loader_container(m, ci, c);
             let per_epoch = match var {
                 Some(v) => {
                     m.loops.iter().any(|l| {
-                        l.info.iterates_loader.as_deref() == Some(v) && in_epoch(m, l.parent)
+                        l.info.iterates_loader.as_deref() == Some(v) && loop_per_epoch(m, l)
                     }) || m.calls.iter().any(|o| {
                         in_epoch(m, o.ctx.loop_)
                             && m.call_args(o).iter().any(|a| m.text(a.value) == v)
@@ -91,6 +93,8 @@ impl Rule for DataloaderPersistent {
                                 && m.call_args(o).iter().any(|a| m.text(a.value) == v)
                         }))
                 }
+                None if container.is_some() => container
+                    .is_some_and(|v| super::container_loops(m, v).any(|l| loop_per_epoch(m, l))),
                 None => {
                     // `def train_dataloader(self): return DataLoader(...)` in a Lightning module
                     lightning_fit
@@ -116,6 +120,32 @@ impl Rule for DataloaderPersistent {
             );
         }
     }
+}
+
+/// Does loop `l` run once per epoch: inside an epoch loop, or at the top of a function that an
+/// epoch loop calls (`for epoch in ...: train(epoch)` with `train` iterating a global loader)?
+fn loop_per_epoch(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loop) -> bool {
+    if in_epoch(m, l.parent) {
+        return true;
+    }
+    let mut top = l;
+    for _ in 0..256 {
+        match top.parent.and_then(|p| m.loops.get(p as usize)) {
+            Some(p) => top = p,
+            None => break,
+        }
+    }
+    let Some(name) = top
+        .ctx
+        .func
+        .and_then(|f| m.funcs.get(f as usize))
+        .map(|f| m.text(f.name))
+    else {
+        return false;
+    };
+    m.calls
+        .iter()
+        .any(|c| c.method.is_none() && m.text(c.func) == name && in_epoch(m, c.ctx.loop_))
 }
 
 /// Is loop `li` (or one of its ancestors) an epoch loop?

@@ -64,7 +64,10 @@ impl Rule for DataloaderPinMemory {
             return;
         }
         for c in &m.calls {
-            if !is_dataloader(m, c) || loader_arg(m, c, "pin_memory", 7) != Val::Absent {
+            if !is_dataloader(m, c)
+                || super::device_resident_dataset(m, c)
+                || loader_arg(m, c, "pin_memory", 7) != Val::Absent
+            {
                 continue;
             }
             let fix = add_kwarg(m, c, "pin_memory=True").map(|e| Fix {

@@ -10,7 +10,8 @@ declare_rule! {
     /// Flags a `torch.utils.data.DataLoader` that loads in the main process: `num_workers` is
     /// missing or `0` (and Hugging Face `TrainingArguments` without `dataloader_num_workers`).
     /// A value the analysis cannot resolve (`num_workers=args.workers` without a default it can
-    /// read) is not flagged.
+    /// read) is not flagged, nor is a loader over a `TensorDataset` already on the GPU or one in
+    /// a data-pipeline file that runs no model.
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training
@@ -55,7 +56,12 @@ impl Rule for DataloaderWorkers {
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         for c in &m.calls {
-            if !is_dataloader(m, c) {
+            // a loader in a data-pipeline file that runs no model (a data tutorial, a
+            // preprocessing pass) has no accelerator waiting on it
+            if m.kind == crate::analysis::model::CodeKind::Data
+                || !is_dataloader(m, c)
+                || super::device_resident_dataset(m, c)
+            {
                 continue;
             }
             let nw = loader_arg(m, c, "num_workers", 5);

@@ -87,10 +87,12 @@ impl Rule for H2dBlocking {
             let Some(var) = &l.info.iterates_loader else {
                 continue;
             };
-            let pinned =
-                m.facts.loaders.iter().any(|f| {
-                    f.var.as_deref() == Some(var.as_str()) && f.pin_memory == Val::Bool(true)
-                });
+            let var = wrapped_loader(m, var);
+            let pinned = m
+                .facts
+                .loaders
+                .iter()
+                .any(|f| f.var.as_deref() == Some(var) && f.pin_memory == Val::Bool(true));
             if !pinned {
                 continue;
             }
@@ -112,4 +114,19 @@ impl Rule for H2dBlocking {
             );
         }
     }
+}
+
+/// `pbar = tqdm(train_loader)`: the loader a progress-bar (or `enumerate` / `iter`) variable wraps.
+fn wrapped_loader<'a>(m: &'a crate::analysis::facts::Model<'_>, var: &'a str) -> &'a str {
+    m.assigns
+        .iter()
+        .filter(|a| a.targets.len() == 1 && m.text(a.left) == var)
+        .find_map(|a| {
+            let c = m.calls.get(a.rhs_call? as usize)?;
+            if !matches!(m.last_name(c), "tqdm" | "enumerate" | "iter" | "track") {
+                return None;
+            }
+            Some(m.text(m.pos(c, 0)?.value))
+        })
+        .unwrap_or(var)
 }

@@ -4,7 +4,9 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
-    /// inference) on CUDA, when not under a `step % N == 0` guard.
+    /// inference) on CUDA, when not under a `step % N == 0` guard (nor in a branch that runs
+    /// once, like `if i == 0:`, behind a command-line switch that is off by default, or in a
+    /// step loop of at most 16 known iterations).
     ///
     /// ## Why is this slow?
     /// Reading a GPU value on the host waits until every queued kernel has run: the CPU stops
@@ -67,7 +69,9 @@ impl Rule for HostSync {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
-            if s.mod_guard {
+            // autoregressive `generate()` reads every sampled token back to decide when to stop:
+            // one more read of its output per call adds nothing
+            if s.mod_guard || generate_loop(m, s.loop_) {
                 continue;
             }
             // a batch straight from the loader that is never moved to the device is still a
@@ -112,4 +116,16 @@ fn moved_in_loop(
                 v.contains(".to(") || v.contains(".cuda(") || v.contains("device")
             }
         })
+}
+
+/// Does step loop `li` decode with `model.generate(...)`?
+fn generate_loop(m: &crate::analysis::facts::Model<'_>, li: u32) -> bool {
+    let Some(l) = m.loops.get(li as usize) else {
+        return false;
+    };
+    m.calls.iter().any(|c| {
+        l.span.contains(c.span)
+            && m.last_name(c) == "generate"
+            && crate::analysis::resolve::is_model_call(m, c)
+    })
 }

@@ -68,10 +68,10 @@ impl Rule for LoggingInLoop {
                 continue;
             };
             // printing each result of a per-item inference loop is its output, not logging
-            let batched = m
-                .loops
-                .get(s.loop_ as usize)
-                .is_some_and(|l| l.info.iterates_loader.is_some());
+            let batched = m.kind != crate::analysis::model::CodeKind::Data
+                && m.loops
+                    .get(s.loop_ as usize)
+                    .is_some_and(|l| l.info.iterates_loader.is_some());
             if s.mod_guard || !(s.train || batched) {
                 continue;
             }

@@ -1,6 +1,6 @@
 //! The rule registry: one rule per file, one static slice.
 
-use super::facts::{Call, Device, Model};
+use super::facts::{Call, Device, Loop, Model, Val, ValKind};
 use super::model::CodeKind;
 use super::rule::Rule;
 
@@ -86,16 +86,22 @@ pub(crate) struct StepCtx {
 /// The step loop enclosing a call (through inner non-step loops, never across an epoch loop).
 pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
     let mut under_if = c.ctx.under_if;
-    let mut mod_guard = c.ctx.mod_guard;
+    // a switch that is off by default (`if args.sync_every_step:` with a `store_true` flag)
+    // does not run in the configuration the script ships with: like a cadence guard
+    let mut mod_guard =
+        c.ctx.mod_guard || c.ctx.flag_guard.is_some_and(|f| off_by_default(m, f, c));
     let mut cur = c.ctx.loop_;
     for _ in 0..256 {
         let i = cur?;
         let l = m.loops.get(i as usize)?;
         if l.info.step {
+            // a step loop of a few known iterations (`for i in range(opt.steps)`, default 15)
+            // is not hot: what it does per iteration happens a handful of times
+            let few = few_iterations(m, l);
             return Some(StepCtx {
                 loop_: i,
-                under_if,
-                mod_guard,
+                under_if: under_if || few,
+                mod_guard: mod_guard || few,
                 train: l.info.train,
             });
         }
@@ -208,4 +214,97 @@ pub(crate) fn framework_config_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
         return None;
     }
     hf_args_call(m).or_else(|| lightning_trainer_call(m))
+}
+
+/// A DataLoader over a `TensorDataset` of tensors already on the GPU
+/// (`TensorDataset(x.to(device), y.to(device))`): there is nothing for workers to load, and
+/// pinning a CUDA tensor is an error.
+pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
+    let Some(ds) = m.pos(c, 0).or_else(|| m.kw(c, "dataset")) else {
+        return false;
+    };
+    let ctor = match ds.vkind {
+        ValKind::Call => m.calls.iter().find(|x| x.span == ds.value),
+        ValKind::Ident => {
+            let name = m.text(ds.value);
+            m.assigns
+                .iter()
+                .rev()
+                .find(|a| {
+                    a.span.end <= c.span.start && a.targets.len() == 1 && m.text(a.left) == name
+                })
+                .and_then(|a| a.rhs_call)
+                .and_then(|ci| m.calls.get(ci as usize))
+        }
+        _ => None,
+    };
+    ctor.is_some_and(|t| {
+        let args = m.text(t.args_span).to_ascii_lowercase();
+        m.last_name(t) == "TensorDataset"
+            && (args.contains(".cuda(")
+                || args.contains(".to(device")
+                || args.contains(".to(\"cuda"))
+    })
+}
+
+/// Does the flag at `f` (`args.x`) resolve to `False` / `None` (its argparse default)?
+fn off_by_default(m: &Model<'_>, f: super::facts::Span, at: &Call) -> bool {
+    let arg = super::facts::Arg {
+        name: None,
+        value: f,
+        vkind: ValKind::Attr,
+    };
+    matches!(
+        m.resolve(&arg, at.span.start, at.ctx.func),
+        super::facts::Val::Bool(false) | super::facts::Val::None
+    )
+}
+
+/// `loaders = {x: DataLoader(...) for x in ["train", "val"]}`: the dict or list a DataLoader
+/// call (index `ci`) is built into, iterated later as `loaders[x]`.
+pub(crate) fn loader_container<'a>(m: &'a Model<'_>, ci: usize, c: &Call) -> Option<&'a str> {
+    m.assigns
+        .iter()
+        .find(|a| {
+            a.targets.len() == 1
+                && !a.augmented
+                && a.rhs_call != Some(ci as u32)
+                && a.value.contains(c.span)
+        })
+        .map(|a| m.text(a.left))
+}
+
+/// The loops that iterate `container[...]`.
+pub(crate) fn container_loops<'a>(
+    m: &'a Model<'_>,
+    container: &str,
+) -> impl Iterator<Item = &'a super::facts::Loop> {
+    let prefix = format!("{container}[");
+    m.loops
+        .iter()
+        .filter(move |l| l.iter.is_some_and(|it| m.text(it).starts_with(&prefix)))
+}
+
+/// The most iterations a loop may run and still count as "a few": below this a per-iteration
+/// cost (a print, an element write) is noise next to the work around the loop.
+const FEW_ITERATIONS: i64 = 16;
+
+/// Does loop `l` iterate `range(...)` with a known upper bound of at most [`FEW_ITERATIONS`]?
+pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
+    let Some(it) = l.iter else { return false };
+    let Some(call) = m.calls.iter().find(|c| c.span == it) else {
+        return false;
+    };
+    if m.text(call.func) != "range" || call.splat.is_some() || call.star {
+        return false;
+    }
+    let hi = match (m.pos(call, 0), m.pos(call, 1)) {
+        (Some(_), Some(hi)) => hi,
+        (Some(hi), None) => hi,
+        _ => return false,
+    };
+    matches!(
+        m.resolve_expr(hi.value, call.span.start, call.ctx.func),
+        Val::Int(n) if n <= FEW_ITERATIONS
+    )
 }

@@ -60,15 +60,21 @@ impl Rule for NoCompile {
             || m.kind != crate::analysis::model::CodeKind::Train
             || m.facts.compile
             || m.facts.precision.unresolved
+            || m.compile_unknown
         {
             return;
         }
         // Lightning and other frameworks own the loop: only scripts with their own training
         // loop, or HF `TrainingArguments`, are judged.
-        if super::first_train_loop(m).is_none() && super::hf_args_call(m).is_none() {
+        // A loop handing the optimizer to the user's own `train_one_epoch` (in another module)
+        // is judged too: the model is built and placed here, so `torch.compile` belongs here.
+        if super::first_train_loop(m).is_none()
+            && super::hf_args_call(m).is_none()
+            && !m.delegated_train
+        {
             return;
         }
-        let anchor = if super::first_train_loop(m).is_none() {
+        let anchor = if super::first_train_loop(m).is_none() && !m.delegated_train {
             None // a Hugging Face Trainer script: reported at `TrainingArguments`
         } else {
             super::model_anchor(m)

@@ -62,7 +62,9 @@ impl Rule for NoTf32 {
             || p.half
             || p.tf32
             || p.unresolved
+            || m.delegated_train
         {
+            // (a training loop in another module may well run under autocast)
             return;
         }
         // a Hugging Face or Lightning script is configured in its `TrainingArguments` / `Trainer`

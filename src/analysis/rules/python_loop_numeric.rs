@@ -1,4 +1,5 @@
-use crate::analysis::facts::VarKind;
+use crate::analysis::facts::{Model, VarKind};
+use crate::analysis::resolve::TENSOR_CTORS;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -7,7 +8,7 @@ declare_rule! {
     /// Flags a Python `for i in range(...)` loop that computes a NumPy array or torch tensor
     /// element by element: it assigns `out[i] = ...` into an array built with `np.*` /
     /// `torch.*`, or accumulates `total += a[i] ...` from one. Nested loops are reported once,
-    /// on the outer loop.
+    /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported.
     ///
     /// ## Why is this slow?
     /// Every element costs interpreter dispatch, boxing and an indexing call: 10–100x slower
@@ -41,6 +42,25 @@ declare_rule! {
     }
 }
 
+/// Is `name` an array here: its nearest assignment before `at` in the same function builds one
+/// with a NumPy/torch constructor (`acc = np.zeros_like(pos)`)? Names are reused across
+/// functions, so the file-wide kind alone is not enough.
+fn local_array(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> bool {
+    let Some(a) = m.assigns.iter().rev().find(|a| {
+        a.span.end <= at && a.ctx.func == func && a.targets.len() == 1 && m.text(a.left) == name
+    }) else {
+        return m.kinds.get(name) == Some(&VarKind::Tensor);
+    };
+    a.rhs_call
+        .and_then(|ci| m.calls.get(ci as usize))
+        .is_some_and(|c| {
+            let q = m.qual(c);
+            let recv = c.recv.map_or("", |r| m.text(r));
+            (q.starts_with("numpy.") || q.starts_with("torch.") || recv == "np")
+                && TENSOR_CTORS.contains(&m.last_name(c))
+        })
+}
+
 fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
         .filter(|w| !w.is_empty())
@@ -66,7 +86,8 @@ impl Rule for PythonLoopNumeric {
                 continue;
             }
             let Some(it) = l.iter else { continue };
-            if !m.text(it).starts_with("range(") {
+            // a loop of a few known iterations (`range(3)`) is not a hot loop
+            if !m.text(it).starts_with("range(") || super::few_iterations(m, l) {
                 continue;
             }
             let var = m.text(l.targets[0]);
@@ -110,10 +131,23 @@ impl Rule for PythonLoopNumeric {
                     })
                     .unwrap_or("");
                     // `a[i, j]` (a tuple index) and `range(a.shape[0])` only exist for arrays
-                    let array = m.kinds.get(arr) == Some(&VarKind::Tensor)
+                    let local = local_array(m, arr, l.span.start, l.ctx.func);
+                    let array = local
+                        || m.kinds.get(arr) == Some(&VarKind::Tensor)
                         || (idx.contains(',') && !idx.contains(':'))
                         || over_shape;
-                    return array && words(idx).any(|w| w == var);
+                    if array && words(idx).any(|w| w == var) {
+                        return true;
+                    }
+                    // Ex) for i in range(len(x)): b = int(x[i] / w); counts[b] += 1
+                    // (a histogram: element i read, a local array written)
+                    return local
+                        && !idx.contains(':')
+                        && m.subs.iter().any(|s| {
+                            l.span.contains(s.value)
+                                && m.text(s.value) != arr
+                                && m.text(s.index) == var
+                        });
                 }
                 if a.augmented && !left.contains('[') {
                     let from = m.subs.partition_point(|s| s.value.start < a.value.start);

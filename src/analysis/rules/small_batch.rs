@@ -85,7 +85,8 @@ impl Rule for SmallBatch {
                         || (m.kind == crate::analysis::model::CodeKind::Train
                             && v.to_ascii_lowercase().contains("train"))
                 }
-                None => false,
+                None => super::loader_container(m, ci, c)
+                    .is_some_and(|v| super::container_loops(m, v).any(|l| l.info.train)),
             };
             if !training {
                 continue;
