@@ -55,6 +55,12 @@ impl Rule for DataloaderPersistent {
         &Self::META
     }
 
+    // also outside hot loops: a DataLoader call
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        use crate::analysis::prefilter::{Context, Triggers, t};
+        Triggers::EngineOr(const { &[t::contains("loader", Context::Called), t::any("torch")] })
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         let lightning_fit = m
