@@ -25,6 +25,9 @@ use super::rules::RULES;
 /// `_`; identifiers, and the words of strings and comments).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Word {
+    /// The whole word, ASCII case ignored: `open` matches `open` and `OPEN`, not `reopen` or
+    /// `open_all`.
+    Whole(&'static str),
     /// The text, delimited by `_` or the ends of the word, ASCII case ignored: `model` matches
     /// `model`, `Model`, `ddp_model` and `model_ema`, not `models` or `remodel`.
     Part(&'static str),
@@ -40,8 +43,12 @@ pub enum Word {
 pub enum Context {
     /// Anywhere: code, a string or a comment.
     Anywhere,
-    /// Called: the next token is `(` (`open(`, `model (x)`).
+    /// Called: the next token is `(` (`open(`, `model (x)`, `re.compile(`).
     Called,
+    /// Called, not as a method: `compile(`, not `re.compile(`.
+    CalledBare,
+    /// A receiver: the next token is `.` (`df.apply`).
+    Receiver,
     /// Called as a method: after a `.` and before a `(` (`.save(`).
     Method,
     /// On a logical line with a `for` (a `for` header or a comprehension).
@@ -82,20 +89,28 @@ pub enum Triggers {
 pub mod t {
     use super::{Context, Trigger, Word};
 
-    /// `word` as a `_`-delimited part, anywhere.
+    /// The whole `word`, anywhere.
     #[must_use]
     pub const fn any(word: &'static str) -> Trigger {
-        part(word, Context::Anywhere)
+        whole(word, Context::Anywhere)
     }
-    /// `word` as a `_`-delimited part of a called name.
+    /// The whole `word`, called.
     #[must_use]
     pub const fn called(word: &'static str) -> Trigger {
-        part(word, Context::Called)
+        whole(word, Context::Called)
     }
-    /// `word` as a `_`-delimited part of a called method.
+    /// The whole `word`, called as a method.
     #[must_use]
     pub const fn method(word: &'static str) -> Trigger {
-        part(word, Context::Method)
+        whole(word, Context::Method)
+    }
+    /// The whole `word`, in a context.
+    #[must_use]
+    pub const fn whole(word: &'static str, context: Context) -> Trigger {
+        Trigger {
+            word: Word::Whole(word),
+            context,
+        }
     }
     /// `word` as a `_`-delimited part, in a context.
     #[must_use]
@@ -146,21 +161,21 @@ pub const ITER_WRAPPERS: &[&str] = &[
 /// Each entry either makes the file matter on its own, or sets a signal that [`decide`] combines
 /// (the `data` kind needs two data signals; an optimizer step needs `.step(` and an optimizer).
 pub static ENGINE: &[(Trigger, Effect)] = &{
-    use Context::{Anywhere, ClassHeader, ForHeader, LoaderVar, ModelVar};
+    use Context::{Anywhere, CalledBare, ClassHeader, ForHeader, LoaderVar, ModelVar, Receiver};
     use Effect::{Parse, Signal};
-    use t::{any, called, cased, contains, method, part};
+    use t::{any, called, cased, contains, method, part, whole};
     [
         // record loops (`is_record_loop`): a word of the `for` header
-        (part("glob", ForHeader), Parse),
-        (part("rglob", ForHeader), Parse),
-        (part("iglob", ForHeader), Parse),
-        (part("listdir", ForHeader), Parse),
-        (part("iterdir", ForHeader), Parse),
-        (part("scandir", ForHeader), Parse),
-        (part("walk", ForHeader), Parse),
-        (part("iterrows", ForHeader), Parse),
-        (part("itertuples", ForHeader), Parse),
-        (part("readlines", ForHeader), Parse),
+        (whole("glob", ForHeader), Parse),
+        (whole("rglob", ForHeader), Parse),
+        (whole("iglob", ForHeader), Parse),
+        (whole("listdir", ForHeader), Parse),
+        (whole("iterdir", ForHeader), Parse),
+        (whole("scandir", ForHeader), Parse),
+        (whole("walk", ForHeader), Parse),
+        (whole("iterrows", ForHeader), Parse),
+        (whole("itertuples", ForHeader), Parse),
+        (whole("readlines", ForHeader), Parse),
         (part("files", ForHeader), Parse),
         (part("paths", ForHeader), Parse),
         (part("images", ForHeader), Parse),
@@ -179,10 +194,10 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (called("backward"), Parse),
         (part("model", ModelVar), Parse),
         (part("net", ModelVar), Parse),
-        (part("network", ModelVar), Parse),
-        (part("module", ModelVar), Parse),
-        (part("teacher", ModelVar), Parse),
-        (part("student", ModelVar), Parse),
+        (whole("network", ModelVar), Parse),
+        (whole("module", ModelVar), Parse),
+        (whole("teacher", ModelVar), Parse),
+        (whole("student", ModelVar), Parse),
         // what makes another name a model (`resolve::kinds`, `ctor_kind`)
         (any("from_pretrained"), Parse),
         (any("torchvision"), Parse),
@@ -190,15 +205,15 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (any("torch"), Parse),
         (cased("Module", ClassHeader), Parse),
         (cased("PreTrainedModel", ClassHeader), Parse),
-        (called("compile"), Parse),
-        (called("distributeddataparallel"), Parse),
-        (called("ddp"), Parse),
-        (called("dataparallel"), Parse),
-        (called("fullyshardeddataparallel"), Parse),
-        (called("fsdp"), Parse),
+        (whole("compile", CalledBare), Parse),
+        (whole("distributeddataparallel", CalledBare), Parse),
+        (whole("ddp", CalledBare), Parse),
+        (whole("dataparallel", CalledBare), Parse),
+        (whole("fullyshardeddataparallel", CalledBare), Parse),
+        (whole("fsdp", CalledBare), Parse),
         // optimizer steps (`is_opt_step`): `.step(` on an optimizer or scaler
         (method("step"), Signal(STEP)),
-        (any("optimizer"), Signal(OPTIMIZER)),
+        (part("optimizer", Anywhere), Signal(OPTIMIZER)),
         (any("opt"), Signal(OPTIMIZER)),
         (any("optimiser"), Signal(OPTIMIZER)),
         (contains("scaler", Anywhere), Signal(OPTIMIZER)),
@@ -245,9 +260,9 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (method("open"), Signal(IMAGE_OPEN)),
         (any("pil"), Signal(IMAGE_NAME)),
         (any("image"), Signal(IMAGE_NAME)),
-        (any("pandas"), Parse),
-        (any("pd"), Parse),
-        (any("df"), Parse),
+        (any("pandas"), Signal(PANDAS)),
+        (any("pd"), Signal(PANDAS)),
+        (part("df", Receiver), Signal(PANDAS)),
         (called("load_dataset"), Parse),
         (cased("Dataset", ClassHeader), Signal(DATASET)),
     ]
@@ -271,6 +286,7 @@ const IMAGE: u32 = 1 << 5;
 const IMAGE_OPEN: u32 = 1 << 6;
 const IMAGE_NAME: u32 = 1 << 7;
 const DATASET: u32 = 1 << 8;
+const PANDAS: u32 = 1 << 9;
 
 /// Do the signals add up to something the engine uses? An optimizer step (`resolve::
 /// is_opt_step`), or two data signals (`resolve::score`: one data-ish call is not a pipeline).
@@ -280,10 +296,17 @@ fn decide(signals: u32) -> bool {
         return true;
     }
     let image = has(IMAGE) || (has(IMAGE_OPEN) && has(IMAGE_NAME));
-    let data = [has(READ), has(GLOB), has(WRITE), image, has(DATASET)]
-        .into_iter()
-        .filter(|b| *b)
-        .count();
+    let data = [
+        has(READ),
+        has(GLOB),
+        has(WRITE),
+        image,
+        has(DATASET),
+        has(PANDAS),
+    ]
+    .into_iter()
+    .filter(|b| *b)
+    .count();
     data >= 2
 }
 
@@ -317,6 +340,8 @@ static TABLE: LazyLock<Option<Table>> = LazyLock::new(|| {
 struct Table {
     /// `(part, context, effect)`, sorted by part.
     parts: Vec<(Vec<u8>, Context, Effect)>,
+    /// `(word, context, effect)`, sorted by word.
+    wholes: Vec<(Vec<u8>, Context, Effect)>,
     /// The most `_`-separated parts one part trigger spans (`from_pretrained`: 2).
     max_span: usize,
     /// `(text, case as written, context, effect)`.
@@ -326,10 +351,14 @@ struct Table {
 impl Table {
     fn new(entries: Vec<(Trigger, Effect)>) -> Self {
         let mut parts = Vec::new();
+        let mut wholes = Vec::new();
         let mut contains = Vec::new();
         let mut max_span = 1;
         for (trigger, effect) in entries {
             match trigger.word {
+                Word::Whole(w) => {
+                    wholes.push((w.to_ascii_lowercase().into_bytes(), trigger.context, effect));
+                }
                 Word::Part(p) => {
                     max_span = max_span.max(p.split('_').count());
                     parts.push((p.to_ascii_lowercase().into_bytes(), trigger.context, effect));
@@ -346,8 +375,10 @@ impl Table {
             }
         }
         parts.sort_by(|a, b| a.0.cmp(&b.0));
+        wholes.sort_by(|a, b| a.0.cmp(&b.0));
         Table {
             parts,
+            wholes,
             max_span,
             contains,
         }
@@ -374,6 +405,14 @@ impl Table {
             };
             lower.clear();
             lower.extend(word.iter().map(u8::to_ascii_lowercase));
+            for (_, context, effect) in lookup(&self.wholes, &lower) {
+                if cx.fits(*context) {
+                    match effect {
+                        Effect::Parse => return true,
+                        Effect::Signal(s) => signals |= s,
+                    }
+                }
+            }
             parts.clear();
             let mut from = 0;
             for (j, b) in lower.iter().enumerate() {
@@ -386,14 +425,7 @@ impl Table {
             for (k, &(start, _)) in parts.iter().enumerate() {
                 for &(_, end) in parts.iter().skip(k).take(self.max_span) {
                     let run = lower.get(start..end).unwrap_or_default();
-                    let first = self.parts.partition_point(|p| p.0.as_slice() < run);
-                    for (_, context, effect) in self
-                        .parts
-                        .get(first..)
-                        .unwrap_or_default()
-                        .iter()
-                        .take_while(|p| p.0 == run)
-                    {
+                    for (_, context, effect) in lookup(&self.parts, run) {
                         if cx.fits(*context) {
                             match effect {
                                 Effect::Parse => return true,
@@ -417,6 +449,19 @@ impl Table {
     }
 }
 
+/// The entries of a sorted table for `key`.
+fn lookup<'t>(
+    table: &'t [(Vec<u8>, Context, Effect)],
+    key: &[u8],
+) -> impl Iterator<Item = &'t (Vec<u8>, Context, Effect)> {
+    let first = table.partition_point(|p| p.0.as_slice() < key);
+    table
+        .get(first..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(move |p| p.0 == key)
+}
+
 /// What a logical line holds.
 #[derive(Debug, Clone, Copy, Default)]
 struct LineFlags {
@@ -434,6 +479,8 @@ struct Ctx {
     called: bool,
     /// The previous code token is `.`.
     after_dot: bool,
+    /// The next code token is `.`.
+    receiver: bool,
     /// Followed by `.` and one of [`MODEL_METHODS`].
     receiver_of_model_method: bool,
     line: LineFlags,
@@ -459,6 +506,7 @@ impl Ctx {
         Ctx {
             called: punct(next, b'('),
             after_dot: punct(prev, b'.'),
+            receiver: punct(next, b'.'),
             receiver_of_model_method: punct(next, b'.')
                 && after_next.is_some_and(|t| {
                     let w = src.get(t.start..t.end).unwrap_or_default();
@@ -473,6 +521,7 @@ impl Ctx {
         Ctx {
             called: false,
             after_dot: false,
+            receiver: false,
             receiver_of_model_method: false,
             line,
         }
@@ -482,6 +531,8 @@ impl Ctx {
         match context {
             Context::Anywhere => true,
             Context::Called => self.called,
+            Context::CalledBare => self.called && !self.after_dot,
+            Context::Receiver => self.receiver,
             Context::Method => self.called && self.after_dot,
             Context::ForHeader => self.line.has_for,
             // `self.model(x)` is a method call, not a forward pass (`resolve::is_model_call`)

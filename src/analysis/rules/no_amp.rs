@@ -64,7 +64,7 @@ impl Rule for NoAmp {
                 &[
                     t::contains("trainingarguments", Context::Called),
                     t::called("sftconfig"),
-                    t::any("lightning"),
+                    t::part("lightning", Context::Anywhere),
                 ]
             },
         )

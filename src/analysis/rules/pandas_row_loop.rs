@@ -46,14 +46,14 @@ impl Rule for PandasRowLoop {
 
     // also outside hot loops: a pandas row loop, an axis=1 apply, a DataFrame
     fn triggers(&self) -> crate::analysis::prefilter::Triggers {
-        use crate::analysis::prefilter::{Triggers, t};
+        use crate::analysis::prefilter::{Context, Triggers, t};
         Triggers::EngineOr(
             const {
                 &[
                     t::method("iterrows"),
                     t::method("itertuples"),
                     t::any("axis"),
-                    t::any("df"),
+                    t::part("df", Context::ForHeader),
                     t::any("pd"),
                     t::any("pandas"),
                 ]
