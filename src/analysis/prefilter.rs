@@ -43,10 +43,12 @@ pub enum Word {
 pub enum Context {
     /// Anywhere: code, a string or a comment.
     Anywhere,
+    /// In code, not in a string or a comment (`import torch`).
+    Code,
     /// Called: the next token is `(` (`open(`, `model (x)`, `re.compile(`).
     Called,
-    /// Called, not as a method: `compile(`, not `re.compile(`.
-    CalledBare,
+    /// The value of an assignment: after `=`, called (`net = DDP(net)`, not `re.compile(`).
+    AssignedCall,
     /// A receiver: the next token is `.` (`df.apply`).
     Receiver,
     /// Called as a method: after a `.` and before a `(` (`.save(`).
@@ -56,11 +58,11 @@ pub enum Context {
     /// A model-like variable: called as a plain name (`model(x)`), or the receiver of one of
     /// [`MODEL_METHODS`] (`self.model.eval()`).
     ModelVar,
-    /// A loader-like variable: called, or on a logical line with a `for` or a call to one of
-    /// [`ITER_WRAPPERS`].
+    /// A loader-like variable: on a logical line with a `for` or a call to one of
+    /// [`ITER_WRAPPERS`], or the receiver of one of [`MODEL_METHODS`] (which keep its kind).
     LoaderVar,
-    /// In a `class` statement's header (its bases).
-    ClassHeader,
+    /// In the bases of a `class` statement (after the first `(` of its line).
+    ClassBases,
 }
 
 /// A word in a context.
@@ -89,10 +91,10 @@ pub enum Triggers {
 pub mod t {
     use super::{Context, Trigger, Word};
 
-    /// The whole `word`, anywhere.
+    /// The whole `word`, in code.
     #[must_use]
-    pub const fn any(word: &'static str) -> Trigger {
-        whole(word, Context::Anywhere)
+    pub const fn code(word: &'static str) -> Trigger {
+        whole(word, Context::Code)
     }
     /// The whole `word`, called.
     #[must_use]
@@ -161,9 +163,9 @@ pub const ITER_WRAPPERS: &[&str] = &[
 /// Each entry either makes the file matter on its own, or sets a signal that [`decide`] combines
 /// (the `data` kind needs two data signals; an optimizer step needs `.step(` and an optimizer).
 pub static ENGINE: &[(Trigger, Effect)] = &{
-    use Context::{Anywhere, CalledBare, ClassHeader, ForHeader, LoaderVar, ModelVar, Receiver};
+    use Context::{AssignedCall, ClassBases, Code, ForHeader, LoaderVar, ModelVar, Receiver};
     use Effect::{Parse, Signal};
-    use t::{any, called, cased, contains, method, part, whole};
+    use t::{called, cased, code, contains, method, part, whole};
     [
         // record loops (`is_record_loop`): a word of the `for` header
         (whole("glob", ForHeader), Parse),
@@ -189,6 +191,7 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (part("samples", ForHeader), Parse),
         // step loops: a loader iterated (`kind_by_name`, `*DataLoader(`), a backward, a model
         // called, a function that calls backward
+        (contains("dataloader", Context::Called), Parse),
         (contains("loader", LoaderVar), Parse),
         (part("dl", LoaderVar), Parse),
         (called("backward"), Parse),
@@ -199,43 +202,43 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (whole("teacher", ModelVar), Parse),
         (whole("student", ModelVar), Parse),
         // what makes another name a model (`resolve::kinds`, `ctor_kind`)
-        (any("from_pretrained"), Parse),
-        (any("torchvision"), Parse),
-        (any("timm"), Parse),
-        (any("torch"), Parse),
-        (cased("Module", ClassHeader), Parse),
-        (cased("PreTrainedModel", ClassHeader), Parse),
-        (whole("compile", CalledBare), Parse),
-        (whole("distributeddataparallel", CalledBare), Parse),
-        (whole("ddp", CalledBare), Parse),
-        (whole("dataparallel", CalledBare), Parse),
-        (whole("fullyshardeddataparallel", CalledBare), Parse),
-        (whole("fsdp", CalledBare), Parse),
+        (code("from_pretrained"), Parse),
+        (code("torchvision"), Parse),
+        (code("timm"), Parse),
+        (code("torch"), Parse),
+        (cased("Module", ClassBases), Parse),
+        (cased("PreTrainedModel", ClassBases), Parse),
+        (whole("compile", AssignedCall), Parse),
+        (whole("distributeddataparallel", AssignedCall), Parse),
+        (whole("ddp", AssignedCall), Parse),
+        (whole("dataparallel", AssignedCall), Parse),
+        (whole("fullyshardeddataparallel", AssignedCall), Parse),
+        (whole("fsdp", AssignedCall), Parse),
         // optimizer steps (`is_opt_step`): `.step(` on an optimizer or scaler
         (method("step"), Signal(STEP)),
-        (part("optimizer", Anywhere), Signal(OPTIMIZER)),
-        (any("opt"), Signal(OPTIMIZER)),
-        (any("optimiser"), Signal(OPTIMIZER)),
-        (contains("scaler", Anywhere), Signal(OPTIMIZER)),
-        (any("adamw"), Signal(OPTIMIZER)),
-        (any("adam"), Signal(OPTIMIZER)),
-        (any("sgd"), Signal(OPTIMIZER)),
-        (any("rmsprop"), Signal(OPTIMIZER)),
-        (any("adagrad"), Signal(OPTIMIZER)),
-        (any("lion"), Signal(OPTIMIZER)),
-        (any("adafactor"), Signal(OPTIMIZER)),
-        (any("bitsandbytes"), Signal(OPTIMIZER)),
+        (part("optimizer", Code), Signal(OPTIMIZER)),
+        (code("opt"), Signal(OPTIMIZER)),
+        (code("optimiser"), Signal(OPTIMIZER)),
+        (contains("scaler", Code), Signal(OPTIMIZER)),
+        (code("adamw"), Signal(OPTIMIZER)),
+        (code("adam"), Signal(OPTIMIZER)),
+        (code("sgd"), Signal(OPTIMIZER)),
+        (code("rmsprop"), Signal(OPTIMIZER)),
+        (code("adagrad"), Signal(OPTIMIZER)),
+        (code("lion"), Signal(OPTIMIZER)),
+        (code("adafactor"), Signal(OPTIMIZER)),
+        (code("bitsandbytes"), Signal(OPTIMIZER)),
         // train and infer signals of the classifier (`resolve::signals`); `add_argument("--epochs")`
         // alone scores 1 of the 3 a kind needs, so it never decides alone
-        (any("optim"), Parse),
+        (code("optim"), Parse),
         (called("get_scheduler"), Parse),
-        (contains("trainer", Anywhere), Parse),
-        (contains("trainingarguments", Anywhere), Parse),
+        (contains("trainer", Code), Parse),
+        (contains("trainingarguments", Code), Parse),
         (method("generate"), Parse),
         (method("predict"), Parse),
         (method("trace"), Parse),
         (method("export"), Parse),
-        (any("transformers"), Parse),
+        (code("transformers"), Parse),
         // data signals: two of them make a `data` file or function
         (called("open"), Signal(READ)),
         (method("load"), Signal(READ)),
@@ -258,13 +261,13 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (called("imdecode"), Signal(IMAGE)),
         (called("read_image"), Signal(IMAGE)),
         (method("open"), Signal(IMAGE_OPEN)),
-        (any("pil"), Signal(IMAGE_NAME)),
-        (any("image"), Signal(IMAGE_NAME)),
-        (any("pandas"), Signal(PANDAS)),
-        (any("pd"), Signal(PANDAS)),
+        (code("pil"), Signal(IMAGE_NAME)),
+        (code("image"), Signal(IMAGE_NAME)),
+        (code("pandas"), Signal(PANDAS)),
+        (whole("pd", Receiver), Signal(PANDAS)),
         (part("df", Receiver), Signal(PANDAS)),
         (called("load_dataset"), Parse),
-        (cased("Dataset", ClassHeader), Signal(DATASET)),
+        (cased("Dataset", ClassBases), Signal(DATASET)),
     ]
 };
 
@@ -401,7 +404,7 @@ impl Table {
             let cx = if code {
                 Ctx::at(src, &tokens, i, line)
             } else {
-                Ctx::text(line)
+                Ctx::text(i, line)
             };
             lower.clear();
             lower.extend(word.iter().map(u8::to_ascii_lowercase));
@@ -469,12 +472,18 @@ struct LineFlags {
     has_for: bool,
     /// A call to one of [`ITER_WRAPPERS`].
     has_wrapper: bool,
-    /// Starts with `class`.
-    is_class: bool,
+    /// Starts with `class`: the token index of its first `(`, where the bases start.
+    bases_from: Option<usize>,
 }
 
 /// What the scan knows around one word.
 struct Ctx {
+    /// The word's token index.
+    index: usize,
+    /// In code, not in a string or a comment.
+    code: bool,
+    /// The previous code token is `=`.
+    after_assign: bool,
     /// The next code token is `(`.
     called: bool,
     /// The previous code token is `.`.
@@ -504,6 +513,9 @@ impl Ctx {
         let (next, after_next) = (next.next(), next.next());
         let punct = |t: Option<&Token>, p: u8| t.is_some_and(|t| t.kind == Kind::Punct(p));
         Ctx {
+            index: i,
+            code: true,
+            after_assign: punct(prev, b'='),
             called: punct(next, b'('),
             after_dot: punct(prev, b'.'),
             receiver: punct(next, b'.'),
@@ -516,9 +528,12 @@ impl Ctx {
         }
     }
 
-    /// A word of a string or a comment.
-    fn text(line: LineFlags) -> Self {
+    /// A word of a string or a comment, at `tokens[i]`.
+    fn text(i: usize, line: LineFlags) -> Self {
         Ctx {
+            index: i,
+            code: false,
+            after_assign: false,
             called: false,
             after_dot: false,
             receiver: false,
@@ -530,15 +545,18 @@ impl Ctx {
     fn fits(&self, context: Context) -> bool {
         match context {
             Context::Anywhere => true,
+            Context::Code => self.code,
             Context::Called => self.called,
-            Context::CalledBare => self.called && !self.after_dot,
+            Context::AssignedCall => self.called && self.after_assign,
             Context::Receiver => self.receiver,
             Context::Method => self.called && self.after_dot,
             Context::ForHeader => self.line.has_for,
             // `self.model(x)` is a method call, not a forward pass (`resolve::is_model_call`)
             Context::ModelVar => (self.called && !self.after_dot) || self.receiver_of_model_method,
-            Context::LoaderVar => self.called || self.line.has_for || self.line.has_wrapper,
-            Context::ClassHeader => self.line.is_class,
+            Context::LoaderVar => {
+                self.line.has_for || self.line.has_wrapper || self.receiver_of_model_method
+            }
+            Context::ClassBases => self.line.bases_from.is_some_and(|b| self.index > b),
         }
     }
 }
@@ -565,27 +583,35 @@ fn line_flags(src: &[u8], tokens: &[Token]) -> Vec<LineFlags> {
     let count = tokens.last().map_or(0, |t| t.line as usize + 1);
     let mut lines = vec![LineFlags::default(); count];
     let mut seen_code = vec![false; count];
-    let code: Vec<&Token> = tokens
+    let mut is_class = vec![false; count];
+    let code: Vec<(usize, &Token)> = tokens
         .iter()
-        .filter(|t| !matches!(t.kind, Kind::Word { code: false }))
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.kind, Kind::Word { code: false }))
         .collect();
-    for (k, tok) in code.iter().enumerate() {
-        let Some(flags) = lines.get_mut(tok.line as usize) else {
+    for (k, &(i, tok)) in code.iter().enumerate() {
+        let line = tok.line as usize;
+        let Some(flags) = lines.get_mut(line) else {
             continue;
         };
-        let first = !std::mem::replace(&mut seen_code[tok.line as usize], true);
+        let first = !std::mem::replace(&mut seen_code[line], true);
+        if tok.kind == Kind::Punct(b'(') && is_class[line] && flags.bases_from.is_none() {
+            flags.bases_from = Some(i);
+        }
         if tok.kind != (Kind::Word { code: true }) {
             continue;
         }
         let word = src.get(tok.start..tok.end).unwrap_or_default();
         if first && word == b"class" {
-            flags.is_class = true;
+            is_class[line] = true;
         }
         if word == b"for" {
             flags.has_for = true;
         }
         if ITER_WRAPPERS.iter().any(|w| w.as_bytes() == word)
-            && code.get(k + 1).is_some_and(|t| t.kind == Kind::Punct(b'('))
+            && code
+                .get(k + 1)
+                .is_some_and(|(_, t)| t.kind == Kind::Punct(b'('))
         {
             flags.has_wrapper = true;
         }
@@ -788,6 +814,13 @@ mod tests {
         // class bases
         assert!(matters("class Net(nn.Module):\n    pass\n"));
         assert!(!matters("import sys\nx = sys.modules\n"));
+        assert!(!matters("class TestModule(unittest.TestCase):\n    pass\n"));
+        // a bare `compile(...)` assigned makes a model (`torch.compile` imported bare)
+        assert!(matters("code = compile(src, 'f', 'exec')\n"));
+        assert!(!matters("pat = re.compile('x')\n"));
+        // names matter in code, not in prose
+        assert!(!matters("\"\"\"Uses NumPy and torch.\"\"\"\n"));
+        assert!(matters("import numpy\n"));
     }
 
     #[test]

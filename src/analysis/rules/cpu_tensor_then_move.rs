@@ -64,7 +64,7 @@ impl Rule for CpuTensorThenMove {
     // also outside hot loops: torch.* constructors
     fn triggers(&self) -> crate::analysis::prefilter::Triggers {
         use crate::analysis::prefilter::{Triggers, t};
-        Triggers::EngineOr(const { &[t::any("torch")] })
+        Triggers::EngineOr(const { &[t::code("torch")] })
     }
 
     fn check(&self, cx: &mut Checker<'_>) {

@@ -58,7 +58,9 @@ impl Rule for DataloaderPersistent {
     // also outside hot loops: a DataLoader call
     fn triggers(&self) -> crate::analysis::prefilter::Triggers {
         use crate::analysis::prefilter::{Context, Triggers, t};
-        Triggers::EngineOr(const { &[t::contains("loader", Context::Called), t::any("torch")] })
+        Triggers::EngineOr(
+            const { &[t::contains("dataloader", Context::Called), t::code("torch")] },
+        )
     }
 
     fn check(&self, cx: &mut Checker<'_>) {

@@ -58,8 +58,8 @@ impl Rule for DataloaderWorkers {
         Triggers::EngineOr(
             const {
                 &[
-                    t::contains("loader", Context::Called),
-                    t::any("torch"),
+                    t::contains("dataloader", Context::Called),
+                    t::code("torch"),
                     t::contains("trainingarguments", Context::Called),
                     t::called("sftconfig"),
                 ]

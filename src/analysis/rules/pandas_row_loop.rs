@@ -52,10 +52,10 @@ impl Rule for PandasRowLoop {
                 &[
                     t::method("iterrows"),
                     t::method("itertuples"),
-                    t::any("axis"),
+                    t::code("axis"),
                     t::part("df", Context::ForHeader),
-                    t::any("pd"),
-                    t::any("pandas"),
+                    t::whole("pd", Context::Receiver),
+                    t::code("pandas"),
                 ]
             },
         )

@@ -54,7 +54,7 @@ impl Rule for PythonLoopNumeric {
     // also outside hot loops: a numpy or torch import
     fn triggers(&self) -> crate::analysis::prefilter::Triggers {
         use crate::analysis::prefilter::{Triggers, t};
-        Triggers::EngineOr(const { &[t::any("numpy"), t::any("torch")] })
+        Triggers::EngineOr(const { &[t::code("numpy"), t::code("torch")] })
     }
 
     fn check(&self, cx: &mut Checker<'_>) {
