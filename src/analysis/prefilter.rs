@@ -336,7 +336,7 @@ static TABLE: LazyLock<Option<Table>> = LazyLock::new(|| {
             }
         }
     }
-    Some(Table::new(entries))
+    Table::new(entries)
 });
 
 /// The triggers by the lowercase part they match, and the substring ones.
@@ -349,10 +349,15 @@ struct Table {
     max_span: usize,
     /// `(text, case as written, context, effect)`.
     contains: Vec<(Vec<u8>, bool, Context, Effect)>,
+    /// The `contains` texts, to find which occur in a file in one pass.
+    contains_set: regex::bytes::RegexSet,
+    /// By first byte, a bit per length (63 for longer) of the whole-word and part triggers:
+    /// most words are ruled out without a lookup.
+    quick: [u64; 256],
 }
 
 impl Table {
-    fn new(entries: Vec<(Trigger, Effect)>) -> Self {
+    fn new(entries: Vec<(Trigger, Effect)>) -> Option<Self> {
         let mut parts = Vec::new();
         let mut wholes = Vec::new();
         let mut contains = Vec::new();
@@ -379,12 +384,30 @@ impl Table {
         }
         parts.sort_by(|a, b| a.0.cmp(&b.0));
         wholes.sort_by(|a, b| a.0.cmp(&b.0));
-        Table {
+        let mut quick = [0u64; 256];
+        for (key, _, _) in parts.iter().chain(&wholes) {
+            if let Some(m) = key.first().and_then(|f| quick.get_mut(usize::from(*f))) {
+                *m |= 1u64 << key.len().min(63);
+            }
+        }
+        let patterns = contains.iter().map(|(text, cased, _, _)| {
+            let escaped = regex::escape(&String::from_utf8_lossy(text));
+            if *cased {
+                escaped
+            } else {
+                format!("(?i-u){escaped}")
+            }
+        });
+        // escaped literals: only a size limit could fail it, and then every file is parsed
+        let contains_set = regex::bytes::RegexSet::new(patterns).ok()?;
+        Some(Table {
             parts,
             wholes,
+            contains_set,
+            quick,
             max_span,
             contains,
-        }
+        })
     }
 
     fn may_matter(&self, src: &[u8]) -> bool {
@@ -392,55 +415,42 @@ impl Table {
             return true; // an unclosed bracket or string: leave it to the parser
         };
         let lines = line_flags(src, &tokens);
+        // the substring triggers found anywhere in the file: most files have none
+        let present: Vec<&(Vec<u8>, bool, Context, Effect)> = self
+            .contains_set
+            .matches(src)
+            .iter()
+            .filter_map(|k| self.contains.get(k))
+            .collect();
         let mut signals = 0u32;
         let mut lower = Vec::new();
-        let mut parts = Vec::new();
+        let mut hits: Vec<(Context, Effect)> = Vec::new();
         for (i, tok) in tokens.iter().enumerate() {
             let Kind::Word { code } = tok.kind else {
                 continue;
             };
             let word = src.get(tok.start..tok.end).unwrap_or_default();
+            lower.clear();
+            lower.extend(word.iter().map(u8::to_ascii_lowercase));
+            hits.clear();
+            self.words_of(&lower, &mut hits);
+            for (text, cased, context, effect) in &present {
+                let hay = if *cased { word } else { lower.as_slice() };
+                if hay.windows(text.len()).any(|w| w == text.as_slice()) {
+                    hits.push((*context, *effect));
+                }
+            }
+            if hits.is_empty() {
+                continue;
+            }
             let line = lines.get(tok.line as usize).copied().unwrap_or_default();
             let cx = if code {
                 Ctx::at(src, &tokens, i, line)
             } else {
                 Ctx::text(i, line)
             };
-            lower.clear();
-            lower.extend(word.iter().map(u8::to_ascii_lowercase));
-            for (_, context, effect) in lookup(&self.wholes, &lower) {
+            for (context, effect) in &hits {
                 if cx.fits(*context) {
-                    match effect {
-                        Effect::Parse => return true,
-                        Effect::Signal(s) => signals |= s,
-                    }
-                }
-            }
-            parts.clear();
-            let mut from = 0;
-            for (j, b) in lower.iter().enumerate() {
-                if *b == b'_' {
-                    parts.push((from, j));
-                    from = j + 1;
-                }
-            }
-            parts.push((from, lower.len()));
-            for (k, &(start, _)) in parts.iter().enumerate() {
-                for &(_, end) in parts.iter().skip(k).take(self.max_span) {
-                    let run = lower.get(start..end).unwrap_or_default();
-                    for (_, context, effect) in lookup(&self.parts, run) {
-                        if cx.fits(*context) {
-                            match effect {
-                                Effect::Parse => return true,
-                                Effect::Signal(s) => signals |= s,
-                            }
-                        }
-                    }
-                }
-            }
-            for (text, cased, context, effect) in &self.contains {
-                let hay = if *cased { word } else { lower.as_slice() };
-                if hay.windows(text.len()).any(|w| w == text.as_slice()) && cx.fits(*context) {
                     match effect {
                         Effect::Parse => return true,
                         Effect::Signal(s) => signals |= s,
@@ -449,6 +459,43 @@ impl Table {
             }
         }
         decide(signals)
+    }
+
+    /// The whole-word and part triggers a lowercase word matches.
+    fn words_of(&self, lower: &[u8], hits: &mut Vec<(Context, Effect)>) {
+        let mut push = |table: &[(Vec<u8>, Context, Effect)], key: &[u8]| {
+            let Some(&first) = key.first() else { return };
+            let bit = 1u64 << key.len().min(63);
+            if self
+                .quick
+                .get(usize::from(first))
+                .is_some_and(|m| m & bit != 0)
+            {
+                hits.extend(lookup(table, key).map(|(_, c, e)| (*c, *e)));
+            }
+        };
+        push(&self.wholes, lower);
+        // parts, and runs of up to `max_span` parts, delimited by `_` or the word's ends
+        let starts = std::iter::once(0).chain(
+            lower
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'_')
+                .map(|(j, _)| j + 1),
+        );
+        for start in starts {
+            let ends = lower
+                .iter()
+                .enumerate()
+                .skip(start)
+                .filter(|(_, b)| **b == b'_')
+                .map(|(j, _)| j)
+                .chain(std::iter::once(lower.len()))
+                .take(self.max_span);
+            for end in ends {
+                push(&self.parts, lower.get(start..end).unwrap_or_default());
+            }
+        }
     }
 }
 
