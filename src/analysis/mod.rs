@@ -1,8 +1,8 @@
 //! Step 2: read Python source with tree-sitter, extract facts, run the rules, estimate demand.
 //!
 //! ```text
-//! source ─► facts (one parse, one walk) ─► rules (RULES) ─► findings + fixes
-//!                                       └► hot loops ─► estimate_demand(ceilings) ─► verdict
+//! source ─► prefilter (can it matter?) ─► facts (one parse, one walk) ─► rules (RULES) ─► findings + fixes
+//!                                                                    └► hot loops ─► estimate_demand(ceilings) ─► verdict
 //! ```
 
 pub mod catalog;

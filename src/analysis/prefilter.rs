@@ -53,12 +53,13 @@ pub enum Context {
     Receiver,
     /// Called as a method: after a `.` and before a `(` (`.save(`).
     Method,
-    /// On a logical line with a `for` (a `for` header or a comprehension).
+    /// After the first `for` of a logical line (a `for` header or a comprehension), where the
+    /// iterated expressions are.
     ForHeader,
     /// A model-like variable: called as a plain name (`model(x)`), or the receiver of one of
     /// [`MODEL_METHODS`] (`self.model.eval()`).
     ModelVar,
-    /// A loader-like variable: on a logical line with a `for` or a call to one of
+    /// A loader-like variable: after a `for` (see [`Context::ForHeader`]), on a line with a call to one of
     /// [`ITER_WRAPPERS`], or the receiver of one of [`MODEL_METHODS`] (which keep its kind).
     LoaderVar,
     /// In the bases of a `class` statement (after the first `(` of its line).
@@ -515,8 +516,9 @@ fn lookup<'t>(
 /// What a logical line holds.
 #[derive(Debug, Clone, Copy, Default)]
 struct LineFlags {
-    /// A `for` (statement or comprehension).
-    has_for: bool,
+    /// The token index of its first `for` (statement or comprehension): the iterated
+    /// expressions come after it.
+    for_from: Option<usize>,
     /// A call to one of [`ITER_WRAPPERS`].
     has_wrapper: bool,
     /// Starts with `class`: the token index of its first `(`, where the bases start.
@@ -589,6 +591,11 @@ impl Ctx {
         }
     }
 
+    /// After the first `for` of its logical line, where a loop's iterated expression is.
+    fn after_for(&self) -> bool {
+        self.line.for_from.is_some_and(|f| self.index > f)
+    }
+
     fn fits(&self, context: Context) -> bool {
         match context {
             Context::Anywhere => true,
@@ -597,11 +604,11 @@ impl Ctx {
             Context::AssignedCall => self.called && self.after_assign,
             Context::Receiver => self.receiver,
             Context::Method => self.called && self.after_dot,
-            Context::ForHeader => self.line.has_for,
+            Context::ForHeader => self.after_for(),
             // `self.model(x)` is a method call, not a forward pass (`resolve::is_model_call`)
             Context::ModelVar => (self.called && !self.after_dot) || self.receiver_of_model_method,
             Context::LoaderVar => {
-                self.line.has_for || self.line.has_wrapper || self.receiver_of_model_method
+                self.after_for() || self.line.has_wrapper || self.receiver_of_model_method
             }
             Context::ClassBases => self.line.bases_from.is_some_and(|b| self.index > b),
         }
@@ -652,8 +659,8 @@ fn line_flags(src: &[u8], tokens: &[Token]) -> Vec<LineFlags> {
         if first && word == b"class" {
             is_class[line] = true;
         }
-        if word == b"for" {
-            flags.has_for = true;
+        if word == b"for" && flags.for_from.is_none() {
+            flags.for_from = Some(i);
         }
         if ITER_WRAPPERS.iter().any(|w| w.as_bytes() == word)
             && code
@@ -842,6 +849,7 @@ mod tests {
         // record loop: the word must be in the `for` header
         assert!(matters("for f in sorted(\n    image_files):\n    pass\n"));
         assert!(!matters("files = 1\nfor f in x:\n    pass\n"));
+        assert!(!matters("filenames = [n.upper() for n in names]\n"));
         assert!(matters("xs = [f for f in os.listdir(d)]\n"));
         // model-like names: called, or the receiver of a model method
         assert!(matters("for x in xs:\n    y = model(x)\n"));
