@@ -1,7 +1,8 @@
 //! Per-file latency of the analyzer alone (no process start, no file IO, no rendering):
 //! `analysis::analyze_file` on tests/fixtures/bench/train_1000.py, a 1,000-line training
 //! script, next to a bare tree-sitter-python parse of the same bytes (the floor any
-//! tree-sitter-based analyzer pays). A plain harness (no criterion):
+//! tree-sitter-based analyzer pays) and the pre-parse scan alone (what every file pays, parsed
+//! or not). A plain harness (no criterion):
 //! `cargo bench --bench analyze_file`.
 
 #![allow(
@@ -13,7 +14,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use efficiency_audit::analysis::analyze_file;
+use efficiency_audit::analysis::{analyze_file, prefilter};
 use efficiency_audit::config::Rules;
 
 fn main() {
@@ -34,6 +35,10 @@ fn main() {
     let parse = median_us(|| {
         black_box(parser.parse(black_box(&source), None));
     });
+    let text = std::str::from_utf8(&source).expect("UTF-8");
+    let scan = median_us(|| {
+        black_box(prefilter::may_matter(black_box(text)));
+    });
     let analysis = analyze_file("train_1000.py", &source, &rules);
     println!(
         "analyze_file on {lines} lines ({} findings, {} hot loops), 300 runs: median {:.0} µs \
@@ -52,6 +57,14 @@ fn main() {
         parse.0,
         parse.2,
         parse.1 / analyse.1 * 100.0
+    );
+    println!(
+        "pre-parse scan alone (prefilter::may_matter), same file: median {:.0} µs (p10 {:.0}, \
+         p90 {:.0}) = {:.0} % of analyze_file",
+        scan.1,
+        scan.0,
+        scan.2,
+        scan.1 / analyse.1 * 100.0
     );
 }
 

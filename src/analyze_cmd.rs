@@ -271,6 +271,7 @@ fn build_report(
             path: analysis.path,
             kind: analysis.kind,
             facts,
+            parsed: analysis.parsed,
         });
         findings.extend(analysis.findings);
     }

@@ -48,6 +48,7 @@ fuzz_target!(|data: &[u8]| {
             path: analysis.path.clone(),
             kind: analysis.kind,
             facts: serde_json::to_value(&analysis.facts).unwrap_or_default(),
+            parsed: analysis.parsed,
         }],
         findings: analysis.findings.clone(),
         demand,

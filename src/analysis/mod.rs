@@ -1,8 +1,8 @@
 //! Step 2: read Python source with tree-sitter, extract facts, run the rules, estimate demand.
 //!
 //! ```text
-//! source ─► facts (one parse, one walk) ─► rules (RULES) ─► findings + fixes
-//!                                       └► hot loops ─► estimate_demand(ceilings) ─► verdict
+//! source ─► prefilter (can it matter?) ─► facts (one parse, one walk) ─► rules (RULES) ─► findings + fixes
+//!                                                                    └► hot loops ─► estimate_demand(ceilings) ─► verdict
 //! ```
 
 pub mod catalog;
@@ -10,6 +10,7 @@ pub mod demand;
 pub mod facts;
 pub mod fix;
 pub mod model;
+pub mod prefilter;
 pub(crate) mod resolve;
 pub mod rule;
 pub mod rules;
@@ -39,6 +40,9 @@ pub struct FileAnalysis {
     pub hot_loops: Vec<HotLoop>,
     /// Problems reading the file (binary, not UTF-8, syntax errors).
     pub warnings: Vec<String>,
+    /// `false` when the pre-parse scan ([`prefilter`]) showed that no rule and no fact can use
+    /// the file, so it was not parsed (kind `other`, no findings, no hot loops, no facts).
+    pub parsed: bool,
 }
 
 impl FileAnalysis {
@@ -50,6 +54,14 @@ impl FileAnalysis {
             findings: Vec::new(),
             hot_loops: Vec::new(),
             warnings: vec![warning],
+            parsed: false,
+        }
+    }
+
+    fn unparsed(path: &str) -> Self {
+        FileAnalysis {
+            warnings: Vec::new(),
+            ..FileAnalysis::empty(path, String::new())
         }
     }
 }
@@ -66,8 +78,32 @@ pub fn rule_enabled(meta: &RuleMeta, rules: &crate::config::Rules) -> bool {
 
 /// Analyses one file. Never panics: non-UTF-8 / binary / empty input gives a warning and no
 /// findings; syntax errors give a warning with line:col and the rest is analysed.
+///
+/// A file that the pre-parse scan ([`prefilter::may_matter`]) shows no rule and no fact can use
+/// is not parsed: it comes back as kind `other` with `parsed: false`, and a syntax error in it
+/// goes unreported (nothing would be analysed in it either way).
 #[must_use]
 pub fn analyze_file(path: &str, source: &[u8], rules: &crate::config::Rules) -> FileAnalysis {
+    analyze(path, source, rules, true)
+}
+
+/// [`analyze_file`] without the pre-parse scan: every file is parsed. For tests that check the
+/// scan skips only files that cannot matter.
+#[must_use]
+pub fn analyze_file_parsing_all(
+    path: &str,
+    source: &[u8],
+    rules: &crate::config::Rules,
+) -> FileAnalysis {
+    analyze(path, source, rules, false)
+}
+
+fn analyze(
+    path: &str,
+    source: &[u8],
+    rules: &crate::config::Rules,
+    prefilter: bool,
+) -> FileAnalysis {
     if source.iter().all(u8::is_ascii_whitespace) {
         return FileAnalysis::empty(path, format!("{path}: empty file, nothing to analyse"));
     }
@@ -86,6 +122,9 @@ pub fn analyze_file(path: &str, source: &[u8], rules: &crate::config::Rules) -> 
             );
         }
     };
+    if prefilter && !prefilter::may_matter(src) {
+        return FileAnalysis::unparsed(path);
+    }
     let Some(m) = facts::build(src) else {
         return FileAnalysis::empty(
             path,
@@ -132,6 +171,7 @@ pub fn analyze_file(path: &str, source: &[u8], rules: &crate::config::Rules) -> 
         findings,
         hot_loops,
         warnings,
+        parsed: true,
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::facts::{Call, Model};
 use super::model::{Category, Finding, Fix, Resource, Severity};
+use super::prefilter::Triggers;
 
 /// What a rule is: its id, category, resource, severity and documentation.
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +58,11 @@ pub trait Rule: Sync {
     fn meta(&self) -> &'static RuleMeta;
     /// Reports its findings on one file.
     fn check(&self, cx: &mut Checker<'_>);
+    /// What a file must contain for the rule to fire, checked before the file is parsed
+    /// ([`prefilter`](super::prefilter)). The default parses every file.
+    fn triggers(&self) -> Triggers {
+        Triggers::Always
+    }
 }
 
 /// What a rule sees of one file, and where it reports.

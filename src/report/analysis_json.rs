@@ -74,6 +74,14 @@ pub struct FileEntry {
     pub kind: CodeKind,
     /// What the facts engine extracted (imports, loaders, precision, ...).
     pub facts: serde_json::Value,
+    /// `false` (and then written) when the file was not parsed: empty, binary, not UTF-8, or
+    /// shown by the pre-parse scan to hold nothing any rule or fact uses (`analysis::prefilter`).
+    #[serde(skip_serializing_if = "is_true")]
+    pub parsed: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// What a renderer needs to know about a rule.
@@ -233,6 +241,7 @@ pub(crate) mod tests {
                 path: "src/train.py".into(),
                 kind: CodeKind::Train,
                 facts: serde_json::json!({"imports": {"DataLoader": "torch.utils.data.DataLoader"}}),
+                parsed: true,
             }],
             findings,
             demand,

@@ -49,6 +49,11 @@ impl Rule for CheckpointInLoop {
         &Self::META
     }
 
+    // fires in a step or record loop, or on a file's kind: nothing beyond the engine's triggers
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        crate::analysis::prefilter::Triggers::Engine
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         for c in &m.calls {

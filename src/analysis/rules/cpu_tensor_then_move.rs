@@ -61,6 +61,12 @@ impl Rule for CpuTensorThenMove {
         &Self::META
     }
 
+    // also outside hot loops: torch.* constructors
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        use crate::analysis::prefilter::{Triggers, t};
+        Triggers::EngineOr(const { &[t::code("torch")] })
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         for c in &m.calls {

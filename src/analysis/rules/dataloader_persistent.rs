@@ -55,6 +55,14 @@ impl Rule for DataloaderPersistent {
         &Self::META
     }
 
+    // also outside hot loops: a DataLoader call
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        use crate::analysis::prefilter::{Context, Triggers, t};
+        Triggers::EngineOr(
+            const { &[t::contains("dataloader", Context::Called), t::code("torch")] },
+        )
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         let lightning_fit = m

@@ -53,6 +53,21 @@ impl Rule for DataloaderWorkers {
         &Self::META
     }
 
+    // also outside hot loops: a DataLoader call or a TrainingArguments-like config
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        use crate::analysis::prefilter::{Context, Triggers, t};
+        Triggers::EngineOr(
+            const {
+                &[
+                    t::contains("dataloader", Context::Called),
+                    t::code("torch"),
+                    t::contains("trainingarguments", Context::Called),
+                    t::called("sftconfig"),
+                ]
+            },
+        )
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         for c in &m.calls {

@@ -56,6 +56,20 @@ impl Rule for NoAmp {
         &Self::META
     }
 
+    // also outside hot loops: a TrainingArguments-like config or a Lightning Trainer
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        use crate::analysis::prefilter::{Context, Triggers, t};
+        Triggers::EngineOr(
+            const {
+                &[
+                    t::contains("trainingarguments", Context::Called),
+                    t::called("sftconfig"),
+                    t::part("lightning", Context::Anywhere),
+                ]
+            },
+        )
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         let p = &m.facts.precision;

@@ -44,6 +44,23 @@ impl Rule for PandasRowLoop {
         &Self::META
     }
 
+    // also outside hot loops: a pandas row loop, an axis=1 apply, a DataFrame
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        use crate::analysis::prefilter::{Context, Triggers, t};
+        Triggers::EngineOr(
+            const {
+                &[
+                    t::method("iterrows"),
+                    t::method("itertuples"),
+                    t::code("axis"),
+                    t::part("df", Context::ForHeader),
+                    t::whole("pd", Context::Receiver),
+                    t::code("pandas"),
+                ]
+            },
+        )
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         for c in &m.calls {

@@ -71,6 +71,12 @@ impl Rule for PythonLoopNumeric {
         &Self::META
     }
 
+    // also outside hot loops: a numpy or torch import
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        use crate::analysis::prefilter::{Triggers, t};
+        Triggers::EngineOr(const { &[t::code("numpy"), t::code("torch")] })
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         let numeric = m.imports.values().any(|q| {

@@ -76,6 +76,11 @@ impl Rule for SerialProcessing {
         &Self::META
     }
 
+    // fires in a step or record loop, or on a file's kind: nothing beyond the engine's triggers
+    fn triggers(&self) -> crate::analysis::prefilter::Triggers {
+        crate::analysis::prefilter::Triggers::Engine
+    }
+
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         if m.parallel_lib {
@@ -135,6 +140,9 @@ impl Rule for SerialProcessing {
                     return false;
                 }
                 let last = m.last_name(c);
+                if last == "open" && !opens_to_read(m, c) {
+                    return false; // writing or handing out handles is not per-file work
+                }
                 (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
                     || (HEAVY.contains(&last) && uses_target(c))
             });
@@ -176,7 +184,7 @@ impl Rule for SerialProcessing {
                             && m.text(c.func) == name
                     })
                 });
-            if !heavy || !collects || recursive {
+            if !heavy || !collects || recursive || breaks(m, l) {
                 continue;
             }
             cx.at(
@@ -186,6 +194,84 @@ impl Rule for SerialProcessing {
                 l.end_line,
                 "serial per-file loop uses one CPU core: process the files in parallel (`concurrent.futures.ProcessPoolExecutor`, `multiprocessing.Pool`)".to_string(),
                 None,
+            );
+        }
+    }
+}
+
+/// `open(p)` / `open(p, "rb")`: the file is opened to be read. A write mode, or a mode only known
+/// at run time (`open(name, mode)` handed back to the caller), is not reading work.
+fn opens_to_read(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    let Some(mode) = m.kw(c, "mode").or_else(|| m.pos(c, 1)) else {
+        return true;
+    };
+    m.node(mode.value)
+        .and_then(|n| crate::analysis::facts::string_value(n, m.src))
+        .is_some_and(|v| !v.contains(['w', 'a', 'x', '+']))
+}
+
+/// The loop stops early (`break` in its own body): it searches or samples the files, it is not
+/// a batch over all of them.
+// Ex) for fname in glob.glob("*.py"): size += read(fname); if size > N: break
+fn breaks(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loop) -> bool {
+    let Some(node) = m.node(l.span) else {
+        return false;
+    };
+    let mut stack: Vec<_> = {
+        let mut c = node.walk();
+        node.named_children(&mut c).collect()
+    };
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "break_statement" => return true,
+            "for_statement"
+            | "while_statement"
+            | "function_definition"
+            | "class_definition"
+            | "lambda" => {}
+            _ => {
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c));
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    fn ea602_lines(src: &str) -> Vec<usize> {
+        crate::analysis::analyze_file("t.py", src.as_bytes(), &crate::config::Rules::default())
+            .findings
+            .iter()
+            .filter(|f| f.rule == "EA602")
+            .map(|f| f.line)
+            .collect()
+    }
+
+    const HEAD: &str = "import glob, os\n\ndef process(p):\n    return p\n\nfiles = glob.glob('*.txt')\nout = []\n";
+
+    #[test]
+    fn reading_every_file_is_flagged() {
+        let src = format!("{HEAD}for f in files:\n    out.append(open(f).read())\n");
+        assert_eq!(ea602_lines(&src), vec![8]);
+    }
+
+    // the CPython standard library's false positives (BENCHMARKS.md, `analyze`: speed)
+    #[test]
+    fn writing_files_handing_out_handles_and_early_exit_are_not() {
+        for body in [
+            // test_tempfile.py: creates files
+            "for f in files:\n    with open(os.path.join('d', f), 'wb') as fh:\n        fh.write(b'x')\n    out.append(f)\n",
+            // tkinter/filedialog.py: returns open handles
+            "def ask(mode):\n    handles = []\n    for f in files:\n        handles.append(open(f, mode))\n    return handles\n",
+            // test_bz2.py: reads until it has enough
+            "size = 0\nfor f in files:\n    size += len(open(f, 'rb').read())\n    if size > 10:\n        break\n",
+        ] {
+            assert_eq!(
+                ea602_lines(&format!("{HEAD}{body}")),
+                Vec::<usize>::new(),
+                "{body}"
             );
         }
     }
