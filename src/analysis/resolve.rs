@@ -445,6 +445,10 @@ fn precision(m: &mut Model<'_>) {
                 }
                 "fp16" | "bf16" if a.vkind == ValKind::True => p.autocast = true,
                 "tf32" if a.vkind == ValKind::True => p.tf32 = true,
+                // `from_pretrained(..., load_in_8bit=True)`: int8/4-bit weights, not an fp32 model
+                "load_in_8bit" | "load_in_4bit" if a.vkind == ValKind::True => p.half = true,
+                // a `BitsAndBytesConfig`: quantized weights, whatever the compute dtype
+                "quantization_config" => p.half = true,
                 "torch_compile" if a.vkind == ValKind::True => compile = true,
                 "benchmark" if last == "Trainer" => {
                     cudnn_benchmark = Some(a.vkind == ValKind::True);
@@ -648,12 +652,43 @@ fn loops(m: &mut Model<'_>) {
             info.model_call = true;
         } else if c.method.is_none() && train_fns.contains(m.text(c.func)) {
             info.backward = true;
+        } else if let (Some(meth), Some(root)) = (c.method, c.recv_root)
+            && train_fns.contains(m.text(meth))
+            && !m.imports.contains_key(m.text(root))
+        {
+            // `trainer.train_step(sample)`: a method of a class defined here that does one
+            // training step
+            info.backward = true;
         }
     }
     for info in &mut infos {
         info.step =
             info.iterates_loader.is_some() || info.backward || info.opt_step || info.model_call;
         info.train = info.backward || info.opt_step;
+    }
+    // `for fold in folds: for epoch ...: for xb in loader: ...; model(X_test)`: a loop holding a
+    // training or loader loop of its own runs whole passes; a forward directly in its body is a
+    // once-per-pass evaluation, not a step. (Its setup per pass is not loop-invariant work.)
+    let mut holds_pass = vec![false; n];
+    for i in 0..n {
+        if !(infos[i].train || infos[i].iterates_loader.is_some()) {
+            continue;
+        }
+        let mut cur = m.loops[i].parent;
+        for _ in 0..256 {
+            let Some(p) = cur else { break };
+            let Some(h) = holds_pass.get_mut(p as usize) else {
+                break;
+            };
+            *h = true;
+            cur = m.loops.get(p as usize).and_then(|l| l.parent);
+        }
+    }
+    for (info, holds) in infos.iter_mut().zip(&holds_pass) {
+        if *holds && info.iterates_loader.is_none() && !info.train {
+            info.step = false;
+            info.has_child_step = true;
+        }
     }
     for i in 0..n {
         if infos[i].step
@@ -1071,18 +1106,41 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         "samples",
     ];
     let Some(it) = l.iter else { return false };
-    m.text(it)
+    let words = |t: &'_ str| -> Vec<String> {
+        t.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
+    let listing = |w: &str| CALLS.contains(&w);
+    let it_text = m.text(it);
+    if words(it_text).iter().any(|w| {
+        listing(w)
+            || NOUNS.iter().any(|k| {
+                w == k
+                    || (w.len() > k.len() + 1
+                        && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'
+                            || w.starts_with(k) && w.as_bytes()[k.len()] == b'_'))
+            })
+    }) {
+        return true;
+    }
+    // `wavs = sorted(glob.glob(...))` ... `for wav in tqdm(wavs):`: the name's latest binding
+    // before the loop, in the same function, lists a directory
+    it_text
         .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
         .filter(|w| !w.is_empty())
-        .any(|w| {
-            let w = w.to_ascii_lowercase();
-            CALLS.contains(&w.as_str())
-                || NOUNS.iter().any(|k| {
-                    w == *k
-                        || (w.len() > k.len() + 1
-                            && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'
-                                || w.starts_with(k) && w.as_bytes()[k.len()] == b'_'))
+        .any(|name| {
+            m.assigns
+                .iter()
+                .filter(|a| {
+                    a.span.end <= l.span.start
+                        && a.ctx.func == l.ctx.func
+                        && a.targets.len() == 1
+                        && m.text(a.left) == name
                 })
+                .last()
+                .is_some_and(|a| words(m.text(a.value)).iter().any(|w| listing(w)))
         })
 }
 
