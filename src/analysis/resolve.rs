@@ -412,6 +412,8 @@ fn precision(m: &mut Model<'_>) {
         if (last.starts_with("Conv") && last.ends_with('d'))
             || q.starts_with("torchvision.models.")
             || q == "timm.create_model"
+            // MONAI's networks (UNet, SegResNet, DynUNet, ...) are built from Conv3d/Conv2d
+            || q.starts_with("monai.networks.nets.")
         {
             conv = true;
         }
@@ -587,6 +589,12 @@ pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
             && !m.defined.contains(name)
             && !m.imports.contains_key(name)
             && m.var_kind(name) == Some(VarKind::Model);
+    }
+    // `self.model(x)`: an attribute of the instance holding a model
+    if c.recv.is_some_and(|r| m.text(r) == "self")
+        && m.var_kind(m.text(c.func)) == Some(VarKind::Model)
+    {
+        return true;
     }
     let last = m.last_name(c);
     matches!(last, "generate" | "forward")
@@ -964,7 +972,12 @@ fn score(s: u32, dataset: bool) -> CodeKind {
     if has(S_EPOCH_ARG) {
         train += 1;
     }
-    if has(S_EVAL) || has(S_NOGRAD_MODEL) {
+    // each is evidence on its own: a model switched to eval mode and called without autograd
+    // (a serving handler) outweighs the file reads and image decoding around it
+    if has(S_EVAL) {
+        infer += 4;
+    }
+    if has(S_NOGRAD_MODEL) {
         infer += 4;
     }
     if has(S_GENERATE) {
@@ -1178,6 +1191,8 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
         || q == "torch.utils.data.dataloader.DataLoader"
         || (q == "DataLoader" && !m.imports.contains_key("DataLoader"))
         || (q.ends_with(".DataLoader") && q.starts_with("torch"))
+        // a subclass with torch's arguments and defaults (`num_workers=0`, no pinning)
+        || q == "monai.data.DataLoader"
 }
 
 /// A DataLoader argument by keyword or position, resolved; `**kwargs` dicts are looked into.

@@ -137,7 +137,7 @@ impl Rule for PythonLoopNumeric {
                         || (idx.contains(',') && !idx.contains(':'))
                         || over_shape;
                     if array && words(idx).any(|w| w == var) {
-                        return true;
+                        return !reduction_pass(m, a, var);
                     }
                     // Ex) for i in range(len(x)): b = int(x[i] / w); counts[b] += 1
                     // (a histogram: element i read, a local array written)
@@ -191,4 +191,30 @@ impl Rule for PythonLoopNumeric {
             );
         }
     }
+}
+
+/// `inter[c] += ((pred == c) & valid).sum()`: each iteration reduces whole arrays (one
+/// vectorised pass per class or bin), reading no element by the loop variable.
+fn reduction_pass(
+    m: &crate::analysis::facts::Model<'_>,
+    a: &crate::analysis::facts::Assign,
+    var: &str,
+) -> bool {
+    let v = m.text(a.value);
+    let reduces = [
+        ".sum(",
+        ".mean(",
+        ".count_nonzero(",
+        ".any(",
+        ".all(",
+        ".max(",
+        ".min(",
+    ]
+    .iter()
+    .any(|r| v.contains(r));
+    reduces
+        && !m
+            .subs
+            .iter()
+            .any(|s| a.value.contains(s.value) && words(m.text(s.index)).any(|w| w == var))
 }

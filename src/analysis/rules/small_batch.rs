@@ -63,7 +63,9 @@ impl Rule for SmallBatch {
             return;
         }
         for (ci, c) in m.calls.iter().enumerate() {
-            if !is_dataloader(m, c) {
+            // MONAI loads 3D volumes and patch crops (`num_samples` per item): its batch size
+            // is a memory decision the file does not show
+            if !is_dataloader(m, c) || m.qual(c).starts_with("monai.") {
                 continue;
             }
             let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else {
