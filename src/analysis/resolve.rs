@@ -567,6 +567,23 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                             stack.push(a);
                         }
                     }
+                } else if last != "len"
+                    && let Some(a0) = crate::analysis::facts::field::get(
+                        n,
+                        crate::analysis::facts::field::ARGUMENTS,
+                    )
+                    .and_then(|args| args.named_child(0))
+                    && matches!(a0.kind(), "identifier" | "attribute")
+                {
+                    // `metric_logger.log_every(data_loader, 10, header)`: a wrapper handed the
+                    // loader first yields its batches
+                    let t = m.text(Span {
+                        start: a0.start_byte(),
+                        end: a0.end_byte(),
+                    });
+                    if m.var_kind(t) == Some(VarKind::Loader) {
+                        return Some(t.to_string());
+                    }
                 }
             }
             "parenthesized_expression" => {
