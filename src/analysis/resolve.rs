@@ -695,11 +695,11 @@ fn loops(m: &mut Model<'_>) {
     // training or loader loop of its own runs whole passes; a forward directly in its body is a
     // once-per-pass evaluation, not a step. (Its setup per pass is not loop-invariant work.)
     let mut holds_pass = vec![false; n];
-    for i in 0..n {
-        if !(infos[i].train || infos[i].iterates_loader.is_some()) {
+    for (l, info) in m.loops.iter().zip(&infos) {
+        if !(info.train || info.iterates_loader.is_some()) {
             continue;
         }
-        let mut cur = m.loops[i].parent;
+        let mut cur = l.parent;
         for _ in 0..256 {
             let Some(p) = cur else { break };
             let Some(h) = holds_pass.get_mut(p as usize) else {
@@ -1163,13 +1163,12 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         .any(|name| {
             m.assigns
                 .iter()
-                .filter(|a| {
+                .rfind(|a| {
                     a.span.end <= l.span.start
                         && a.ctx.func == l.ctx.func
                         && a.targets.len() == 1
                         && m.text(a.left) == name
                 })
-                .last()
                 .is_some_and(|a| words(m.text(a.value)).iter().any(|w| listing(w)))
         })
 }
