@@ -412,6 +412,8 @@ fn precision(m: &mut Model<'_>) {
         if (last.starts_with("Conv") && last.ends_with('d'))
             || q.starts_with("torchvision.models.")
             || q == "timm.create_model"
+            // MONAI's networks (UNet, SegResNet, DynUNet, ...) are built from Conv3d/Conv2d
+            || q.starts_with("monai.networks.nets.")
         {
             conv = true;
         }
@@ -445,6 +447,10 @@ fn precision(m: &mut Model<'_>) {
                 }
                 "fp16" | "bf16" if a.vkind == ValKind::True => p.autocast = true,
                 "tf32" if a.vkind == ValKind::True => p.tf32 = true,
+                // `from_pretrained(..., load_in_8bit=True)`: int8/4-bit weights, not an fp32 model
+                "load_in_8bit" | "load_in_4bit" if a.vkind == ValKind::True => p.half = true,
+                // a `BitsAndBytesConfig`: quantized weights, whatever the compute dtype
+                "quantization_config" => p.half = true,
                 "torch_compile" if a.vkind == ValKind::True => compile = true,
                 "benchmark" if last == "Trainer" => {
                     cudnn_benchmark = Some(a.vkind == ValKind::True);
@@ -561,6 +567,23 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                             stack.push(a);
                         }
                     }
+                } else if last != "len"
+                    && let Some(a0) = crate::analysis::facts::field::get(
+                        n,
+                        crate::analysis::facts::field::ARGUMENTS,
+                    )
+                    .and_then(|args| args.named_child(0))
+                    && matches!(a0.kind(), "identifier" | "attribute")
+                {
+                    // `metric_logger.log_every(data_loader, 10, header)`: a wrapper handed the
+                    // loader first yields its batches
+                    let t = m.text(Span {
+                        start: a0.start_byte(),
+                        end: a0.end_byte(),
+                    });
+                    if m.var_kind(t) == Some(VarKind::Loader) {
+                        return Some(t.to_string());
+                    }
                 }
             }
             "parenthesized_expression" => {
@@ -583,6 +606,12 @@ pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
             && !m.defined.contains(name)
             && !m.imports.contains_key(name)
             && m.var_kind(name) == Some(VarKind::Model);
+    }
+    // `self.model(x)`: an attribute of the instance holding a model
+    if c.recv.is_some_and(|r| m.text(r) == "self")
+        && m.var_kind(m.text(c.func)) == Some(VarKind::Model)
+    {
+        return true;
     }
     let last = m.last_name(c);
     matches!(last, "generate" | "forward")
@@ -648,12 +677,43 @@ fn loops(m: &mut Model<'_>) {
             info.model_call = true;
         } else if c.method.is_none() && train_fns.contains(m.text(c.func)) {
             info.backward = true;
+        } else if let (Some(meth), Some(root)) = (c.method, c.recv_root)
+            && train_fns.contains(m.text(meth))
+            && !m.imports.contains_key(m.text(root))
+        {
+            // `trainer.train_step(sample)`: a method of a class defined here that does one
+            // training step
+            info.backward = true;
         }
     }
     for info in &mut infos {
         info.step =
             info.iterates_loader.is_some() || info.backward || info.opt_step || info.model_call;
         info.train = info.backward || info.opt_step;
+    }
+    // `for fold in folds: for epoch ...: for xb in loader: ...; model(X_test)`: a loop holding a
+    // training or loader loop of its own runs whole passes; a forward directly in its body is a
+    // once-per-pass evaluation, not a step. (Its setup per pass is not loop-invariant work.)
+    let mut holds_pass = vec![false; n];
+    for (l, info) in m.loops.iter().zip(&infos) {
+        if !(info.train || info.iterates_loader.is_some()) {
+            continue;
+        }
+        let mut cur = l.parent;
+        for _ in 0..256 {
+            let Some(p) = cur else { break };
+            let Some(h) = holds_pass.get_mut(p as usize) else {
+                break;
+            };
+            *h = true;
+            cur = m.loops.get(p as usize).and_then(|l| l.parent);
+        }
+    }
+    for (info, holds) in infos.iter_mut().zip(&holds_pass) {
+        if *holds && info.iterates_loader.is_none() && !info.train {
+            info.step = false;
+            info.has_child_step = true;
+        }
     }
     for i in 0..n {
         if infos[i].step
@@ -929,7 +989,12 @@ fn score(s: u32, dataset: bool) -> CodeKind {
     if has(S_EPOCH_ARG) {
         train += 1;
     }
-    if has(S_EVAL) || has(S_NOGRAD_MODEL) {
+    // each is evidence on its own: a model switched to eval mode and called without autograd
+    // (a serving handler) outweighs the file reads and image decoding around it
+    if has(S_EVAL) {
+        infer += 4;
+    }
+    if has(S_NOGRAD_MODEL) {
         infer += 4;
     }
     if has(S_GENERATE) {
@@ -1071,18 +1136,40 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         "samples",
     ];
     let Some(it) = l.iter else { return false };
-    m.text(it)
+    let words = |t: &'_ str| -> Vec<String> {
+        t.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
+    let listing = |w: &str| CALLS.contains(&w);
+    let it_text = m.text(it);
+    if words(it_text).iter().any(|w| {
+        listing(w)
+            || NOUNS.iter().any(|k| {
+                w == k
+                    || (w.len() > k.len() + 1
+                        && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'
+                            || w.starts_with(k) && w.as_bytes()[k.len()] == b'_'))
+            })
+    }) {
+        return true;
+    }
+    // `wavs = sorted(glob.glob(...))` ... `for wav in tqdm(wavs):`: the name's latest binding
+    // before the loop, in the same function, lists a directory
+    it_text
         .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
         .filter(|w| !w.is_empty())
-        .any(|w| {
-            let w = w.to_ascii_lowercase();
-            CALLS.contains(&w.as_str())
-                || NOUNS.iter().any(|k| {
-                    w == *k
-                        || (w.len() > k.len() + 1
-                            && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'
-                                || w.starts_with(k) && w.as_bytes()[k.len()] == b'_'))
+        .any(|name| {
+            m.assigns
+                .iter()
+                .rfind(|a| {
+                    a.span.end <= l.span.start
+                        && a.ctx.func == l.ctx.func
+                        && a.targets.len() == 1
+                        && m.text(a.left) == name
                 })
+                .is_some_and(|a| words(m.text(a.value)).iter().any(|w| listing(w)))
         })
 }
 
@@ -1120,6 +1207,8 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
         || q == "torch.utils.data.dataloader.DataLoader"
         || (q == "DataLoader" && !m.imports.contains_key("DataLoader"))
         || (q.ends_with(".DataLoader") && q.starts_with("torch"))
+        // a subclass with torch's arguments and defaults (`num_workers=0`, no pinning)
+        || q == "monai.data.DataLoader"
 }
 
 /// A DataLoader argument by keyword or position, resolved; `**kwargs` dicts are looked into.

@@ -131,6 +131,22 @@ fn generate_loop(m: &crate::analysis::facts::Model<'_>, li: u32) -> bool {
     m.calls.iter().any(|c| {
         l.span.contains(c.span)
             && m.last_name(c) == "generate"
-            && crate::analysis::resolve::is_model_call(m, c)
+            && (crate::analysis::resolve::is_model_call(m, c) || unwrapped_model(m, c))
     })
+}
+
+/// `accelerator.unwrap_model(model).generate(...)`: `generate` on a call that hands a model
+/// variable through (an unwrapping helper) is still the model's.
+fn unwrapped_model(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    use crate::analysis::facts::VarKind;
+    c.recv_call
+        .and_then(|i| m.calls.get(i as usize))
+        .is_some_and(|r| {
+            m.call_args(r)
+                .iter()
+                .any(|a| m.var_kind(m.text(a.value)) == Some(VarKind::Model))
+        })
 }

@@ -128,39 +128,57 @@ pub(crate) fn trains_or_infers(m: &Model<'_>) -> bool {
 /// column, the assignment index when the anchor is one).
 pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     use super::facts::VarKind;
-    let mut best: Option<(usize, usize, usize, Option<usize>)> = None; // (byte, line, col, assign)
+    // (trained, byte, line, col, assign): the model an optimizer trains wins over a frozen one
+    // placed earlier (a distillation teacher), then the earliest placement
+    type Best = Option<(bool, usize, usize, usize, Option<usize>)>;
+    let mut best: Best = None;
     fn consider(
-        best: &mut Option<(usize, usize, usize, Option<usize>)>,
+        best: &mut Best,
+        trained: bool,
         byte: usize,
         line: usize,
         col: usize,
         a: Option<usize>,
     ) {
-        if best.is_none_or(|b| byte < b.0) {
-            *best = Some((byte, line, col, a));
+        if best.is_none_or(|b| (trained && !b.0) || (trained == b.0 && byte < b.1)) {
+            *best = Some((trained, byte, line, col, a));
         }
     }
+    let trained = trained_models(m);
     for (i, a) in m.assigns.iter().enumerate() {
         if a.targets.len() != 1 || a.augmented {
             continue;
         }
-        if m.var_kind(m.text(a.left)) != Some(VarKind::Model) {
+        let name = m.text(a.left);
+        if m.var_kind(name) != Some(VarKind::Model) {
             continue;
         }
         let v = m.text(a.value);
         if (v.contains(".to(") || v.contains(".cuda(")) && a.rhs_call.is_some() {
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
-            consider(&mut best, a.span.start, a.line, col, Some(i));
+            consider(
+                &mut best,
+                trained.contains(name),
+                a.span.start,
+                a.line,
+                col,
+                Some(i),
+            );
         }
     }
     for c in &m.calls {
         if c.method.is_none() || !matches!(m.last_name(c), "to" | "cuda") {
             continue;
         }
-        if c.recv
-            .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
-        {
-            consider(&mut best, c.span.start, c.line, c.col, None);
+        if let Some(name) = placed_model(m, c) {
+            consider(
+                &mut best,
+                trained.contains(name),
+                c.span.start,
+                c.line,
+                c.col,
+                None,
+            );
         }
     }
     if best.is_none() {
@@ -171,12 +189,50 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                 && m.kinds.get(m.text(a.left)) == Some(&VarKind::Model)
             {
                 let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
-                consider(&mut best, a.span.start, a.line, col, Some(i));
+                consider(&mut best, false, a.span.start, a.line, col, Some(i));
                 break;
             }
         }
     }
-    best.map(|(_, l, c, a)| (l, c, a))
+    best.map(|(_, _, l, c, a)| (l, c, a))
+}
+
+/// The model a `.to(...)` / `.cuda()` call places: `model.to(d)`, or through mode switches
+/// that hand the module back (`model.eval().to(d)`).
+fn placed_model<'s>(m: &Model<'s>, c: &Call) -> Option<&'s str> {
+    use super::facts::VarKind;
+    let mut cur = c;
+    for _ in 0..8 {
+        let r = cur.recv?;
+        if m.var_kind(m.text(r)) == Some(VarKind::Model) {
+            return Some(m.text(r));
+        }
+        let inner = m.calls.get(cur.recv_call? as usize)?;
+        if inner.method.is_none() || !matches!(m.last_name(inner), "eval" | "train" | "float") {
+            return None;
+        }
+        cur = inner;
+    }
+    None
+}
+
+/// Names whose `.parameters()` an optimizer is built over (`Adam(student.parameters())`).
+fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
+    let mut out = std::collections::HashSet::new();
+    for c in &m.calls {
+        let q = m.qual(c);
+        let optimizer = (q.starts_with("torch.optim.") && !q.contains("lr_scheduler"))
+            || matches!(
+                m.last_name(c),
+                "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta"
+            );
+        if let Some(a) = m.pos(c, 0).filter(|_| optimizer)
+            && let Some(owner) = m.text(a.value).strip_suffix(".parameters()")
+        {
+            out.insert(owner);
+        }
+    }
+    out
 }
 
 /// The first training step loop.

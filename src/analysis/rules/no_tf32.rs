@@ -5,10 +5,11 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags CUDA training or inference in fp32 (no autocast, no half-precision model) that does
-    /// not enable TF32 for matrix multiplies (`torch.set_float32_matmul_precision("high")` or
-    /// `torch.backends.cuda.matmul.allow_tf32 = True`). Reported where the model is placed on
-    /// the device.
+    /// Flags CUDA training or inference in fp32 (no autocast, no half-precision or quantized
+    /// model) that does not enable TF32 for matrix multiplies
+    /// (`torch.set_float32_matmul_precision("high")` or
+    /// `torch.backends.cuda.matmul.allow_tf32 = True`). Reported where the model an optimizer
+    /// trains is placed on the device (not a frozen teacher placed before it).
     ///
     /// ## Why is this slow?
     /// PyTorch computes fp32 matmuls on CUDA cores by default. On Ampere and newer GPUs, TF32

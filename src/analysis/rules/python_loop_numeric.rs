@@ -8,7 +8,8 @@ declare_rule! {
     /// Flags a Python `for i in range(...)` loop that computes a NumPy array or torch tensor
     /// element by element: it assigns `out[i] = ...` into an array built with `np.*` /
     /// `torch.*`, or accumulates `total += a[i] ...` from one. Nested loops are reported once,
-    /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported.
+    /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported,
+    /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`).
     ///
     /// ## Why is this slow?
     /// Every element costs interpreter dispatch, boxing and an indexing call: 10–100x slower
@@ -143,7 +144,7 @@ impl Rule for PythonLoopNumeric {
                         || (idx.contains(',') && !idx.contains(':'))
                         || over_shape;
                     if array && words(idx).any(|w| w == var) {
-                        return true;
+                        return !reduction_pass(m, a, var);
                     }
                     // Ex) for i in range(len(x)): b = int(x[i] / w); counts[b] += 1
                     // (a histogram: element i read, a local array written)
@@ -197,4 +198,30 @@ impl Rule for PythonLoopNumeric {
             );
         }
     }
+}
+
+/// `inter[c] += ((pred == c) & valid).sum()`: each iteration reduces whole arrays (one
+/// vectorised pass per class or bin), reading no element by the loop variable.
+fn reduction_pass(
+    m: &crate::analysis::facts::Model<'_>,
+    a: &crate::analysis::facts::Assign,
+    var: &str,
+) -> bool {
+    let v = m.text(a.value);
+    let reduces = [
+        ".sum(",
+        ".mean(",
+        ".count_nonzero(",
+        ".any(",
+        ".all(",
+        ".max(",
+        ".min(",
+    ]
+    .iter()
+    .any(|r| v.contains(r));
+    reduces
+        && !m
+            .subs
+            .iter()
+            .any(|s| a.value.contains(s.value) && words(m.text(s.index)).any(|w| w == var))
 }

@@ -5,7 +5,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a training `DataLoader` on CUDA whose batch size is a known constant ≤ 8 (and the
-    /// script does not fine-tune a large pretrained model, where memory dictates it).
+    /// script does not fine-tune a large pretrained model, where memory dictates it; nor a
+    /// MONAI loader of 3D volumes and patch crops).
     ///
     /// ## Why is this slow?
     /// A tiny batch launches the same number of kernels per step as a large one but gives each
@@ -68,7 +69,9 @@ impl Rule for SmallBatch {
             return;
         }
         for (ci, c) in m.calls.iter().enumerate() {
-            if !is_dataloader(m, c) {
+            // MONAI loads 3D volumes and patch crops (`num_samples` per item): its batch size
+            // is a memory decision the file does not show
+            if !is_dataloader(m, c) || m.qual(c).starts_with("monai.") {
                 continue;
             }
             let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else {
