@@ -93,7 +93,9 @@ impl Audit {
 /// Runs the Quickstart's first command on `examples/NAME` with a temporary output folder, in a
 /// clean environment (no GitHub Actions variables: nothing is published).
 fn audit(name: &str) -> Audit {
-    let _one_at_a_time = BENCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one_at_a_time = BENCH
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let example = root().join("examples").join(name);
     let before = snapshot(&example);
     let out = tempfile::tempdir().unwrap();
@@ -159,7 +161,10 @@ fn check_report(a: &Audit, rules: &[&str], winner: Option<&str>) -> Vec<String> 
         .collect();
     for rule in rules {
         assert!(found.contains(rule), "{rule} not in report.json {found:?}");
-        assert!(sarif_rules.contains(rule), "{rule} not in SARIF {sarif_rules:?}");
+        assert!(
+            sarif_rules.contains(rule),
+            "{rule} not in SARIF {sarif_rules:?}"
+        );
     }
 
     let outcome = a.json("experiments/outcome.json");
@@ -175,12 +180,20 @@ fn check_report(a: &Audit, rules: &[&str], winner: Option<&str>) -> Vec<String> 
         .unwrap()
         .iter()
         .chain(outcome["stacked"].as_object().map(|_| &outcome["stacked"]))
-        .map(|r| format!("{} {} {} {}", r["strategy"], r["variant"], r["status"], r["reason"]))
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r["strategy"], r["variant"], r["status"], r["reason"]
+            )
+        })
         .collect();
     eprintln!("experiments:\n  {}", summary.join("\n  "));
     assert!(!passed.is_empty(), "no validated strategy: {summary:#?}");
     if let Some(w) = winner {
-        assert!(passed.iter().any(|p| p == w), "{w} not validated: {summary:#?}");
+        assert!(
+            passed.iter().any(|p| p == w),
+            "{w} not validated: {summary:#?}"
+        );
     }
     let shown = report["experiments"].as_array().unwrap();
     assert!(
@@ -196,7 +209,10 @@ fn check_report(a: &Audit, rules: &[&str], winner: Option<&str>) -> Vec<String> 
     }
     let html = std::fs::read_to_string(a.out.path().join("final_report.html")).unwrap();
     assert!(html.trim_start().starts_with("<!DOCTYPE html>") || html.contains("<html"));
-    assert!(html.trim_end().ends_with("</html>"), "final_report.html is truncated");
+    assert!(
+        html.trim_end().ends_with("</html>"),
+        "final_report.html is truncated"
+    );
     passed
 }
 
