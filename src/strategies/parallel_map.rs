@@ -210,8 +210,7 @@ impl Strategy for ParallelMap {
                                 content: format!("{}{}\n", entry.0.indent, line_of(entry)),
                             })
                             .collect();
-                        let Some(mut e) =
-                            patch::wrap_with(&file.text, start, end, &header, &inner)
+                        let Some(mut e) = patch::wrap_with(&file.text, start, end, &header, &inner)
                         else {
                             continue;
                         };
