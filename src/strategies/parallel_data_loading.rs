@@ -46,7 +46,8 @@ super::declare_strategy! {
     /// tutorial's 2.7x → 3.7x cumulative; third-party 2.48x with 8 workers), ~1.0x when items
     /// are cheap. Bounded by the number of CPUs that can build samples. Without the thread cap,
     /// two workers beside PyTorch's default two intra-op threads on a 2-CPU machine gained
-    /// 1.1x instead of 1.5x on `examples/torch-train` (BENCHMARKS.md, Quickstart end to end).
+    /// about 1.1x instead of 1.4–1.7x on `examples/torch-train` in tuning runs (BENCHMARKS.md,
+    /// Quickstart end to end).
     pub struct ParallelDataLoading {
         id: "parallel-data-loading",
         title: "Parallel, pinned, persistent data loading",
