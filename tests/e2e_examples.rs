@@ -136,8 +136,10 @@ fn audit(name: &str) -> Audit {
     Audit { out, stdout }
 }
 
-/// The promises every example keeps; returns the ids of the validated strategies.
-fn check_report(a: &Audit, rules: &[&str], winner: Option<&str>) -> Vec<String> {
+/// The promises every example keeps; returns the ids of the validated strategies. At least one
+/// of `winners` (the strategies that pay on an idle 2-CPU machine) must be validated: on a busy
+/// machine a process pool may find no free core, and the audit rightly reports no speed-up.
+fn check_report(a: &Audit, rules: &[&str], winners: &[&str]) -> Vec<String> {
     let last = a.stdout.lines().last().unwrap_or_default();
     assert!(last.starts_with("RED:"), "verdict line: {last:?}");
 
@@ -189,12 +191,10 @@ fn check_report(a: &Audit, rules: &[&str], winner: Option<&str>) -> Vec<String> 
         .collect();
     eprintln!("experiments:\n  {}", summary.join("\n  "));
     assert!(!passed.is_empty(), "no validated strategy: {summary:#?}");
-    if let Some(w) = winner {
-        assert!(
-            passed.iter().any(|p| p == w),
-            "{w} not validated: {summary:#?}"
-        );
-    }
+    assert!(
+        passed.iter().any(|p| winners.contains(&p.as_str())),
+        "none of {winners:?} validated: {summary:#?}"
+    );
     let shown = report["experiments"].as_array().unwrap();
     assert!(
         shown
@@ -219,7 +219,7 @@ fn check_report(a: &Audit, rules: &[&str], winner: Option<&str>) -> Vec<String> 
 #[test]
 fn quickstart_audit_of_the_plain_python_pipeline() {
     let a = audit("pipeline");
-    check_report(&a, &["EA602"], Some("parallel-map"));
+    check_report(&a, &["EA602"], &["parallel-map", "hoist-file-open"]);
 }
 
 #[test]
@@ -228,11 +228,7 @@ fn audit_of_the_pytorch_training_example() {
         return;
     }
     let a = audit("torch-train");
-    check_report(
-        &a,
-        &["EA101", "EA301", "EA401"],
-        Some("parallel-data-loading"),
-    );
+    check_report(&a, &["EA101", "EA301", "EA401"], &["parallel-data-loading"]);
 }
 
 #[test]
@@ -241,5 +237,5 @@ fn audit_of_the_pytorch_inference_example() {
         return;
     }
     let a = audit("torch-infer");
-    check_report(&a, &["EA301", "EA304", "EA401"], None);
+    check_report(&a, &["EA301", "EA304", "EA401"], &["parallel-map"]);
 }
