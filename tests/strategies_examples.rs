@@ -332,3 +332,32 @@ fn strategies_md_of_the_pipeline_example() {
     let plan = plan_example("pipeline", cpu_machine(4), false);
     insta::assert_snapshot!(efficiency_audit::strategies::markdown(&plan));
 }
+
+#[test]
+fn on_a_cpu_only_machine_workers_come_with_a_cap_on_pytorch_threads() {
+    let patched = |example: &str, id: &str, machine: Machine| {
+        let plan = plan_example(example, machine, false);
+        let r = plan.ranked.iter().find(|r| r.id == id).unwrap();
+        r.candidates[0].patch[0].new_text.clone()
+    };
+    // 2 CPUs, 2 workers: the model keeps one intra-op thread.
+    let train = patched("torch-train", "parallel-data-loading", cpu_machine(2));
+    assert!(train.contains("    torch.set_num_threads(1)  # the model shares the CPUs with 2 loader worker(s)\n    train_loader = DataLoader("), "{train}");
+    let infer = patched("torch-infer", "parallel-map", cpu_machine(2));
+    assert!(infer.contains("    torch.set_num_threads(1)  # PyTorch shares the CPUs with 2 pool worker(s)\n    with concurrent.futures.ProcessPoolExecutor(max_workers=2) as pool:\n"), "{infer}");
+    // With a GPU the model does not run on those cores: no cap.
+    let gpu = Machine {
+        cores: 2,
+        cores_source: "2 CPUs available (test)".to_owned(),
+        gpu: GpuState::Present {
+            name: "NVIDIA H100 80GB HBM3".to_owned(),
+            capability: Some((9, 0)),
+            fp32: None,
+            tf32: None,
+            bf16: None,
+        },
+    };
+    assert!(!patched("torch-train", "parallel-data-loading", gpu).contains("set_num_threads"));
+    // The plain-Python pipeline has no PyTorch to cap.
+    assert!(!patched("pipeline", "parallel-map", cpu_machine(2)).contains("set_num_threads"));
+}

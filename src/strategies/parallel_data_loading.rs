@@ -1,6 +1,6 @@
 use crate::analysis::model::{Applicability, Edit};
 
-use super::patch::{call_args, find_all, set_keywords};
+use super::patch::{call_args, find_all, insert_before, set_keywords, statement_of};
 use super::{Context, Gain, GpuState, Proposal, Strategy, VariantEdits, at, site, worker_counts};
 
 super::declare_strategy! {
@@ -27,6 +27,10 @@ super::declare_strategy! {
     /// train_loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True, pin_memory=True)
     /// ```
     ///
+    /// On a machine without a GPU the model also runs on the CPU: the main process's intra-op
+    /// threads are capped at the cores the workers leave (`torch.set_num_threads(cores −
+    /// workers)`, at least 1), so workers and model do not oversubscribe the cores.
+    ///
     /// Variants: `num_workers` ∈ {2, cores/2, cores} of the measured core count.
     ///
     /// ## Safety
@@ -40,7 +44,10 @@ super::declare_strategy! {
     /// ## Expected gain
     /// Up to 2.7x when data-bound (reference ml_rules.md S8: the PyTorch data-loading
     /// tutorial's 2.7x → 3.7x cumulative; third-party 2.48x with 8 workers), ~1.0x when items
-    /// are cheap. Bounded by the number of CPUs that can build samples.
+    /// are cheap. Bounded by the number of CPUs that can build samples. Without the thread cap,
+    /// two workers beside PyTorch's default two intra-op threads on a 2-CPU machine gained
+    /// about 1.1x instead of 1.4–1.7x on `examples/torch-train` in tuning runs (BENCHMARKS.md,
+    /// Quickstart end to end).
     pub struct ParallelDataLoading {
         id: "parallel-data-loading",
         title: "Parallel, pinned, persistent data loading",
@@ -224,6 +231,7 @@ impl Strategy for ParallelDataLoading {
         };
         for n in names {
             let mut files: Vec<(usize, Vec<Edit>)> = Vec::new();
+            let mut capped: Vec<usize> = Vec::new();
             for t in &targets {
                 let file = &ctx.files[t.file];
                 let Some(call) = find_all(file.tree.root_node(), |c| {
@@ -250,6 +258,24 @@ impl Strategy for ParallelDataLoading {
                 let borrowed: Vec<(&str, &str)> =
                     pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
                 edits.extend(set_keywords(call, &file.text, &borrowed));
+                // Ex) train_loader = DataLoader(ds, num_workers=2)  on 2 CPUs without a GPU
+                //  => torch.set_num_threads(1) on the line before
+                if let (Some(n), Some(_), GpuState::Absent) = (n, &t.workers, &ctx.machine.gpu)
+                    && !capped.contains(&t.file)
+                    && let Some(torch) = file.torch_name()
+                    && !file.text.contains("set_num_threads(")
+                    && let Some(stmt) = statement_of(call)
+                {
+                    capped.push(t.file);
+                    let threads = cores.saturating_sub(n).max(1);
+                    edits.push(insert_before(
+                        &file.text,
+                        stmt,
+                        &[format!(
+                            "{torch}.set_num_threads({threads})  # the model shares the CPUs with {n} loader worker(s)"
+                        )],
+                    ));
+                }
                 files.push((t.file, edits));
             }
             variants.push(VariantEdits {
