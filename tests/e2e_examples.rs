@@ -228,7 +228,11 @@ fn audit_of_the_pytorch_training_example() {
         return;
     }
     let a = audit("torch-train");
-    check_report(&a, &["EA101", "EA301", "EA401"], &["parallel-data-loading"]);
+    check_report(
+        &a,
+        &["EA101", "EA301", "EA401"],
+        &["parallel-data-loading", "disable-autograd"],
+    );
 }
 
 #[test]
@@ -237,5 +241,9 @@ fn audit_of_the_pytorch_inference_example() {
         return;
     }
     let a = audit("torch-infer");
-    check_report(&a, &["EA301", "EA304", "EA401"], &["parallel-map"]);
+    check_report(
+        &a,
+        &["EA301", "EA304", "EA401"],
+        &["parallel-map", "disable-autograd"],
+    );
 }

@@ -97,7 +97,7 @@ pub fn render(c: &LogContent<'_>) -> String {
         let _ = writeln!(out, "{}", summary_line("candidate", r.candidate.as_ref()));
         let _ = writeln!(
             out,
-            "speed-up (ratio of medians): {}×; 95 % CI [{}, {}] (paired log-ratio t-interval over {} interleaved pairs); decision: {}",
+            "speed-up (geometric mean of the pairs): {}×; 95 % CI [{}, {}] (paired log-ratio t-interval over {} interleaved pairs); decision: {}",
             opt(r.speedup, 3),
             opt(r.ci_low, 3),
             opt(r.ci_high, 3),

@@ -206,7 +206,8 @@ pub struct ExperimentResult {
     pub applicability: Option<Applicability>,
     /// Passed, failed or skipped.
     pub status: Status,
-    /// Ratio of the medians (> 1 is faster).
+    /// Geometric mean of the paired speed-ups, the centre of `ci_low..ci_high` (> 1 is
+    /// faster); the ratio of the medians when there is only one pair.
     pub speedup: Option<f64>,
     /// Low end of the 95 % interval.
     pub ci_low: Option<f64>,
@@ -1086,8 +1087,12 @@ impl Engine<'_> {
         result.pairs = base.len();
         result.baseline = Summary::of(&base);
         result.candidate = Summary::of(&candv);
-        result.speedup = stats::speedup(&base, &candv, self.direction);
         let ci: Option<Interval> = stats::paired_interval(&base, &candv, self.direction);
+        // The point estimate is the interval's own centre, so it always lies inside it; the
+        // ratio of medians only where there is no interval (a single pair).
+        result.speedup = ci
+            .map(|c| c.centre)
+            .or_else(|| stats::speedup(&base, &candv, self.direction));
         result.ci_low = ci.map(|c| c.low);
         result.ci_high = ci.map(|c| c.high);
         if budget_out {
