@@ -10,25 +10,12 @@
     reason = "test helpers fail loudly"
 )]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use efficiency_audit::analysis::{FileAnalysis, analyze_file, analyze_file_parsing_all};
 use efficiency_audit::config::Rules;
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() && !p.ends_with("site-packages") && !p.ends_with("dist-packages") {
-            walk(&p, out);
-        } else if ft.is_file() && p.extension().is_some_and(|x| x == "py") {
-            out.push(p);
-        }
-    }
-}
 
 /// What the skip must not change: kind, findings (with fixes), hot loops and their profiles.
 fn outcome(a: &FileAnalysis) -> serde_json::Value {
@@ -77,8 +64,8 @@ fn check_exact(files: &[PathBuf]) -> (usize, usize) {
 fn skipping_changes_nothing_on_the_fixtures_and_examples() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    walk(&root.join("tests/fixtures"), &mut files);
-    walk(&root.join("examples"), &mut files);
+    common::walk_python(&root.join("tests/fixtures"), &mut files);
+    common::walk_python(&root.join("examples"), &mut files);
     files.sort();
     assert!(files.len() > 50, "fixtures not found: {}", files.len());
     let (n, skipped) = check_exact(&files);
@@ -108,7 +95,7 @@ fn skipping_changes_nothing_on_a_real_tree() {
         return;
     };
     let mut files = Vec::new();
-    walk(Path::new(&root), &mut files);
+    common::walk_python(Path::new(&root), &mut files);
     files.sort();
     let (n, skipped) = check_exact(&files);
     println!("{root}: {n} files, {skipped} skipped by the pre-parse scan, none of them mattered");

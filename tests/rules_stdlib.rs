@@ -8,25 +8,12 @@
     reason = "test helpers fail loudly"
 )]
 
+mod common;
+
 use std::time::Instant;
 
 use efficiency_audit::analysis::analyze_file;
 use efficiency_audit::config::Rules;
-
-fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() && !p.ends_with("site-packages") && !p.ends_with("dist-packages") {
-            walk(&p, out);
-        } else if ft.is_file() && p.extension().is_some_and(|x| x == "py") {
-            out.push(p);
-        }
-    }
-}
 
 #[test]
 #[ignore = "needs EA_STDLIB=<folder of Python files>"]
@@ -35,7 +22,7 @@ fn analyses_a_real_tree_without_panicking() {
         return;
     };
     let mut files = Vec::new();
-    walk(std::path::Path::new(&root), &mut files);
+    common::walk_python(std::path::Path::new(&root), &mut files);
     let sources: Vec<Vec<u8>> = files
         .iter()
         .map(|p| std::fs::read(p).unwrap_or_default())

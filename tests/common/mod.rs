@@ -155,3 +155,20 @@ pub fn comment_json(id: u64, login: &str, body: &str) -> serde_json::Value {
         "author_association": "NONE"
     })
 }
+
+/// Every `.py` file below `dir` (recursively, skipping `site-packages`/`dist-packages`),
+/// appended to `out`; unreadable folders are passed over.
+pub fn walk_python(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() && !p.ends_with("site-packages") && !p.ends_with("dist-packages") {
+            walk_python(&p, out);
+        } else if ft.is_file() && p.extension().is_some_and(|x| x == "py") {
+            out.push(p);
+        }
+    }
+}
