@@ -168,17 +168,19 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
     use Effect::{Parse, Signal};
     use t::{called, cased, code, contains, method, part, whole};
     [
-        // record loops (`is_record_loop`): a word of the `for` header
-        (whole("glob", ForHeader), Parse),
-        (whole("rglob", ForHeader), Parse),
-        (whole("iglob", ForHeader), Parse),
-        (whole("listdir", ForHeader), Parse),
-        (whole("iterdir", ForHeader), Parse),
-        (whole("scandir", ForHeader), Parse),
-        (whole("walk", ForHeader), Parse),
-        (whole("iterrows", ForHeader), Parse),
-        (whole("itertuples", ForHeader), Parse),
-        (whole("readlines", ForHeader), Parse),
+        // record loops (`is_record_loop`): a listing call in the `for` header, or in the value
+        // of the iterated name's latest assignment (`lines = f.readlines()`), so anywhere in code
+        (code("glob"), Parse),
+        (code("rglob"), Parse),
+        (code("iglob"), Parse),
+        (code("listdir"), Parse),
+        (code("iterdir"), Parse),
+        (code("scandir"), Parse),
+        (code("walk"), Parse),
+        (code("iterrows"), Parse),
+        (code("itertuples"), Parse),
+        (code("readlines"), Parse),
+        // a collection named in the `for` header
         (part("files", ForHeader), Parse),
         (part("paths", ForHeader), Parse),
         (part("images", ForHeader), Parse),
