@@ -480,3 +480,30 @@ fn device_detection() {
         Device::Cuda
     );
 }
+
+#[test]
+fn only_torch_compile_counts_as_compiling_the_model() {
+    let train = |extra: &str| {
+        format!(
+            "import re\nimport torch\n{extra}\nmodel = Net().cuda()\nopt = torch.optim.AdamW(model.parameters())\nfor x, y in loader:\n    loss = model(x.cuda()).sum()\n    loss.backward()\n    opt.step()\n"
+        )
+    };
+    let has_ea203 = |src: String| rules_of(&run(&src)).iter().any(|r| r == "EA203");
+    // the builtin `compile(src, ...)` and `re.compile` compile no model
+    assert!(has_ea203(train("pattern = re.compile(r'x+')")));
+    assert!(has_ea203(train("code = compile('1 + 1', 'f', 'eval')")));
+    // `torch.compile` and a model's own `.compile()` do
+    assert!(!has_ea203(train("model = torch.compile(Net())")));
+    assert!(!has_ea203(train("model = Net()\nmodel.compile()")));
+}
+
+#[test]
+fn words_in_strings_and_comments_make_no_record_loop() {
+    let names = "for name in ['read', 'readline', 'readlines']:\n    run(name)\n";
+    assert!(run(names).facts.loops.is_empty());
+    let commented = "def f():\n    candidates = [\n        a,  # walk up the tree\n        b,\n    ]\n    for c in candidates:\n        g(c)\n";
+    assert!(run(commented).facts.loops.is_empty());
+    let listed =
+        "import os\ndef f(d):\n    names = os.listdir(d)\n    for n in names:\n        g(n)\n";
+    assert_eq!(run(listed).facts.loops[0].kind, "record");
+}

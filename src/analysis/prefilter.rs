@@ -211,7 +211,6 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (code("torch"), Parse),
         (cased("Module", ClassBases), Parse),
         (cased("PreTrainedModel", ClassBases), Parse),
-        (whole("compile", AssignedCall), Parse),
         (whole("distributeddataparallel", AssignedCall), Parse),
         (whole("ddp", AssignedCall), Parse),
         (whole("dataparallel", AssignedCall), Parse),

@@ -104,6 +104,27 @@ fn module_classes<'s>(m: &Model<'s>) -> Vec<&'s str> {
         .collect()
 }
 
+/// `torch.compile(...)` (also imported by name), or `.compile()` on something that is not an
+/// imported module (`model.compile()`, `self.net.compile()`); not the builtin `compile(src, ...)`
+/// nor `re.compile` / `py_compile.compile`.
+fn is_torch_compile(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    if m.qual(c) == "torch.compile" {
+        return true;
+    }
+    match c.method {
+        None => m
+            .imports
+            .get(m.text(c.func))
+            .is_some_and(|q| q == "torch.compile"),
+        Some(_) => {
+            let root = c.recv_root.map_or("", |r| m.text(r));
+            m.imports
+                .get(root)
+                .is_none_or(|q| q == "torch" || q.starts_with("torch."))
+        }
+    }
+}
+
 fn kinds(m: &mut Model<'_>) {
     let local_modules = module_classes(m);
     let mut known: std::collections::HashMap<&str, VarKind> = std::collections::HashMap::new();
@@ -179,7 +200,8 @@ fn kinds(m: &mut Model<'_>) {
                 | "DataParallel"
                 | "FullyShardedDataParallel"
                 | "FSDP"
-        ) && c.method.is_none_or(|_| recv == "torch")
+        ) && (c.method.is_none() || recv == "torch")
+            && (last != "compile" || is_torch_compile(m, c))
         {
             first_arg_kind
                 .filter(|k| *k == VarKind::Model)
@@ -398,7 +420,7 @@ fn precision(m: &mut Model<'_>) {
                     }
                 }
             }
-            "compile" if q == "torch.compile" || c.method.is_some() => compile = true,
+            "compile" if is_torch_compile(m, c) => compile = true,
             "use_deterministic_algorithms"
                 if m.pos(c, 0).is_some_and(|a| a.vkind == ValKind::True) =>
             {
@@ -1136,8 +1158,11 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         "samples",
     ];
     let Some(it) = l.iter else { return false };
+    // the words of the code, not of its strings and comments (`for name in ["read",
+    // "readlines"]` does not read lines)
     let words = |t: &'_ str| -> Vec<String> {
-        t.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        code_only(t)
+            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
             .filter(|w| !w.is_empty())
             .map(str::to_ascii_lowercase)
             .collect()
@@ -1157,7 +1182,7 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     }
     // `wavs = sorted(glob.glob(...))` ... `for wav in tqdm(wavs):`: the name's latest binding
     // before the loop, in the same function, lists a directory
-    it_text
+    code_only(it_text)
         .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
         .filter(|w| !w.is_empty())
         .any(|name| {
@@ -1171,6 +1196,40 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
                 })
                 .is_some_and(|a| words(m.text(a.value)).iter().any(|w| listing(w)))
         })
+}
+
+/// `text` with the contents of its string literals and comments blanked (quotes kept).
+fn code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '#' => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            '"' | '\'' => {
+                out.push(ch);
+                let mut escaped = false;
+                for c in chars.by_ref() {
+                    if escaped {
+                        escaped = false;
+                    } else if c == '\\' {
+                        escaped = true;
+                    } else if c == ch {
+                        out.push(ch);
+                        break;
+                    }
+                }
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
 }
 
 fn loaders(m: &mut Model<'_>) {
