@@ -507,3 +507,16 @@ fn words_in_strings_and_comments_make_no_record_loop() {
         "import os\ndef f(d):\n    names = os.listdir(d)\n    for n in names:\n        g(n)\n";
     assert_eq!(run(listed).facts.loops[0].kind, "record");
 }
+
+#[test]
+fn read_update_modes_and_chained_indices_are_seen() {
+    // `open(p, "r+b")` reads the file: per-file work
+    let resize = "import os\nfrom PIL import Image\ndef resize_images(src, dst):\n    images = os.listdir(src)\n    for i, image in enumerate(images):\n        with open(os.path.join(src, image), 'r+b') as f:\n            with Image.open(f) as img:\n                img.save(os.path.join(dst, image), img.format)\n";
+    assert!(rules_of(&run(resize)).iter().any(|r| r == "EA602"));
+    // `onehot[i][labels[i]] = 1` writes array elements one by one, like `onehot[i, labels[i]]`
+    let onehot = "import torch\ndef f(labels, n):\n    onehot = torch.zeros((len(labels), n))\n    for i in range(len(labels)):\n        onehot[i][labels[i]] = 1\n    return onehot\n";
+    assert!(rules_of(&run(onehot)).iter().any(|r| r == "EA603"));
+    // a list of lists is not an array
+    let grid = "import numpy as np\ndef f(n):\n    grid = [[0] * n for _ in range(n)]\n    for i in range(n):\n        grid[i][0] = 1\n    return grid\n";
+    assert!(run(grid).findings.is_empty());
+}

@@ -115,17 +115,36 @@ impl Rule for PythonLoopNumeric {
                 if let Some(node) = m.node(a.left)
                     && node.kind() == "subscript"
                 {
-                    let arr = crate::analysis::facts::field::get(
+                    // `a[i][j] = ...` indexes the array `a` (row `i`, then column `j`)
+                    let mut base = crate::analysis::facts::field::get(
                         node,
                         crate::analysis::facts::field::VALUE,
-                    )
-                    .map(|v| {
-                        m.text(crate::analysis::facts::Span {
-                            start: v.start_byte(),
-                            end: v.end_byte(),
+                    );
+                    let mut outer_idx = String::new();
+                    while let Some(b) = base.filter(|b| b.kind() == "subscript") {
+                        if let Some(i) = crate::analysis::facts::field::get(
+                            b,
+                            crate::analysis::facts::field::SUBSCRIPT,
+                        ) {
+                            outer_idx.push_str(m.text(crate::analysis::facts::Span {
+                                start: i.start_byte(),
+                                end: i.end_byte(),
+                            }));
+                            outer_idx.push(' ');
+                        }
+                        base = crate::analysis::facts::field::get(
+                            b,
+                            crate::analysis::facts::field::VALUE,
+                        );
+                    }
+                    let arr = base
+                        .map(|v| {
+                            m.text(crate::analysis::facts::Span {
+                                start: v.start_byte(),
+                                end: v.end_byte(),
+                            })
                         })
-                    })
-                    .unwrap_or("");
+                        .unwrap_or("");
                     let idx = crate::analysis::facts::field::get(
                         node,
                         crate::analysis::facts::field::SUBSCRIPT,
@@ -143,7 +162,9 @@ impl Rule for PythonLoopNumeric {
                         || m.kinds.get(arr) == Some(&VarKind::Tensor)
                         || (idx.contains(',') && !idx.contains(':'))
                         || over_shape;
-                    if array && words(idx).any(|w| w == var) {
+                    if array
+                        && (words(idx).any(|w| w == var) || words(&outer_idx).any(|w| w == var))
+                    {
                         return !reduction_pass(m, a, var);
                     }
                     // Ex) for i in range(len(x)): b = int(x[i] / w); counts[b] += 1

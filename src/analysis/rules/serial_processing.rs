@@ -199,7 +199,7 @@ impl Rule for SerialProcessing {
     }
 }
 
-/// `open(p)` / `open(p, "rb")`: the file is opened to be read. A write mode, or a mode only known
+/// `open(p)` / `open(p, "rb")` / `open(p, "r+b")`: the file is opened to be read. A write mode, or a mode only known
 /// at run time (`open(name, mode)` handed back to the caller), is not reading work.
 fn opens_to_read(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
     let Some(mode) = m.kw(c, "mode").or_else(|| m.pos(c, 1)) else {
@@ -207,7 +207,7 @@ fn opens_to_read(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
     };
     m.node(mode.value)
         .and_then(|n| crate::analysis::facts::string_value(n, m.src))
-        .is_some_and(|v| !v.contains(['w', 'a', 'x', '+']))
+        .is_some_and(|v| v.contains('r') || !v.contains(['w', 'a', 'x', '+']))
 }
 
 /// The loop stops early (`break` in its own body): it searches or samples the files, it is not
