@@ -413,10 +413,6 @@ impl Table {
     }
 
     fn may_matter(&self, src: &[u8]) -> bool {
-        let Some(tokens) = tokenize(src) else {
-            return true; // an unclosed bracket or string: leave it to the parser
-        };
-        let lines = line_flags(src, &tokens);
         // the substring triggers found anywhere in the file: most files have none
         let present: Vec<&(Vec<u8>, bool, Context, Effect)> = self
             .contains_set
@@ -427,40 +423,50 @@ impl Table {
         let mut signals = 0u32;
         let mut lower = Vec::new();
         let mut hits: Vec<(Context, Effect)> = Vec::new();
-        for (i, tok) in tokens.iter().enumerate() {
-            let Kind::Word { code } = tok.kind else {
-                continue;
-            };
-            let word = src.get(tok.start..tok.end).unwrap_or_default();
-            lower.clear();
-            lower.extend(word.iter().map(u8::to_ascii_lowercase));
-            hits.clear();
-            self.words_of(&lower, &mut hits);
-            for (text, cased, context, effect) in &present {
-                let hay = if *cased { word } else { lower.as_slice() };
-                if hay.windows(text.len()).any(|w| w == text.as_slice()) {
-                    hits.push((*context, *effect));
+        // one logical line at a time: the first trigger that makes the file matter stops the scan
+        let stopped = for_each_line(src, |tokens, whole| {
+            let line = line_flags(src, tokens);
+            for (i, tok) in tokens.iter().enumerate() {
+                let Kind::Word { code } = tok.kind else {
+                    continue;
+                };
+                let word = src.get(tok.start..tok.end).unwrap_or_default();
+                lower.clear();
+                lower.extend(word.iter().map(u8::to_ascii_lowercase));
+                hits.clear();
+                self.words_of(&lower, &mut hits);
+                for (text, cased, context, effect) in &present {
+                    let hay = if *cased { word } else { lower.as_slice() };
+                    if hay.windows(text.len()).any(|w| w == text.as_slice()) {
+                        hits.push((*context, *effect));
+                    }
                 }
-            }
-            if hits.is_empty() {
-                continue;
-            }
-            let line = lines.get(tok.line as usize).copied().unwrap_or_default();
-            let cx = if code {
-                Ctx::at(src, &tokens, i, line)
-            } else {
-                Ctx::text(i, line)
-            };
-            for (context, effect) in &hits {
-                if cx.fits(*context) {
-                    match effect {
-                        Effect::Parse => return true,
-                        Effect::Signal(s) => signals |= s,
+                if hits.is_empty() {
+                    continue;
+                }
+                let cx = if !whole {
+                    None // a piece of a huge line: no context to check
+                } else if code {
+                    Some(Ctx::at(src, tokens, i, line))
+                } else {
+                    Some(Ctx::text(i, line))
+                };
+                for (context, effect) in &hits {
+                    if cx.as_ref().is_none_or(|cx| cx.fits(*context)) {
+                        match effect {
+                            Effect::Parse => return true,
+                            Effect::Signal(s) => signals |= s,
+                        }
                     }
                 }
             }
+            false
+        });
+        match stopped {
+            // an unclosed bracket or string: leave it to the parser
+            None | Some(true) => true,
+            Some(false) => decide(signals),
         }
-        decide(signals)
     }
 
     /// The whole-word and part triggers a lowercase word matches.
@@ -629,36 +635,29 @@ struct Token {
     start: usize,
     end: usize,
     kind: Kind,
-    /// The logical line (lines joined by brackets and `\`), counted from 0.
-    line: u32,
 }
 
-/// The flags of every logical line.
-fn line_flags(src: &[u8], tokens: &[Token]) -> Vec<LineFlags> {
-    let count = tokens.last().map_or(0, |t| t.line as usize + 1);
-    let mut lines = vec![LineFlags::default(); count];
-    let mut seen_code = vec![false; count];
-    let mut is_class = vec![false; count];
+/// The flags of one logical line.
+fn line_flags(src: &[u8], tokens: &[Token]) -> LineFlags {
+    let mut flags = LineFlags::default();
+    let mut is_class = false;
+    let mut first = true;
     let code: Vec<(usize, &Token)> = tokens
         .iter()
         .enumerate()
         .filter(|(_, t)| !matches!(t.kind, Kind::Word { code: false }))
         .collect();
     for (k, &(i, tok)) in code.iter().enumerate() {
-        let line = tok.line as usize;
-        let Some(flags) = lines.get_mut(line) else {
-            continue;
-        };
-        let first = !std::mem::replace(&mut seen_code[line], true);
-        if tok.kind == Kind::Punct(b'(') && is_class[line] && flags.bases_from.is_none() {
+        let was_first = std::mem::replace(&mut first, false);
+        if tok.kind == Kind::Punct(b'(') && is_class && flags.bases_from.is_none() {
             flags.bases_from = Some(i);
         }
         if tok.kind != (Kind::Word { code: true }) {
             continue;
         }
         let word = src.get(tok.start..tok.end).unwrap_or_default();
-        if first && word == b"class" {
-            is_class[line] = true;
+        if was_first && word == b"class" {
+            is_class = true;
         }
         if word == b"for" && flags.for_from.is_none() {
             flags.for_from = Some(i);
@@ -671,40 +670,57 @@ fn line_flags(src: &[u8], tokens: &[Token]) -> Vec<LineFlags> {
             flags.has_wrapper = true;
         }
     }
-    lines
+    flags
 }
 
-/// Splits Python source into words and punctuation, with logical lines. `None` when it cannot:
-/// an unclosed string or bracket, or a closing bracket without its opening one.
-fn tokenize(src: &[u8]) -> Option<Vec<Token>> {
-    let mut tokens = Vec::with_capacity(src.len() / 4);
+/// Splits Python source into words and punctuation and hands `on_line` the tokens of each
+/// logical line (physical lines joined by brackets and `\\`), until it returns `true`.
+/// `Some(true)` when it did, `Some(false)` at the end of the file, `None` when the source
+/// cannot be split: an unclosed string or bracket, or a closing bracket without its opening one.
+///
+/// A logical line longer than [`MAX_LINE_TOKENS`] (a generated data table in one bracket) is
+/// handed over in pieces with `whole: false`, where no context can be checked: every trigger
+/// word in them counts wherever it stands. Memory stays bounded whatever the file's size.
+fn for_each_line(src: &[u8], mut on_line: impl FnMut(&[Token], bool) -> bool) -> Option<bool> {
+    let mut tokens = Vec::with_capacity(64);
     let mut depth = 0u32;
-    let mut line = 0u32;
+    let mut chunked = false;
     let mut i = 0;
     while let Some(&b) = src.get(i) {
+        if tokens.len() >= MAX_LINE_TOKENS {
+            if on_line(&tokens, false) {
+                return Some(true);
+            }
+            tokens.clear();
+            chunked = true;
+        }
         match b {
             b'\n' => {
-                if depth == 0 {
-                    line += 1;
+                if depth == 0 && !tokens.is_empty() {
+                    if on_line(&tokens, !chunked) {
+                        return Some(true);
+                    }
+                    tokens.clear();
+                    chunked = false;
                 }
                 i += 1;
             }
             b'#' => {
                 let end = find(src, i, b'\n');
-                words(src, i + 1, end, line, &mut tokens);
+                words(src, i + 1, end, &mut tokens);
                 i = end;
             }
             b'\\' if src.get(i + 1) == Some(&b'\n') => i += 2,
             b'\\' if src.get(i + 1..i + 3) == Some(b"\r\n") => i += 3,
-            b'"' | b'\'' => i = string(src, i, line, &mut tokens)?,
+            b'"' | b'\'' => i = string(src, i, &mut tokens)?,
             b'(' | b'[' | b'{' => {
                 depth += 1;
-                tokens.push(punct(i, b, line));
+                tokens.push(punct(i, b));
                 i += 1;
             }
             b')' | b']' | b'}' => {
                 depth = depth.checked_sub(1)?;
-                tokens.push(punct(i, b, line));
+                tokens.push(punct(i, b));
                 i += 1;
             }
             _ if is_word_byte(b) => {
@@ -716,14 +732,13 @@ fn tokenize(src: &[u8]) -> Option<Vec<Token>> {
                     .map_or(src.len(), |n| i + n);
                 let word = src.get(i..end).unwrap_or_default();
                 if matches!(src.get(end), Some(b'"' | b'\'')) && is_string_prefix(word) {
-                    i = string(src, end, line, &mut tokens)?;
+                    i = string(src, end, &mut tokens)?;
                     continue;
                 }
                 tokens.push(Token {
                     start: i,
                     end,
                     kind: Kind::Word { code: true },
-                    line,
                 });
                 // `1if`, `0x1for`: a number may end inside the word, and a name start there
                 if b.is_ascii_digit() {
@@ -736,7 +751,6 @@ fn tokenize(src: &[u8]) -> Option<Vec<Token>> {
                                 start: j,
                                 end,
                                 kind: Kind::Word { code: true },
-                                line,
                             });
                         }
                     }
@@ -745,13 +759,19 @@ fn tokenize(src: &[u8]) -> Option<Vec<Token>> {
             }
             _ if b.is_ascii_whitespace() || !b.is_ascii() => i += 1,
             _ => {
-                tokens.push(punct(i, b, line));
+                tokens.push(punct(i, b));
                 i += 1;
             }
         }
     }
-    (depth == 0).then_some(tokens)
+    if depth != 0 {
+        return None;
+    }
+    Some(!tokens.is_empty() && on_line(&tokens, !chunked))
 }
+
+/// The most tokens of one logical line the scan holds at once.
+const MAX_LINE_TOKENS: usize = 1 << 16;
 
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
@@ -764,12 +784,11 @@ fn is_string_prefix(word: &[u8]) -> bool {
             .all(|b| matches!(b.to_ascii_lowercase(), b'r' | b'u' | b'b' | b'f' | b't'))
 }
 
-fn punct(i: usize, b: u8, line: u32) -> Token {
+fn punct(i: usize, b: u8) -> Token {
     Token {
         start: i,
         end: i + 1,
         kind: Kind::Punct(b),
-        line,
     }
 }
 
@@ -783,7 +802,7 @@ fn find(src: &[u8], from: usize, byte: u8) -> usize {
 }
 
 /// The words of `src[from..to]` (a comment or a string's contents), not code.
-fn words(src: &[u8], from: usize, to: usize, line: u32, tokens: &mut Vec<Token>) {
+fn words(src: &[u8], from: usize, to: usize, tokens: &mut Vec<Token>) {
     let mut i = from;
     while i < to {
         if src.get(i).is_some_and(|b| is_word_byte(*b)) {
@@ -797,7 +816,6 @@ fn words(src: &[u8], from: usize, to: usize, line: u32, tokens: &mut Vec<Token>)
                 start: i,
                 end,
                 kind: Kind::Word { code: false },
-                line,
             });
             i = end;
         } else {
@@ -808,7 +826,7 @@ fn words(src: &[u8], from: usize, to: usize, line: u32, tokens: &mut Vec<Token>)
 
 /// Skips the string whose opening quote is at `open`, pushing its words; returns the index
 /// after it, or `None` when it is not closed.
-fn string(src: &[u8], open: usize, line: u32, tokens: &mut Vec<Token>) -> Option<usize> {
+fn string(src: &[u8], open: usize, tokens: &mut Vec<Token>) -> Option<usize> {
     let quote = *src.get(open)?;
     let triple = src.get(open + 1) == Some(&quote) && src.get(open + 2) == Some(&quote);
     let body = if triple { open + 3 } else { open + 1 };
@@ -818,11 +836,11 @@ fn string(src: &[u8], open: usize, line: u32, tokens: &mut Vec<Token>) -> Option
             b'\\' => i += 2,
             b'\n' if !triple => return None,
             c if c == quote && !triple => {
-                words(src, body, i, line, tokens);
+                words(src, body, i, tokens);
                 return Some(i + 1);
             }
             c if c == quote && src.get(i + 1) == Some(&quote) && src.get(i + 2) == Some(&quote) => {
-                words(src, body, i, line, tokens);
+                words(src, body, i, tokens);
                 return Some(i + 3);
             }
             _ => i += 1,
@@ -871,12 +889,34 @@ mod tests {
         assert!(matters("class Net(nn.Module):\n    pass\n"));
         assert!(!matters("import sys\nx = sys.modules\n"));
         assert!(!matters("class TestModule(unittest.TestCase):\n    pass\n"));
-        // a bare `compile(...)` assigned makes a model (`torch.compile` imported bare)
-        assert!(matters("code = compile(src, 'f', 'exec')\n"));
+        // the builtin `compile(...)` compiles no model (`torch.compile` needs `torch`)
+        assert!(!matters("code = compile(src, 'f', 'exec')\n"));
+        assert!(matters("from torch import compile\nm = compile(m)\n"));
         assert!(!matters("pat = re.compile('x')\n"));
         // names matter in code, not in prose
         assert!(!matters("\"\"\"Uses NumPy and torch.\"\"\"\n"));
         assert!(matters("import numpy\n"));
+    }
+
+    #[test]
+    fn huge_lines_are_scanned_in_pieces_that_count_every_trigger() {
+        let mut table = String::from("TABLE = [\n");
+        for i in 0..40_000 {
+            table.push_str(&format!("    ({i}, 'k{i}'),\n"));
+        }
+        assert!(!matters(&format!("{table}]\n")));
+        // past the first piece, a trigger counts without its context (`model` is not called)
+        assert!(matters(&format!("{table}    model,\n]\n")));
+    }
+
+    #[test]
+    fn contexts_end_with_the_logical_line() {
+        // two statements: a name, then a parenthesised expression
+        assert!(!matters("model\n(x)\n"));
+        // brackets and backslashes join physical lines into one logical line
+        assert!(matters("y = model(\n    x)\n"));
+        assert!(matters("ys = [f(p) for p in\n      image_paths]\n"));
+        assert!(matters("for b in \\\n        train_loader:\n    pass\n"));
     }
 
     #[test]
