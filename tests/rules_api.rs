@@ -520,3 +520,25 @@ fn read_update_modes_and_chained_indices_are_seen() {
     let grid = "import numpy as np\ndef f(n):\n    grid = [[0] * n for _ in range(n)]\n    for i in range(n):\n        grid[i][0] = 1\n    return grid\n";
     assert!(run(grid).findings.is_empty());
 }
+
+#[test]
+fn only_os_walk_walks_a_directory() {
+    let kinds =
+        |src: &str| -> Vec<&'static str> { run(src).facts.loops.iter().map(|l| l.kind).collect() };
+    assert!(kinds("import ast\nfor node in ast.walk(tree):\n    f(node)\n").is_empty());
+    assert!(kinds("for part in message.walk():\n    f(part)\n").is_empty());
+    assert_eq!(
+        kinds("import os\nfor root, dirs, names in os.walk(d):\n    f(names)\n"),
+        ["record"]
+    );
+    assert_eq!(
+        kinds("import os as o\nfor root, dirs, names in o.walk(d):\n    f(names)\n"),
+        ["record"]
+    );
+    assert_eq!(
+        kinds(
+            "from os import walk\ntree = walk(d)\nfor root, dirs, names in tree:\n    f(names)\n"
+        ),
+        ["record"]
+    );
+}

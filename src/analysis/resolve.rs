@@ -1167,17 +1167,24 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
             .map(str::to_ascii_lowercase)
             .collect()
     };
-    let listing = |w: &str| CALLS.contains(&w);
+    // `walk` lists a directory as `os.walk`, not as `ast.walk(tree)` or `message.walk()`
+    let listing_in = |t: &str| {
+        words(t)
+            .iter()
+            .any(|w| w.as_str() != "walk" && CALLS.contains(&w.as_str()))
+            || os_walk(m, t)
+    };
     let it_text = m.text(it);
-    if words(it_text).iter().any(|w| {
-        listing(w)
-            || NOUNS.iter().any(|k| {
+    if listing_in(it_text)
+        || words(it_text).iter().any(|w| {
+            NOUNS.iter().any(|k| {
                 w == k
                     || (w.len() > k.len() + 1
                         && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'
                             || w.starts_with(k) && w.as_bytes()[k.len()] == b'_'))
             })
-    }) {
+        })
+    {
         return true;
     }
     // `wavs = sorted(glob.glob(...))` ... `for wav in tqdm(wavs):`: the name's latest binding
@@ -1194,8 +1201,24 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
                         && a.targets.len() == 1
                         && m.text(a.left) == name
                 })
-                .is_some_and(|a| words(m.text(a.value)).iter().any(|w| listing(w)))
+                .is_some_and(|a| listing_in(m.text(a.value)))
         })
+}
+
+/// `text` calls `os.walk`: through the module (`os.walk(d)`, `import os as o` ... `o.walk(d)`)
+/// or by name (`from os import walk`).
+fn os_walk(m: &Model<'_>, text: &str) -> bool {
+    let code = code_only(text);
+    m.imports.iter().any(|(name, q)| {
+        (q == "os" && code.contains(&format!("{name}.walk(")))
+            || (q == "os.walk"
+                && code.match_indices(&format!("{name}(")).any(|(i, _)| {
+                    !code[..i]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                }))
+    })
 }
 
 /// `text` with the contents of its string literals and comments blanked (quotes kept).
