@@ -166,3 +166,21 @@ fn half_precision_under_an_off_flag_leaves_the_model_in_fp32() {
     let on = run(&src("action='store_true', default=True"));
     assert!(!fires(&on, "EA201"), "{:?}", on.findings);
 }
+
+#[test]
+fn a_synchronize_that_times_the_step_is_measurement() {
+    for clock in ["time.time()", "time.perf_counter()", "perf_counter()"] {
+        let body = format!(
+            "    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    t = {clock}\n"
+        );
+        let a = run(&train(
+            "import time\nfrom time import perf_counter\n",
+            &body,
+        ));
+        assert!(!fires(&a, "EA302"), "{clock}: {:?}", a.findings);
+    }
+    // a synchronize not followed by a clock read stalls every step
+    let body = "    torch.cuda.synchronize()\n    ema.update(model)\n    t = time.time()\n";
+    let a = run(&train("import time\n", body));
+    assert!(fires(&a, "EA302"), "{:?}", a.findings);
+}
