@@ -184,3 +184,19 @@ fn a_synchronize_that_times_the_step_is_measurement() {
     let a = run(&train("import time\n", body));
     assert!(fires(&a, "EA302"), "{:?}", a.findings);
 }
+
+#[test]
+fn legacy_spellings_of_non_blocking_and_no_grad() {
+    let src = |copy: &str, wrap: &str| {
+        format!(
+            "import torch\nfrom torch.autograd import Variable\nloader = torch.utils.data.DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)\nmodel = Net().cuda()\n\ndef validate(loader, model):\n    model.eval()\n    for x, y in loader:\n        y = y.cuda({copy})\n        x = {wrap}\n        out = model(x)\n"
+        )
+    };
+    let modern = run(&src("", "Variable(x)"));
+    assert!(fires(&modern, "EA303"), "{:?}", modern.findings);
+    assert!(fires(&modern, "EA401"), "{:?}", modern.findings);
+    // `async=True` is PyTorch 0.3's `non_blocking=True`; `volatile=True` its no-grad mode
+    let legacy = run(&src("async=True", "Variable(x, volatile=True)"));
+    assert!(!fires(&legacy, "EA303"), "{:?}", legacy.findings);
+    assert!(!fires(&legacy, "EA401"), "{:?}", legacy.findings);
+}
