@@ -142,7 +142,7 @@ pub(crate) fn hot_loops(m: &Model<'_>, path: &str) -> (Vec<HotLoop>, Vec<LoopPro
             if c.span.start >= l.span.end {
                 break;
             }
-            if c.ctx.loop_.is_none() || !l.span.contains(c.span) {
+            if c.ctx.loop_.is_none() || !l.span.contains(c.span) || m.dead(&c.ctx) {
                 continue;
             }
             let last = m.last_name(c);

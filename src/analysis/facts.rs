@@ -69,12 +69,32 @@ pub(crate) struct Ctx {
     pub getitem: bool,
     /// Inside an `if` nested in the innermost loop.
     pub under_if: bool,
-    /// Inside an `if` whose condition uses `%` (a `step % N == 0` guard), in the innermost loop.
+    /// In a branch that runs at most once or every N iterations of the innermost loop: the body
+    /// of `if step % N == 0:`, of `if i == 0:`, of a lazy init `if x is None: x = ...`, or a
+    /// body that leaves the loop (`break`, `return`, `raise`, `sys.exit()`).
     pub mod_guard: bool,
     pub in_except: bool,
-    /// The innermost `if args.flag:` (or `if args.flag and ...:`, no `else`) around the node:
-    /// the flag's span, to tell switches that are off by default.
-    pub flag_guard: Option<Span>,
+    /// The innermost switch around the node (an index into `Model::guards`): a branch taken
+    /// only when a flag, constant or parameter has a given truth value.
+    pub guard: Option<u32>,
+}
+
+/// A switch a branch depends on: `if args.flag:`, `if profile:`, `if not save_txt:`, or the
+/// `else` of `if use_cuda:`. One per conjunct (`if a and b:` gives two, chained).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Guard {
+    /// The tested expression (`args.flag`, `profile`).
+    pub cond: Span,
+    /// The branch runs when `cond` is true (`false`: under `not`, or the `else`).
+    pub when: bool,
+    /// The enclosing guard.
+    pub parent: Option<u32>,
+    /// Where the test is (byte) and the function it sits in, to resolve `cond`.
+    pub at: usize,
+    pub func: Option<u32>,
+    /// The branch never runs as shipped: `cond` resolves to the opposite of `when` (set after
+    /// the walk, see `resolve::guards`); this guard's own test only, not its parents'.
+    pub dead: bool,
 }
 
 /// One call expression.
@@ -139,6 +159,10 @@ pub(crate) struct LoopInfo {
 #[derive(Debug, Clone)]
 pub(crate) struct Func {
     pub name: Span,
+    /// Parameters in order: name, default value and its kind (`save_txt=False`).
+    pub params: Vec<(Span, Option<(Span, ValKind)>)>,
+    /// How many of `params` can be passed by position (those before `*` / `*args`).
+    pub positional: usize,
     pub line: usize,
     pub class: Option<u32>,
     pub kind: CodeKind,
@@ -342,6 +366,8 @@ pub(crate) struct Model<'s> {
     pub defined: std::collections::HashSet<&'s str>,
     /// argparse destinations → default value span and kind.
     pub argparse: HashMap<String, Option<(Span, ValKind)>>,
+    /// The switches branches depend on (see [`Guard`]).
+    pub guards: Vec<Guard>,
     pub facts: FileFacts,
     pub kind: CodeKind,
     /// Top-level import statements end (byte), for inserting one-liners after imports.
@@ -448,8 +474,12 @@ enum Frame {
     },
     If {
         id: usize,
+    },
+    /// The block of an `if` branch: its cadence and the switches it depends on.
+    Block {
+        id: usize,
         modulo: bool,
-        flag: bool,
+        prev_guard: Option<u32>,
     },
     Except {
         id: usize,
@@ -466,11 +496,20 @@ impl Frame {
             | Frame::Func { id, .. }
             | Frame::Class { id, .. }
             | Frame::With { id, .. }
-            | Frame::If { id, .. }
+            | Frame::If { id }
+            | Frame::Block { id, .. }
             | Frame::Except { id }
             | Frame::Comp { id } => *id,
         }
     }
+}
+
+/// How the block of an `if` branch runs, decided at the `if`.
+struct BlockMark {
+    /// At most once or every N iterations of the loop.
+    modulo: bool,
+    /// (tested expression, the branch runs when it is true), outermost first.
+    switches: Vec<(Span, bool)>,
 }
 
 struct LoopEntry {
@@ -490,7 +529,10 @@ struct Walker<'s> {
     getitem: u32,
     ifs: u32,
     mod_ifs: u32,
-    flag_guards: Vec<Span>,
+    /// The innermost switch (`Model::guards`).
+    guard_top: Option<u32>,
+    /// Node id of an `if` branch's block → how it runs (entered later in the walk).
+    block_watch: Vec<(usize, BlockMark)>,
     excepts: u32,
     comps: u32,
     loop_entry: Vec<LoopEntry>,
@@ -627,25 +669,159 @@ impl<'s> Walker<'s> {
             under_if,
             mod_guard,
             in_except: self.excepts > 0,
-            flag_guard: self.flag_guards.last().copied(),
+            guard: self.guard_top,
         }
     }
 
-    /// Does this `if` (without `elif`/`else`) run at most once per loop: it tests a loop
-    /// counter for one value (`if i == 0:`), or its block ends by leaving the loop (`break`,
-    /// `return`, `raise`)?
-    fn runs_once(&self, node: Node<'_>) -> bool {
-        let mut c = node.walk();
-        let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
-        if children
-            .iter()
-            .any(|ch| matches!(ch.kind(), "elif_clause" | "else_clause"))
+    /// The conjuncts of a condition: `a and (b and c)` → `[a, b, c]` (bounded).
+    fn conjuncts<'t>(&self, cond: Node<'t>) -> Vec<Node<'t>> {
+        let mut out = Vec::new();
+        let mut stack = vec![cond];
+        while let Some(n) = stack.pop() {
+            if out.len() > 16 {
+                break;
+            }
+            match n.kind() {
+                "boolean_operator"
+                    if field::get(n, field::OPERATOR)
+                        .is_some_and(|o| o.utf8_text(self.src.as_bytes()).ok() == Some("and")) =>
+                {
+                    if let Some(r) = field::get(n, field::RIGHT) {
+                        stack.push(r);
+                    }
+                    if let Some(l) = field::get(n, field::LEFT) {
+                        stack.push(l);
+                    }
+                }
+                "parenthesized_expression" => {
+                    if let Some(c) = n.named_child(0) {
+                        stack.push(c);
+                    }
+                }
+                _ => out.push(n),
+            }
+        }
+        out
+    }
+
+    /// `x` or `args.x` (a name, or an attribute of a name): something a switch can be.
+    fn switch_like(node: Node<'_>) -> bool {
+        match node.kind() {
+            "identifier" => true,
+            "attribute" => {
+                field::get(node, field::OBJECT).is_some_and(|o| o.kind() == "identifier")
+            }
+            _ => false,
+        }
+    }
+
+    /// A conjunct as a switch: `flag` → (flag, true), `not flag` → (flag, false).
+    fn switch_of(node: Node<'_>) -> Option<(Span, bool)> {
+        if Self::switch_like(node) {
+            return Some((Span::of(node), true));
+        }
+        if node.kind() == "not_operator"
+            && let Some(inner) = node.named_child(0)
+            && Self::switch_like(inner)
         {
+            return Some((Span::of(inner), false));
+        }
+        None
+    }
+
+    /// The block of an `if` or `else` clause.
+    fn block_of(node: Node<'_>) -> Option<Node<'_>> {
+        let mut c = node.walk();
+        node.named_children(&mut c).find(|ch| ch.kind() == "block")
+    }
+
+    /// Does the block end by leaving the loop or the program (`break`, `return`, `raise`,
+    /// `sys.exit()`, `exit()`, `quit()`, `os._exit()`)? Then it runs at most once.
+    fn leaves(&self, block: Node<'_>) -> bool {
+        let mut c = block.walk();
+        let Some(last) = block
+            .named_children(&mut c)
+            .filter(|n| n.kind() != "comment")
+            .last()
+        else {
+            return false;
+        };
+        match last.kind() {
+            "break_statement" | "return_statement" | "raise_statement" => true,
+            // Ex) if not math.isfinite(loss): print(...); sys.exit(1)
+            "expression_statement" => last
+                .named_child(0)
+                .filter(|n| n.kind() == "call")
+                .and_then(|n| field::get(n, field::FUNCTION))
+                .is_some_and(|f| matches!(self.text(f), "sys.exit" | "exit" | "quit" | "os._exit")),
+            _ => false,
+        }
+    }
+
+    /// Does `block` assign `name` a value other than `None` (not inside a nested function;
+    /// bounded scan)?
+    fn assigns_name(&self, block: Node<'_>, name: &str) -> bool {
+        let mut stack = vec![block];
+        let mut seen = 0;
+        while let Some(n) = stack.pop() {
+            seen += 1;
+            if seen > SCAN_CAP {
+                return false;
+            }
+            match n.kind() {
+                "function_definition" | "class_definition" | "lambda" => continue,
+                "assignment"
+                    if field::get(n, field::LEFT).is_some_and(|l| self.text(l) == name)
+                        && field::get(n, field::RIGHT).is_some_and(|r| r.kind() != "none") =>
+                {
+                    return true;
+                }
+                _ => {}
+            }
+            let mut c = n.walk();
+            for ch in n.named_children(&mut c) {
+                stack.push(ch);
+            }
+        }
+        false
+    }
+
+    /// Does the body of this `if` run at most once per loop: it tests a loop counter for one
+    /// value (`if i == 0:`), it initialises what it tests (`if x is None: x = ...`), or it ends
+    /// by leaving the loop or the program?
+    fn runs_once(&self, node: Node<'_>, block: Node<'_>) -> bool {
+        let Some(cond) = field::get(node, field::CONDITION) else {
+            return false;
+        };
+        self.leaves(block)
+            || self
+                .conjuncts(cond)
+                .into_iter()
+                .any(|c| self.counter_is_literal(c) || self.lazy_init(c, block))
+    }
+
+    /// `x is None` where the block assigns `x` a value: after the first pass the test fails.
+    fn lazy_init(&self, cond: Node<'_>, block: Node<'_>) -> bool {
+        // Ex) if features is None: features = torch.zeros(n, d)
+        if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
             return false;
         }
+        let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1)) else {
+            return false;
+        };
+        b.kind() == "none"
+            && Self::switch_like(a)
+            && self
+                .src
+                .get(a.end_byte()..b.start_byte())
+                .is_some_and(|op| op.trim() == "is")
+            && self.assigns_name(block, self.text(a))
+    }
+
+    /// `i == 0` where `i` is bound by an enclosing loop's target.
+    fn counter_is_literal(&self, cond: Node<'_>) -> bool {
         // Ex) if i == 0: ... (the loop variable against a literal)
-        if let Some(cond) = field::get(node, field::CONDITION)
-            && cond.kind() == "comparison_operator"
+        if cond.kind() == "comparison_operator"
             && cond.named_child_count() == 2
             && let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1))
             && self
@@ -675,52 +851,73 @@ impl<'s> Walker<'s> {
                 }
             }
         }
-        // Ex) if loss_is_nan: print(...); break
-        children
-            .iter()
-            .find(|ch| ch.kind() == "block")
-            .and_then(|b| {
-                let mut c = b.walk();
-                b.named_children(&mut c)
-                    .filter(|n| n.kind() != "comment")
-                    .last()
-            })
-            .is_some_and(|last| {
-                matches!(
-                    last.kind(),
-                    "break_statement" | "return_statement" | "raise_statement"
-                )
-            })
+        false
     }
 
-    /// `if args.sync and device.type == "cuda":` (no `elif`/`else`) → the span of `args.sync`.
-    fn flag_condition(&self, node: Node<'_>) -> Option<Span> {
+    /// Marks the blocks of an `if` statement: the body runs under the condition's switches
+    /// (and is a cadence guard when the condition uses `%` or the body runs once); a plain
+    /// `else` (no `elif`) runs under the negation of a single-switch condition.
+    fn mark_if(&mut self, node: Node<'_>) {
+        let Some(cond) = field::get(node, field::CONDITION) else {
+            return;
+        };
+        let conj = self.conjuncts(cond);
+        if let Some(body) = Self::block_of(node) {
+            let modulo = contains_modulo(cond, self.src) || self.runs_once(node, body);
+            let switches = conj.iter().filter_map(|c| Self::switch_of(*c)).collect();
+            self.block_watch
+                .push((body.id(), BlockMark { modulo, switches }));
+        }
         let mut c = node.walk();
-        if node
+        let clauses: Vec<Node<'_>> = node
             .named_children(&mut c)
-            .any(|ch| matches!(ch.kind(), "elif_clause" | "else_clause"))
+            .filter(|ch| matches!(ch.kind(), "elif_clause" | "else_clause"))
+            .collect();
+        if let [else_] = clauses.as_slice()
+            && else_.kind() == "else_clause"
+            && let Some(body) = Self::block_of(*else_)
         {
-            return None;
+            // Ex) if use_cuda: ... else: x.cpu()  (the else of a switch that is on by default)
+            let switches = match conj.as_slice() {
+                [only] => Self::switch_of(*only)
+                    .map(|(s, when)| vec![(s, !when)])
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let modulo = self.leaves(body);
+            self.block_watch
+                .push((body.id(), BlockMark { modulo, switches }));
         }
-        let mut cur = field::get(node, field::CONDITION)?;
-        for _ in 0..16 {
-            match cur.kind() {
-                "attribute"
-                    if field::get(cur, field::OBJECT).is_some_and(|o| o.kind() == "identifier") =>
-                {
-                    return Some(Span::of(cur));
-                }
-                "boolean_operator"
-                    if field::get(cur, field::OPERATOR)
-                        .is_some_and(|o| o.utf8_text(self.src.as_bytes()).ok() == Some("and")) =>
-                {
-                    cur = field::get(cur, field::LEFT)?;
-                }
-                "parenthesized_expression" => cur = cur.named_child(0)?,
-                _ => return None,
-            }
+    }
+
+    /// Entering a block marked by [`Self::mark_if`]: push its cadence and switches.
+    fn enter_block(&mut self, node: Node<'_>) {
+        let id = node.id();
+        let Some(pos) = self.block_watch.iter().rposition(|(nid, _)| *nid == id) else {
+            return;
+        };
+        let (_, mark) = self.block_watch.swap_remove(pos);
+        let prev_guard = self.guard_top;
+        for (cond, when) in mark.switches {
+            let idx = self.m.guards.len() as u32;
+            self.m.guards.push(Guard {
+                cond,
+                when,
+                parent: self.guard_top,
+                at: node.start_byte(),
+                func: self.cur_func,
+                dead: false,
+            });
+            self.guard_top = Some(idx);
         }
-        None
+        if mark.modulo {
+            self.mod_ifs += 1;
+        }
+        self.frames.push(Frame::Block {
+            id,
+            modulo: mark.modulo,
+            prev_guard,
+        });
     }
 
     fn enter(&mut self, node: Node<'_>) {
@@ -761,24 +958,11 @@ impl<'s> Walker<'s> {
             }
             "with_statement" => self.on_with(node),
             "if_statement" => {
-                // a cadence guard: `step % N == 0`, or a branch that runs once per loop
-                let modulo = field::get(node, field::CONDITION)
-                    .is_some_and(|c| contains_modulo(c, self.src))
-                    || self.runs_once(node);
                 self.ifs += 1;
-                if modulo {
-                    self.mod_ifs += 1;
-                }
-                let flag = self.flag_condition(node);
-                if let Some(f) = flag {
-                    self.flag_guards.push(f);
-                }
-                self.frames.push(Frame::If {
-                    id,
-                    modulo,
-                    flag: flag.is_some(),
-                });
+                self.mark_if(node);
+                self.frames.push(Frame::If { id });
             }
+            "block" => self.enter_block(node),
             "except_clause" => {
                 self.excepts += 1;
                 self.frames.push(Frame::Except { id });
@@ -845,14 +1029,14 @@ impl<'s> Walker<'s> {
                     self.autocast -= 1;
                 }
             }
-            Frame::If { modulo, flag, .. } => {
-                self.ifs -= 1;
+            Frame::If { .. } => self.ifs -= 1,
+            Frame::Block {
+                modulo, prev_guard, ..
+            } => {
                 if modulo {
                     self.mod_ifs -= 1;
                 }
-                if flag {
-                    self.flag_guards.pop();
-                }
+                self.guard_top = prev_guard;
             }
             Frame::Except { .. } => self.excepts -= 1,
             Frame::Comp { .. } => self.comps -= 1,
@@ -959,9 +1143,30 @@ impl<'s> Walker<'s> {
             .map(Span::of)
             .unwrap_or_default();
         let name_text = self.src.get(name.start..name.end).unwrap_or("");
+        let mut params = Vec::new();
+        let mut positional = None;
         if let Some(ps) = field::get(node, field::PARAMETERS) {
             let mut c = ps.walk();
             for p in ps.named_children(&mut c) {
+                match p.kind() {
+                    "identifier" => params.push((Span::of(p), None)),
+                    "typed_parameter" => {
+                        if let Some(n) = p.named_child(0).filter(|n| n.kind() == "identifier") {
+                            params.push((Span::of(n), None));
+                        }
+                    }
+                    "default_parameter" | "typed_default_parameter" => {
+                        if let (Some(n), Some(v)) =
+                            (field::get(p, field::NAME), field::get(p, field::VALUE))
+                        {
+                            params.push((Span::of(n), Some((Span::of(v), val_kind(v)))));
+                        }
+                    }
+                    "list_splat_pattern" | "keyword_separator" | "dictionary_splat_pattern" => {
+                        positional.get_or_insert(params.len());
+                    }
+                    _ => {}
+                }
                 if matches!(p.kind(), "default_parameter" | "typed_default_parameter")
                     && let Some(v) = field::get(p, field::VALUE)
                     && let Some(t) = string_value(v, self.src)
@@ -987,8 +1192,11 @@ impl<'s> Walker<'s> {
         let getitem = in_class && matches!(name_text, "__getitem__" | "__getitems__" | "__iter__");
         let (line, _) = line_col(self.src, node);
         let idx = self.m.funcs.len() as u32;
+        let positional = positional.unwrap_or(params.len());
         self.m.funcs.push(Func {
             name,
+            params,
+            positional,
             line,
             class: if in_class { self.cur_class } else { None },
             kind: CodeKind::Other,
@@ -1292,6 +1500,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         kinds: HashMap::new(),
         defined: std::collections::HashSet::new(),
         argparse: HashMap::new(),
+        guards: Vec::new(),
         facts: FileFacts::default(),
         kind: CodeKind::Other,
         last_import_end: None,
@@ -1314,7 +1523,8 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         getitem: 0,
         ifs: 0,
         mod_ifs: 0,
-        flag_guards: Vec::new(),
+        guard_top: None,
+        block_watch: Vec::new(),
         excepts: 0,
         comps: 0,
         loop_entry: Vec::new(),
@@ -1446,6 +1656,22 @@ impl<'s> Model<'s> {
             return Some(*k);
         }
         kind_by_name(name)
+    }
+
+    /// Does code in this context never run as shipped: it sits in a branch of a switch that
+    /// is off by default (or the `else` of one that is on), at any depth?
+    pub(crate) fn dead(&self, ctx: &Ctx) -> bool {
+        let mut cur = ctx.guard;
+        for _ in 0..256 {
+            let Some(g) = cur.and_then(|i| self.guards.get(i as usize)) else {
+                return false;
+            };
+            if g.dead {
+                return true;
+            }
+            cur = g.parent;
+        }
+        false
     }
 
     /// Resolves an expression (by its span) to a constant where the engine can.

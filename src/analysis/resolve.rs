@@ -5,7 +5,7 @@
 //! record), function and file classification (reference ml_rules.md §2.3), DataLoader facts.
 
 use super::facts::{
-    Device, FunctionFacts, LoaderFacts, LoopFacts, Model, Span, Val, ValKind, VarKind,
+    Arg, Device, FunctionFacts, Guard, LoaderFacts, LoopFacts, Model, Span, Val, ValKind, VarKind,
     kind_by_name, string_value,
 };
 use super::model::CodeKind;
@@ -47,6 +47,7 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
         .filter_map(|s| src.get(s.start..s.end))
         .collect();
     argparse(m);
+    guards(m);
     kinds(m);
     device(m);
     precision(m);
@@ -403,6 +404,10 @@ fn precision(m: &mut Model<'_>) {
     let mut channels_last = false;
     let mut from_pretrained = false;
     for c in &m.calls {
+        // `model.half()` under `if args.fp16:` (off by default) leaves the model in fp32
+        if m.dead(&c.ctx) {
+            continue;
+        }
         let last = m.last_name(c);
         let q = m.qual(c);
         if c.ctx.autocast {
@@ -497,7 +502,8 @@ fn precision(m: &mut Model<'_>) {
     m.facts.cudnn_benchmark = cudnn_benchmark;
     m.deterministic = deterministic;
     m.has_from_pretrained = from_pretrained;
-    for a in &m.assigns {
+    let live: Vec<bool> = m.assigns.iter().map(|a| !m.dead(&a.ctx)).collect();
+    for (a, _) in m.assigns.iter().zip(&live).filter(|(_, l)| **l) {
         let left = m.text(a.left);
         if left.ends_with("matmul.allow_tf32") && a.vkind == ValKind::True {
             p.tf32 = true;
@@ -1390,4 +1396,190 @@ fn splat_value(m: &Model<'_>, s: Span, name: &str, at: &super::facts::Call) -> V
         return found;
     }
     Val::Unknown
+}
+
+/// Which switches are off as shipped: a branch whose test resolves to the opposite of what it
+/// needs never runs with the defaults the script ships with (`if args.fp16:` with a
+/// `store_true` flag, `if profile:` with `profile = False`, `if save_txt:` with a parameter
+/// defaulting to `False`, the `else` of `if use_cuda:` with `use_cuda=True`).
+fn guards(m: &mut Model<'_>) {
+    let dead: Vec<bool> = m
+        .guards
+        .iter()
+        .map(|g| switch_value(m, g).is_some_and(|v| v != g.when))
+        .collect();
+    for (g, d) in m.guards.iter_mut().zip(dead) {
+        g.dead = d;
+    }
+}
+
+/// The truth value of a resolved constant.
+fn truth(v: &Val) -> Option<bool> {
+    match v {
+        Val::Bool(b) => Some(*b),
+        Val::None => Some(false),
+        Val::Int(n) => Some(*n != 0),
+        Val::Str(s) => Some(!s.is_empty()),
+        Val::Absent | Val::Unknown => None,
+    }
+}
+
+/// The truth value a switch has as shipped, when the engine can tell.
+fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
+    let node = m.node(g.cond)?;
+    let name = m.text(g.cond);
+    match node.kind() {
+        // `args.x`: the argparse default (or a class field's), unless the file assigns the
+        // attribute something else
+        "attribute" => {
+            let v = truth(&m.resolve_expr(g.cond, g.at, g.func))?;
+            let agrees = m
+                .assigns
+                .iter()
+                .filter(|a| a.targets.iter().any(|t| m.text(*t) == name))
+                .all(|a| {
+                    !a.augmented
+                        && a.targets.len() == 1
+                        && truth(&m.resolve_expr(a.value, a.span.start, a.ctx.func)) == Some(v)
+                });
+            agrees.then_some(v)
+        }
+        "identifier" => match g.func.and_then(|f| param_index(m, f, name).map(|p| (f, p))) {
+            Some((f, p)) => param_value(m, f, p),
+            None if g.func.is_some_and(|f| binds_in(m, Some(f), name)) => None,
+            None => module_constant(m, name),
+        },
+        _ => None,
+    }
+}
+
+/// The index of parameter `name` of function `f`.
+fn param_index(m: &Model<'_>, f: u32, name: &str) -> Option<usize> {
+    m.funcs
+        .get(f as usize)?
+        .params
+        .iter()
+        .position(|(n, _)| m.text(*n) == name)
+}
+
+/// Does code directly in function `f` (or at module level, for `None`) bind `name`: an
+/// assignment or a loop target?
+fn binds_in(m: &Model<'_>, f: Option<u32>, name: &str) -> bool {
+    m.assigns.iter().any(|a| {
+        a.ctx.func == f
+            && (f.is_some() || a.ctx.class.is_none())
+            && (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left) == name)
+    }) || m
+        .loops
+        .iter()
+        .any(|l| l.ctx.func == f && l.targets.iter().any(|t| m.text(*t) == name))
+}
+
+/// The truth value of parameter `p` of function `f` as shipped: the function never rebinds
+/// it, and every call in the file leaves it at its default or passes a value of the same
+/// truth (`run(**vars(opt))` passes the argparse default of the same name).
+fn param_value(m: &Model<'_>, f: u32, p: usize) -> Option<bool> {
+    let func = m.funcs.get(f as usize)?;
+    let (pname, default) = func.params.get(p)?;
+    let pname = m.text(*pname);
+    if binds_in(m, Some(f), pname) {
+        return None;
+    }
+    let default = default.and_then(|(s, k)| {
+        truth(&m.resolve(
+            &Arg {
+                name: None,
+                value: s,
+                vkind: k,
+            },
+            s.start,
+            None,
+        ))
+    });
+    let fname = m.text(func.name);
+    // a method called as `obj.f(...)` does not pass `self` by position
+    let skip_self = func.class.is_some()
+        && func
+            .params
+            .first()
+            .is_some_and(|(n, _)| matches!(m.text(*n), "self" | "cls"));
+    let mut values = Vec::new();
+    // a function is called plainly (`run(...)`), a method through an object (`self.f(...)`):
+    // other calls of the name are other functions (`subprocess.run`)
+    let method = func.class.is_some();
+    for c in m
+        .calls
+        .iter()
+        .filter(|c| m.last_name(c) == fname && c.method.is_some() == method)
+    {
+        let positional: Vec<&Arg> = m.call_args(c).iter().filter(|a| a.name.is_none()).collect();
+        let at = p.checked_sub(usize::from(skip_self));
+        let v = if let Some(a) = m.kw(c, pname) {
+            truth(&m.resolve(&a, c.span.start, c.ctx.func))
+        } else if let Some(a) = at
+            .filter(|i| *i < func.positional)
+            .and_then(|i| positional.get(i))
+        {
+            truth(&m.resolve(a, c.span.start, c.ctx.func))
+        } else if c.star || at.is_none() {
+            None
+        } else if let Some(s) = c.splat {
+            match m.argparse.get(pname) {
+                Some(Some((v, k))) => truth(&m.resolve(
+                    &Arg {
+                        name: None,
+                        value: *v,
+                        vkind: *k,
+                    },
+                    v.start,
+                    None,
+                )),
+                Some(None) => None,
+                None if m.text(s).starts_with("vars(") => default,
+                None => None,
+            }
+        } else {
+            default
+        };
+        values.push(v?);
+    }
+    if values.is_empty() {
+        values.push(default?);
+    }
+    let first = *values.first()?;
+    values.iter().all(|v| *v == first).then_some(first)
+}
+
+/// The truth value of a module-level name bound only to literals of one truth value
+/// (`profile = False`), nowhere rebound (no loop target, import, definition or `global`).
+fn module_constant(m: &Model<'_>, name: &str) -> Option<bool> {
+    if m.imports.contains_key(name)
+        || m.defined.contains(name)
+        || m.src.contains(&format!("global {name}"))
+        || m.loops
+            .iter()
+            .any(|l| l.ctx.func.is_none() && l.targets.iter().any(|t| m.text(*t) == name))
+    {
+        return None;
+    }
+    let mut value = None;
+    for a in m.assigns.iter().filter(|a| {
+        a.ctx.func.is_none()
+            && a.ctx.class.is_none()
+            && (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left) == name)
+    }) {
+        let literal = matches!(
+            a.vkind,
+            ValKind::True | ValKind::False | ValKind::NoneLit | ValKind::Int
+        );
+        if a.augmented || a.targets.len() != 1 || !literal {
+            return None;
+        }
+        let v = truth(&m.resolve_expr(a.value, a.span.start, None))?;
+        if value.is_some_and(|x| x != v) {
+            return None;
+        }
+        value = Some(v);
+    }
+    value
 }

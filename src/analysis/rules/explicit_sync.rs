@@ -1,10 +1,12 @@
+use crate::analysis::facts::{Call, Model};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
     /// Flags `torch.cuda.synchronize()` and `torch.cuda.empty_cache()` inside a step loop, when
-    /// not under a `step % N == 0` guard.
+    /// not under a `step % N == 0` guard. A `synchronize()` followed at once by a clock read
+    /// (`time.time()`, `time.perf_counter()`, ...) times the step: it is measurement, not waste.
     ///
     /// ## Why is this slow?
     /// `synchronize()` blocks the host until the GPU has finished all queued work, so the next
@@ -69,7 +71,7 @@ impl Rule for ExplicitSync {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
-            if s.mod_guard {
+            if s.mod_guard || (last == "synchronize" && times_the_step(m, c)) {
                 continue;
             }
             cx.at_call(
@@ -80,4 +82,25 @@ impl Rule for ExplicitSync {
             );
         }
     }
+}
+
+/// Clock reads: a `synchronize()` right before one makes the reading include the GPU work.
+const CLOCKS: &[&str] = &[
+    "time.time",
+    "time.time_ns",
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "time.monotonic",
+    "time.monotonic_ns",
+    "timeit.default_timer",
+];
+
+/// Is the first call after `sync` in the same loop body a clock read?
+// Ex) torch.cuda.synchronize(); t0 = time.time(); outputs = model(images)
+fn times_the_step(m: &Model<'_>, sync: &Call) -> bool {
+    m.calls
+        .iter()
+        .filter(|c| c.span.start >= sync.span.end && c.ctx.loop_ == sync.ctx.loop_)
+        .min_by_key(|c| c.span.start)
+        .is_some_and(|c| CLOCKS.contains(&m.qual(c).as_ref()))
 }

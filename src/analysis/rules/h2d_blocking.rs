@@ -65,6 +65,8 @@ impl Rule for H2dBlocking {
             if c.method.is_none()
                 || !matches!(last, "to" | "cuda")
                 || m.kw(c, "non_blocking").is_some()
+                // `.cuda(async=True)`: PyTorch 0.3's spelling of `non_blocking=True`
+                || m.kw(c, "async").is_some()
             {
                 continue;
             }

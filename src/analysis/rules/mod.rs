@@ -85,11 +85,14 @@ pub(crate) struct StepCtx {
 
 /// The step loop enclosing a call (through inner non-step loops, never across an epoch loop).
 pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
+    // a branch of a switch that is off by default (`if args.sync_every_step:` with a
+    // `store_true` flag, `if profile:` with `profile = False`) does not run in the
+    // configuration the script ships with: it has no step context
+    if m.dead(&c.ctx) {
+        return None;
+    }
     let mut under_if = c.ctx.under_if;
-    // a switch that is off by default (`if args.sync_every_step:` with a `store_true` flag)
-    // does not run in the configuration the script ships with: like a cadence guard
-    let mut mod_guard =
-        c.ctx.mod_guard || c.ctx.flag_guard.is_some_and(|f| off_by_default(m, f, c));
+    let mut mod_guard = c.ctx.mod_guard;
     let mut cur = c.ctx.loop_;
     for _ in 0..256 {
         let i = cur?;
@@ -128,19 +131,21 @@ pub(crate) fn trains_or_infers(m: &Model<'_>) -> bool {
 /// column, the assignment index when the anchor is one).
 pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     use super::facts::VarKind;
-    // (trained, byte, line, col, assign): the model an optimizer trains wins over a frozen one
-    // placed earlier (a distillation teacher), then the earliest placement
-    type Best = Option<(bool, usize, usize, usize, Option<usize>)>;
+    // ((trained, live), byte, line, col, assign): the model an optimizer trains wins over a
+    // frozen one placed earlier (a distillation teacher), then a placement that runs as shipped
+    // over one under a switch that is off by default (`if args.fp16: model.cuda().half()`),
+    // then the earliest placement
+    type Best = Option<((bool, bool), usize, usize, usize, Option<usize>)>;
     let mut best: Best = None;
     fn consider(
         best: &mut Best,
-        trained: bool,
+        trained: (bool, bool),
         byte: usize,
         line: usize,
         col: usize,
         a: Option<usize>,
     ) {
-        if best.is_none_or(|b| (trained && !b.0) || (trained == b.0 && byte < b.1)) {
+        if best.is_none_or(|b| trained > b.0 || (trained == b.0 && byte < b.1)) {
             *best = Some((trained, byte, line, col, a));
         }
     }
@@ -158,7 +163,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
             consider(
                 &mut best,
-                trained.contains(name),
+                (trained.contains(name), !m.dead(&a.ctx)),
                 a.span.start,
                 a.line,
                 col,
@@ -173,7 +178,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
         if let Some(name) = placed_model(m, c) {
             consider(
                 &mut best,
-                trained.contains(name),
+                (trained.contains(name), !m.dead(&c.ctx)),
                 c.span.start,
                 c.line,
                 c.col,
@@ -189,7 +194,14 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                 && m.kinds.get(m.text(a.left)) == Some(&VarKind::Model)
             {
                 let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
-                consider(&mut best, false, a.span.start, a.line, col, Some(i));
+                consider(
+                    &mut best,
+                    (false, false),
+                    a.span.start,
+                    a.line,
+                    col,
+                    Some(i),
+                );
                 break;
             }
         }
@@ -301,19 +313,6 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
                 || args.contains(".to(device")
                 || args.contains(".to(\"cuda"))
     })
-}
-
-/// Does the flag at `f` (`args.x`) resolve to `False` / `None` (its argparse default)?
-fn off_by_default(m: &Model<'_>, f: super::facts::Span, at: &Call) -> bool {
-    let arg = super::facts::Arg {
-        name: None,
-        value: f,
-        vkind: ValKind::Attr,
-    };
-    matches!(
-        m.resolve(&arg, at.span.start, at.ctx.func),
-        super::facts::Val::Bool(false) | super::facts::Val::None
-    )
 }
 
 /// `loaders = {x: DataLoader(...) for x in ["train", "val"]}`: the dict or list a DataLoader

@@ -1,3 +1,4 @@
+use crate::analysis::facts::ValKind;
 use crate::analysis::fix::{line_start_indent, torch_name};
 use crate::analysis::model::{Applicability, CodeKind, Edit, Fix};
 use crate::analysis::resolve::is_model_call;
@@ -105,6 +106,22 @@ impl Rule for NoGradMissing {
                 .filter(|c| c.method.is_none_or(|meth| m.text(meth) == "forward"))
                 .count();
             if bare_calls == 0 {
+                continue;
+            }
+            // `Variable(x, volatile=True)`: the no-grad mode of PyTorch 0.3 and earlier, which
+            // code that builds its inputs this way runs on
+            let volatile = m
+                .calls
+                .get(first..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|c| c.span.start < l.span.end)
+                .any(|c| {
+                    m.last_name(c) == "Variable"
+                        && m.kw(c, "volatile")
+                            .is_some_and(|a| a.vkind == ValKind::True)
+                });
+            if volatile {
                 continue;
             }
             // the last `.eval()` / `.train()` before the loop in the same function decides the
