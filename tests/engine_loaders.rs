@@ -1,0 +1,163 @@
+//! DataLoader facts, torch-backed libraries and CUDA / precision evidence, checked on small
+//! snippets in the shapes real scripts use (pytorch/examples, Hugging Face examples).
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+use efficiency_audit::analysis::facts::Val;
+use efficiency_audit::analysis::{FileAnalysis, analyze_file};
+use efficiency_audit::config::Rules;
+
+fn run(src: &str) -> FileAnalysis {
+    analyze_file("t.py", src.as_bytes(), &Rules::default())
+}
+
+fn rules_of(a: &FileAnalysis) -> Vec<String> {
+    a.findings.iter().map(|f| f.rule.clone()).collect()
+}
+
+fn has(a: &FileAnalysis, rule: &str) -> bool {
+    a.findings.iter().any(|f| f.rule == rule)
+}
+
+const ARGS: &str = "import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument('--no-cuda', action='store_true', default=False)
+args = parser.parse_args()
+";
+
+const TRAIN: &str = "
+model = Net().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    for x, y in train_loader:
+        x, y = x.to(device), y.to(device)
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) kwargs = {'num_workers': 1, 'pin_memory': True} if use_cuda else {}
+#[test]
+fn conditional_kwargs_take_the_cuda_branch_on_cuda() {
+    let src = format!(
+        "{ARGS}use_cuda = not args.no_cuda and torch.cuda.is_available()
+device = torch.device('cuda' if use_cuda else 'cpu')
+kwargs = {{'num_workers': 1, 'pin_memory': True}} if use_cuda else {{}}
+train_loader = torch.utils.data.DataLoader(ds, batch_size=64, **kwargs)
+{TRAIN}"
+    );
+    let a = run(&src);
+    assert_eq!(a.facts.loaders[0].num_workers, Val::Int(1));
+    assert_eq!(a.facts.loaders[0].pin_memory, Val::Bool(true));
+    // workers restarted every epoch; the pinned batch is copied blocking
+    assert!(has(&a, "EA103"), "{:?}", rules_of(&a));
+    assert!(has(&a, "EA303"), "{:?}", rules_of(&a));
+    assert!(!has(&a, "EA101") && !has(&a, "EA102"), "{:?}", rules_of(&a));
+}
+
+// Ex) args.cuda = not args.no_cuda and torch.cuda.is_available()
+#[test]
+fn conditional_kwargs_follow_an_attribute_flag() {
+    let src = format!(
+        "{ARGS}args.cuda = not args.no_cuda and torch.cuda.is_available()
+device = torch.device('cuda' if args.cuda else 'cpu')
+kwargs = {{'num_workers': 1, 'pin_memory': True}} if args.cuda else {{}}
+train_loader = torch.utils.data.DataLoader(ds, batch_size=64, **kwargs)
+{TRAIN}"
+    );
+    let a = run(&src);
+    assert_eq!(a.facts.loaders[0].num_workers, Val::Int(1));
+    assert!(has(&a, "EA103"), "{:?}", rules_of(&a));
+}
+
+// Ex) if use_cuda: train_kwargs.update(cuda_kwargs)
+#[test]
+fn dict_updates_under_the_cuda_branch_merge_their_keys() {
+    let src = format!(
+        "{ARGS}use_cuda = not args.no_cuda and torch.cuda.is_available()
+device = torch.device('cuda' if use_cuda else 'cpu')
+train_kwargs = {{'batch_size': 64}}
+if use_cuda:
+    cuda_kwargs = {{'num_workers': 1, 'pin_memory': True, 'shuffle': True}}
+    train_kwargs.update(cuda_kwargs)
+train_loader = torch.utils.data.DataLoader(ds, **train_kwargs)
+{TRAIN}"
+    );
+    let a = run(&src);
+    let l = &a.facts.loaders[0];
+    assert_eq!(l.batch_size, Val::Int(64));
+    assert_eq!(l.num_workers, Val::Int(1));
+    assert_eq!(l.pin_memory, Val::Bool(true));
+    assert!(has(&a, "EA103") && has(&a, "EA303"), "{:?}", rules_of(&a));
+}
+
+#[test]
+fn dict_updates_with_literal_keys_and_items_are_folded_in_order() {
+    let src = "import torch
+kwargs = dict(batch_size=32)
+kwargs.update({'num_workers': 2})
+kwargs['pin_memory'] = True
+kwargs.update(num_workers=4)
+loader = torch.utils.data.DataLoader(ds, **kwargs)
+";
+    let l = &run(src).facts.loaders[0];
+    assert_eq!(l.batch_size, Val::Int(32));
+    assert_eq!(l.num_workers, Val::Int(4));
+    assert_eq!(l.pin_memory, Val::Bool(true));
+}
+
+#[test]
+fn unknown_conditions_and_updates_stay_unknown() {
+    // a condition the engine cannot read: the branches disagree, so the key is unknown
+    let src = "import torch
+def make(ds, fast):
+    kwargs = {'num_workers': 4} if fast else {}
+    return torch.utils.data.DataLoader(ds, **kwargs)
+";
+    let a = run(src);
+    assert_eq!(a.facts.loaders[0].num_workers, Val::Unknown);
+    assert!(!has(&a, "EA101"), "{:?}", rules_of(&a));
+    // an update from something that is not a literal dict
+    let src = "import torch
+kwargs = {'batch_size': 8}
+kwargs.update(load_config())
+loader = torch.utils.data.DataLoader(ds, **kwargs)
+";
+    let a = run(src);
+    assert_eq!(a.facts.loaders[0].num_workers, Val::Unknown);
+    assert_eq!(a.facts.loaders[0].batch_size, Val::Unknown);
+    // an update under an unknown guard
+    let src = "import torch
+def make(ds, fast):
+    kwargs = {'batch_size': 8}
+    if fast:
+        kwargs.update({'num_workers': 4})
+    return torch.utils.data.DataLoader(ds, **kwargs)
+";
+    let a = run(src);
+    assert_eq!(a.facts.loaders[0].num_workers, Val::Unknown);
+    assert_eq!(a.facts.loaders[0].batch_size, Val::Int(8));
+}
+
+#[test]
+fn the_cpu_branch_is_taken_when_the_flag_disables_cuda_by_default() {
+    // `--cuda` off by default: as shipped the file runs on the CPU branch
+    let src = "import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument('--cuda', action='store_true')
+args = parser.parse_args()
+device = torch.device('cuda' if args.cuda else 'cpu')
+kwargs = {'num_workers': 1, 'pin_memory': True} if args.cuda else {}
+loader = torch.utils.data.DataLoader(ds, **kwargs)
+";
+    let l = &run(src).facts.loaders[0];
+    assert_eq!(l.num_workers, Val::Absent);
+    assert_eq!(l.pin_memory, Val::Absent);
+}
