@@ -161,3 +161,126 @@ loader = torch.utils.data.DataLoader(ds, **kwargs)
     assert_eq!(l.num_workers, Val::Absent);
     assert_eq!(l.pin_memory, Val::Absent);
 }
+
+const TEXT_TRAIN: &str = "
+model = AutoModelForSequenceClassification.from_pretrained('bert-base-cased').to('cuda')
+opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
+for epoch in range(3):
+    for batch in train_loader:
+        batch = {k: v.to('cuda') for k, v in batch.items()}
+        loss = model(**batch).loss
+        loss.backward()
+        opt.step()
+";
+
+// Ex) DataLoader(tokenized["train"], collate_fn=DataCollatorWithPadding(tokenizer))
+#[test]
+fn pretokenized_text_with_a_padding_collator_needs_no_workers_nor_pinning() {
+    let src = format!(
+        "import torch
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding
+tokenizer = AutoTokenizer.from_pretrained('bert-base-cased')
+raw = load_dataset('glue', 'mrpc')
+def tokenize(batch):
+    return tokenizer(batch['sentence1'], batch['sentence2'], truncation=True)
+tokenized = raw.map(tokenize, batched=True)
+tokenized = tokenized.rename_column('label', 'labels')
+collator = DataCollatorWithPadding(tokenizer)
+train_loader = DataLoader(tokenized['train'], shuffle=True, collate_fn=collator, batch_size=32)
+{TEXT_TRAIN}"
+    );
+    let a = run(&src);
+    assert!(a.parsed);
+    assert!(!has(&a, "EA101") && !has(&a, "EA102"), "{:?}", rules_of(&a));
+}
+
+#[test]
+fn pretokenized_text_padded_by_a_local_function_or_the_default_collator() {
+    // a lambda tokenises; a local function only calls `tokenizer.pad`
+    let src = format!(
+        "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+tokenizer = AutoTokenizer.from_pretrained('bert-base-cased')
+ds = raw.map(lambda e: tokenizer(e['text'], truncation=True), batched=True)
+def collate_fn(examples):
+    return tokenizer.pad(examples, padding='longest', return_tensors='pt')
+train_loader = DataLoader(ds['train'], collate_fn=collate_fn, batch_size=16)
+{TEXT_TRAIN}"
+    );
+    let a = run(&src);
+    assert!(!has(&a, "EA101") && !has(&a, "EA102"), "{:?}", rules_of(&a));
+    let src = format!(
+        "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, default_data_collator
+tokenizer = AutoTokenizer.from_pretrained('gpt2')
+def tokenize_function(examples):
+    return tokenizer(examples['text'])
+tokenized = raw.map(tokenize_function, batched=True)
+lm = tokenized.map(group_texts, batched=True)
+train_dataset = lm['train']
+train_loader = DataLoader(train_dataset, shuffle=True, collate_fn=default_data_collator, batch_size=8)
+{TEXT_TRAIN}"
+    );
+    let a = run(&src);
+    assert!(!has(&a, "EA101") && !has(&a, "EA102"), "{:?}", rules_of(&a));
+}
+
+#[test]
+fn loaders_that_decode_per_item_or_collate_more_than_padding_still_need_workers() {
+    // a per-item transform on the tokenised dataset
+    let src = format!(
+        "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding
+tokenizer = AutoTokenizer.from_pretrained('bert-base-cased')
+ds = raw.map(lambda e: tokenizer(e['text']), batched=True)
+ds.set_transform(augment)
+train_loader = DataLoader(ds['train'], collate_fn=DataCollatorWithPadding(tokenizer), batch_size=16)
+{TEXT_TRAIN}"
+    );
+    let a = run(&src);
+    assert!(has(&a, "EA101") && has(&a, "EA102"), "{:?}", rules_of(&a));
+    // the collate tokenises raw text itself
+    let src = format!(
+        "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+tokenizer = AutoTokenizer.from_pretrained('bert-base-cased')
+ds = raw.map(lambda e: tokenizer(e['text']), batched=True)
+def collate_fn(rows):
+    return tokenizer([r['text'] for r in rows], padding=True, return_tensors='pt')
+train_loader = DataLoader(ds['train'], collate_fn=collate_fn, batch_size=16)
+{TEXT_TRAIN}"
+    );
+    let a = run(&src);
+    assert!(has(&a, "EA101"), "{:?}", rules_of(&a));
+    // a padding collator over a dataset nothing tokenised ahead of time
+    let src = format!(
+        "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
+train_loader = DataLoader(MyDataset(path), collate_fn=DataCollatorWithPadding(tok), batch_size=16)
+{TEXT_TRAIN}"
+    );
+    let a = run(&src);
+    assert!(has(&a, "EA101"), "{:?}", rules_of(&a));
+}
+
+#[test]
+fn workers_on_a_pretokenized_loader_are_still_restarted_every_epoch() {
+    let src = format!(
+        "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, default_data_collator
+tokenizer = AutoTokenizer.from_pretrained('gpt2')
+ds = raw.map(lambda e: tokenizer(e['text']), batched=True)
+train_loader = DataLoader(ds['train'], collate_fn=default_data_collator, batch_size=8, num_workers=2)
+{TEXT_TRAIN}"
+    );
+    let a = run(&src);
+    assert!(has(&a, "EA103"), "{:?}", rules_of(&a));
+}

@@ -94,18 +94,24 @@ fn name_condition(
     selects_cuda(m, name).then_some(m.facts.device == super::facts::Device::Cuda)
 }
 
-/// The assignment that binds `name` at byte `at`: the nearest earlier one in the same function,
-/// else the only module-level one. `None` when there is none or several module-level ones.
-fn binding<'a>(m: &'a Model<'_>, name: &str, at: usize, func: Option<u32>) -> Option<&'a Assign> {
+/// The assignment that binds `name` at byte `at`: the nearest earlier one in the same function
+/// (or at module level, for module-level code), else the only module-level one. `None` when there is none or several module-level ones.
+pub(crate) fn binding<'a>(
+    m: &'a Model<'_>,
+    name: &str,
+    at: usize,
+    func: Option<u32>,
+) -> Option<&'a Assign> {
     let mut best: Option<&Assign> = None;
     let mut module: Vec<&Assign> = Vec::new();
     for a in &m.assigns {
         if a.augmented || a.targets.len() != 1 || m.text(a.left) != name {
             continue;
         }
-        if func.is_some() && a.ctx.func == func && a.span.end <= at {
+        let module_level = a.ctx.func.is_none() && a.ctx.class.is_none();
+        if a.ctx.func == func && (func.is_some() || module_level) && a.span.end <= at {
             best = Some(a);
-        } else if a.ctx.func.is_none() && a.ctx.class.is_none() {
+        } else if module_level {
             module.push(a);
         }
     }
