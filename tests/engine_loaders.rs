@@ -284,3 +284,45 @@ train_loader = DataLoader(ds['train'], collate_fn=default_data_collator, batch_s
     let a = run(&src);
     assert!(has(&a, "EA103"), "{:?}", rules_of(&a));
 }
+
+const ACCEL: &str = "import argparse
+import torch
+from accelerate import Accelerator
+from transformers import AutoModelForSequenceClassification
+def train(args):
+    accelerator = Accelerator(mixed_precision=args.mixed_precision)
+    model = AutoModelForSequenceClassification.from_pretrained('bert-base-cased')
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    model, opt, loader = accelerator.prepare(model, opt, loader)
+    for epoch in range(3):
+        for batch in loader:
+            loss = model(**batch).loss
+            accelerator.backward(loss)
+            opt.step()
+def main():
+    parser = argparse.ArgumentParser()
+";
+
+// Ex) Accelerator(mixed_precision=args.mixed_precision) with `default="no"`
+#[test]
+fn accelerate_precision_resolves_through_the_argparse_default() {
+    let fp32 = format!(
+        "{ACCEL}    parser.add_argument('--mixed_precision', type=str, default='no')\n    train(parser.parse_args())\n"
+    );
+    let a = run(&fp32);
+    assert!(!a.facts.precision.unresolved);
+    assert!(has(&a, "EA201") && has(&a, "EA202"), "{:?}", rules_of(&a));
+    let bf16 = format!(
+        "{ACCEL}    parser.add_argument('--mixed_precision', type=str, default='bf16')\n    train(parser.parse_args())\n"
+    );
+    let a = run(&bf16);
+    assert!(a.facts.precision.autocast);
+    assert!(!has(&a, "EA201"), "{:?}", rules_of(&a));
+    // `None`: the `accelerate launch` configuration decides
+    let launcher = format!(
+        "{ACCEL}    parser.add_argument('--mixed_precision', type=str, default=None)\n    train(parser.parse_args())\n"
+    );
+    let a = run(&launcher);
+    assert!(a.facts.precision.unresolved);
+    assert!(!has(&a, "EA201") && !has(&a, "EA202"), "{:?}", rules_of(&a));
+}

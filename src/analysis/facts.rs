@@ -253,8 +253,10 @@ pub struct Precision {
     /// `torch.backends.cudnn.allow_tf32` when assigned a literal (PyTorch's default is `True`).
     pub cudnn_allow_tf32: Option<bool>,
     /// Precision (or compilation) is set from something the analysis cannot read: a launcher
-    /// configuration (`Accelerator()` without `mixed_precision=`) or a variable
-    /// (`precision=args.precision`, `fp16=cfg.fp16`). Precision rules stay silent.
+    /// configuration (`Accelerator()` without `mixed_precision=`, or with a value that resolves
+    /// to `None`) or a variable without a readable default (`precision=cfg.precision`). A
+    /// variable with an argparse default is read as shipped (`default="no"` is fp32).
+    /// Precision rules stay silent.
     pub unresolved: bool,
 }
 

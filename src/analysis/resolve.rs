@@ -394,6 +394,38 @@ fn is_16bit(t: &str) -> bool {
         || t.contains("fp16")
 }
 
+/// What a precision setting read from a variable amounts to as shipped.
+enum Shipped {
+    /// 16-bit (mixed) precision, or TF32 for a `tf32` switch.
+    Reduced,
+    /// Full fp32: `"no"`, `"fp32"`, `"32"`, `False`.
+    Full,
+}
+
+/// The shipped precision of a resolved `mixed_precision=` / `precision=` / `fp16=` / `bf16=` /
+/// `tf32=` value; `None` when the analysis cannot tell (`None` leaves it to the launcher's
+/// configuration, as `Accelerator(mixed_precision=None)` does).
+fn shipped_precision(v: Val) -> Option<Shipped> {
+    match v {
+        Val::Bool(true) | Val::Int(16) => Some(Shipped::Reduced),
+        Val::Bool(false) | Val::Int(32 | 64) => Some(Shipped::Full),
+        Val::Str(s) => {
+            let s = s.to_ascii_lowercase();
+            if is_16bit(&s) || s.contains("16") || s == "fp8" {
+                Some(Shipped::Reduced)
+            } else if matches!(
+                s.as_str(),
+                "no" | "fp32" | "32" | "32-true" | "float32" | "64" | "64-true"
+            ) {
+                Some(Shipped::Full)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
 fn precision(m: &mut Model<'_>) {
     let mut p = m.facts.precision.clone();
     let mut cudnn_benchmark = m.facts.cudnn_benchmark;
@@ -448,23 +480,24 @@ fn precision(m: &mut Model<'_>) {
             ) || v.starts_with("torch.");
             let model_dtype = matches!(name, "dtype" | "torch_dtype")
                 && matches!(last, "from_pretrained" | "autocast" | "to" | "from_config");
-            if !literal
-                && (model_dtype
-                    || matches!(
-                        name,
-                        "mixed_precision"
-                            | "precision"
-                            | "fp16"
-                            | "bf16"
-                            | "tf32"
-                            | "torch_compile"
-                    ))
-            {
+            let precision_kw = matches!(
+                name,
+                "mixed_precision" | "precision" | "fp16" | "bf16" | "tf32"
+            );
+            if !literal && precision_kw {
+                // `mixed_precision=args.mixed_precision`: the argparse default is what ships
+                match shipped_precision(m.resolve(a, c.span.start, c.ctx.func)) {
+                    Some(Shipped::Reduced) if name == "tf32" => p.tf32 = true,
+                    Some(Shipped::Reduced) => p.autocast = true,
+                    Some(Shipped::Full) => {}
+                    None => p.unresolved = true,
+                }
+            } else if !literal && (model_dtype || name == "torch_compile") {
                 p.unresolved = true;
             }
             match name {
                 "dtype" | "torch_dtype" if is_16bit(v) => p.half = true,
-                "mixed_precision" | "precision" if is_16bit(v) || v.contains("16") => {
+                "mixed_precision" | "precision" if literal && (is_16bit(v) || v.contains("16")) => {
                     p.autocast = true
                 }
                 "fp16" | "bf16" if a.vkind == ValKind::True => p.autocast = true,
