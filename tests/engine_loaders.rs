@@ -326,3 +326,47 @@ fn accelerate_precision_resolves_through_the_argparse_default() {
     assert!(a.facts.precision.unresolved);
     assert!(!has(&a, "EA201") && !has(&a, "EA202"), "{:?}", rules_of(&a));
 }
+
+// Ex) from sentence_transformers import SentenceTransformer (no `import torch`)
+#[test]
+fn sentence_transformers_is_torch_on_cuda_when_available() {
+    let src = "from sentence_transformers import SentenceTransformer
+model = SentenceTransformer('all-mpnet-base-v2')
+sentences = [line.strip() for line in open('corpus.txt')]
+embeddings = model.encode(sentences, batch_size=64, convert_to_tensor=True)
+";
+    let a = run(src);
+    assert!(a.parsed, "the prefilter must parse a sentence-transformers file");
+    let tf32: Vec<usize> = a
+        .findings
+        .iter()
+        .filter(|f| f.rule == "EA202")
+        .map(|f| f.line)
+        .collect();
+    assert_eq!(tf32, [2], "{:?}", rules_of(&a));
+    // placed on the CPU explicitly: no GPU rule
+    let a = run(&src.replace("'all-mpnet-base-v2'", "'all-mpnet-base-v2', device='cpu'"));
+    assert!(!has(&a, "EA202"), "{:?}", rules_of(&a));
+}
+
+// Ex) processor(image, return_tensors="pt"); model(**inputs) with no `import torch`
+#[test]
+fn transformers_pytorch_model_classes_are_torch_evidence() {
+    let src = "from transformers import AutoImageProcessor, ResNetForImageClassification
+from PIL import Image
+processor = AutoImageProcessor.from_pretrained('ckpt')
+model = ResNetForImageClassification.from_pretrained('ckpt')
+for path in paths:
+    inputs = processor(Image.open(path), return_tensors='pt')
+    logits = model(**inputs).logits
+    print(logits.argmax(-1))
+";
+    let a = run(src);
+    assert!(has(&a, "EA401"), "{:?}", rules_of(&a));
+    // the TensorFlow classes are not torch
+    let tf = src
+        .replace("ResNetForImageClassification", "TFResNetForImageClassification")
+        .replace("'pt'", "'tf'");
+    let a = run(&tf);
+    assert!(!has(&a, "EA401"), "{:?}", rules_of(&a));
+}

@@ -351,6 +351,10 @@ pub(crate) struct Model<'s> {
     /// Uses multiprocessing / joblib / concurrent.futures / ray / dask.
     pub parallel_lib: bool,
     pub has_from_pretrained: bool,
+    /// The file runs PyTorch: it imports torch, or a library that runs torch models
+    /// (`sentence_transformers`, `diffusers`, a transformers PyTorch model class), or asks a
+    /// tokenizer or processor for torch tensors (`return_tensors="pt"`).
+    pub torch: bool,
     /// A loop hands the optimizer to a function this file does not show the loop of
     /// (`train_one_epoch(model, optimizer, loader)`): the file trains, its step loop is elsewhere.
     pub delegated_train: bool,
@@ -1299,6 +1303,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         last_import_end: None,
         parallel_lib: false,
         has_from_pretrained: false,
+        torch: false,
         delegated_train: false,
         compile_unknown: false,
         deterministic: false,

@@ -47,6 +47,7 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
         .filter_map(|s| src.get(s.start..s.end))
         .collect();
     argparse(m);
+    m.torch = torch_backed(m);
     kinds(m);
     device(m);
     precision(m);
@@ -89,6 +90,39 @@ fn argparse(m: &mut Model<'_>) {
         }
         m.argparse.insert(dest, default);
     }
+}
+
+/// Libraries whose models are PyTorch modules.
+const TORCH_LIBRARIES: &[&str] = &["torch", "sentence_transformers", "diffusers"];
+
+/// Is there evidence the file runs PyTorch (see [`Model::torch`](super::facts::Model))?
+fn torch_backed(m: &Model<'_>) -> bool {
+    let torch_import = m.imports.values().any(|q| {
+        let root = q.split('.').next().unwrap_or("");
+        if TORCH_LIBRARIES.contains(&root) {
+            return true;
+        }
+        // `transformers.ResNetForImageClassification`, `transformers.AutoModel`: PyTorch
+        // classes (the TensorFlow and Flax ones are named `TF*` / `Flax*`)
+        q.strip_prefix("transformers.").is_some_and(|class| {
+            !class.starts_with("TF")
+                && !class.starts_with("Flax")
+                && (class.starts_with("AutoModel")
+                    || class.contains("For")
+                    || class.ends_with("Model"))
+        })
+    });
+    torch_import
+        || m.args.iter().any(|a| {
+            a.name.is_some_and(|n| m.text(n) == "return_tensors")
+                && matches!(m.text(a.value), "\"pt\"" | "'pt'")
+        })
+}
+
+/// `SentenceTransformer(...)` / `CrossEncoder(...)`: an nn.Module wrapping a transformer.
+fn is_sentence_model(q: &str) -> bool {
+    q.starts_with("sentence_transformers.")
+        && (q.ends_with("SentenceTransformer") || q.ends_with("CrossEncoder"))
 }
 
 fn module_classes<'s>(m: &Model<'s>) -> Vec<&'s str> {
@@ -183,6 +217,7 @@ fn kinds(m: &mut Model<'_>) {
             }
         } else if q.starts_with("torchvision.models.")
             || q == "timm.create_model"
+            || is_sentence_model(&q)
             || local_modules.contains(&m.text(c.func))
             || (q.starts_with("torch.nn.")
                 && last
@@ -346,6 +381,13 @@ fn device(m: &mut Model<'_>) {
         }
         if m.kw(c, "device_map").is_some() {
             see("cuda");
+        }
+        // without `device=`, sentence-transformers picks CUDA when it is available
+        if is_sentence_model(&q) {
+            match m.kw(c, "device") {
+                Some(a) => see(m.text(a.value)),
+                None => see("cuda"),
+            }
         }
         for a in m.call_args(c) {
             if a.vkind == ValKind::Str {
@@ -965,6 +1007,11 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
             s |= S_HF_TRAINER | S_FIT
         }
         "generate" | "predict" | "trace" | "export" if c.method.is_some() => s |= S_GENERATE,
+        // `model.encode(sentences)` of a sentence-transformers model: inference (it runs under
+        // `no_grad` itself, so it is not a forward pass for the autograd rules)
+        "encode" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => {
+            s |= S_GENERATE
+        }
         "pipeline" if q.starts_with("transformers") => s |= S_GENERATE,
         "from_pretrained" => s |= S_PRETRAINED,
         "load_dataset" => s |= S_HF_DATA,
@@ -1007,9 +1054,7 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     }
     if let Some(l) = c.ctx.loop_.and_then(|li| m.loops.get(li as usize))
         && l.info.step
-        && m.imports
-            .values()
-            .any(|q| q == "torch" || q.starts_with("torch."))
+        && m.torch
         && (is_model_call(m, c)
             || (l.info.iterates_loader.is_some()
                 && c.method.is_some()
