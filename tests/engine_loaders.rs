@@ -336,7 +336,10 @@ sentences = [line.strip() for line in open('corpus.txt')]
 embeddings = model.encode(sentences, batch_size=64, convert_to_tensor=True)
 ";
     let a = run(src);
-    assert!(a.parsed, "the prefilter must parse a sentence-transformers file");
+    assert!(
+        a.parsed,
+        "the prefilter must parse a sentence-transformers file"
+    );
     let tf32: Vec<usize> = a
         .findings
         .iter()
@@ -365,8 +368,45 @@ for path in paths:
     assert!(has(&a, "EA401"), "{:?}", rules_of(&a));
     // the TensorFlow classes are not torch
     let tf = src
-        .replace("ResNetForImageClassification", "TFResNetForImageClassification")
+        .replace(
+            "ResNetForImageClassification",
+            "TFResNetForImageClassification",
+        )
         .replace("'pt'", "'tf'");
     let a = run(&tf);
     assert!(!has(&a, "EA401"), "{:?}", rules_of(&a));
+}
+
+// Ex) a library module: `device` is a parameter, the code calls `torch.cuda.synchronize()`
+#[test]
+fn torch_cuda_runtime_calls_are_cuda_evidence() {
+    let src = "import torch
+def train_one_epoch(model, optimizer, data_loader, device):
+    for images, targets in data_loader:
+        images = images.to(device)
+        with torch.cuda.amp.autocast(enabled=False):
+            loss = model(images, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+
+def evaluate(model, data_loader, device):
+    cpu_device = torch.device('cpu')
+    for images, targets in data_loader:
+        images = images.to(device)
+        torch.cuda.synchronize()
+        outputs = model(images)
+        outputs = [o.to(cpu_device) for o in outputs]
+        res = {t['image_id'].item(): o for t, o in zip(targets, outputs)}
+";
+    let a = run(src);
+    let syncs: Vec<usize> = a
+        .findings
+        .iter()
+        .filter(|f| f.rule == "EA301")
+        .map(|f| f.line)
+        .collect();
+    // the loss is on the GPU; the targets of `evaluate` never leave the CPU
+    assert_eq!(syncs, [10], "{:?}", a.findings);
 }

@@ -382,6 +382,25 @@ fn device(m: &mut Model<'_>) {
         if m.kw(c, "device_map").is_some() {
             see("cuda");
         }
+        // `torch.cuda.synchronize()`, `torch.cuda.amp.autocast(...)`: the code drives a CUDA
+        // device, whoever passes it in (a library module taking `device` as a parameter)
+        if q.starts_with("torch.cuda.")
+            && matches!(
+                last,
+                "synchronize"
+                    | "empty_cache"
+                    | "autocast"
+                    | "GradScaler"
+                    | "Stream"
+                    | "Event"
+                    | "set_device"
+                    | "memory_allocated"
+                    | "max_memory_allocated"
+                    | "reset_peak_memory_stats"
+            )
+        {
+            see("cuda");
+        }
         // without `device=`, sentence-transformers picks CUDA when it is available
         if is_sentence_model(&q) {
             match m.kw(c, "device") {

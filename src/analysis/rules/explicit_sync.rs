@@ -16,8 +16,10 @@ declare_rule! {
     /// ```python
     /// import torch
     ///
+    /// torch.set_float32_matmul_precision("high")
     /// for x, y in train_loader:
-    ///     loss = criterion(model(x), y)
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = criterion(model(x), y)
     ///     loss.backward()
     ///     optimizer.step()
     ///     torch.cuda.synchronize()
@@ -27,8 +29,10 @@ declare_rule! {
     /// ```python
     /// import torch
     ///
+    /// torch.set_float32_matmul_precision("high")
     /// for x, y in train_loader:
-    ///     loss = criterion(model(x), y)
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = criterion(model(x), y)
     ///     loss.backward()
     ///     optimizer.step()
     /// ```
