@@ -277,8 +277,10 @@ pub struct Precision {
     /// `torch.backends.cudnn.allow_tf32` when assigned a literal (PyTorch's default is `True`).
     pub cudnn_allow_tf32: Option<bool>,
     /// Precision (or compilation) is set from something the analysis cannot read: a launcher
-    /// configuration (`Accelerator()` without `mixed_precision=`) or a variable
-    /// (`precision=args.precision`, `fp16=cfg.fp16`). Precision rules stay silent.
+    /// configuration (`Accelerator()` without `mixed_precision=`, or with a value that resolves
+    /// to `None`) or a variable without a readable default (`precision=cfg.precision`). A
+    /// variable with an argparse default is read as shipped (`default="no"` is fp32).
+    /// Precision rules stay silent.
     pub unresolved: bool,
 }
 
@@ -375,6 +377,10 @@ pub(crate) struct Model<'s> {
     /// Uses multiprocessing / joblib / concurrent.futures / ray / dask.
     pub parallel_lib: bool,
     pub has_from_pretrained: bool,
+    /// The file runs PyTorch: it imports torch, or a library that runs torch models
+    /// (`sentence_transformers`, `diffusers`, a transformers PyTorch model class), or asks a
+    /// tokenizer or processor for torch tensors (`return_tensors="pt"`).
+    pub torch: bool,
     /// A loop hands the optimizer to a function this file does not show the loop of
     /// (`train_one_epoch(model, optimizer, loader)`): the file trains, its step loop is elsewhere.
     pub delegated_train: bool,
@@ -1506,6 +1512,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         last_import_end: None,
         parallel_lib: false,
         has_from_pretrained: false,
+        torch: false,
         delegated_train: false,
         compile_unknown: false,
         deterministic: false,

@@ -5,6 +5,7 @@
 //!                                                                    └► hot loops ─► estimate_demand(ceilings) ─► verdict
 //! ```
 
+pub(crate) mod as_shipped;
 pub mod catalog;
 pub mod demand;
 pub mod facts;

@@ -209,6 +209,9 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (code("torchvision"), Parse),
         (code("timm"), Parse),
         (code("torch"), Parse),
+        // libraries that run torch models (`resolve::torch_backed`)
+        (code("sentence_transformers"), Parse),
+        (code("diffusers"), Parse),
         (cased("Module", ClassBases), Parse),
         (cased("PreTrainedModel", ClassBases), Parse),
         (whole("distributeddataparallel", AssignedCall), Parse),

@@ -47,6 +47,7 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
         .filter_map(|s| src.get(s.start..s.end))
         .collect();
     argparse(m);
+    m.torch = torch_backed(m);
     guards(m);
     kinds(m);
     device(m);
@@ -90,6 +91,39 @@ fn argparse(m: &mut Model<'_>) {
         }
         m.argparse.insert(dest, default);
     }
+}
+
+/// Libraries whose models are PyTorch modules.
+const TORCH_LIBRARIES: &[&str] = &["torch", "sentence_transformers", "diffusers"];
+
+/// Is there evidence the file runs PyTorch (see [`Model::torch`](super::facts::Model))?
+fn torch_backed(m: &Model<'_>) -> bool {
+    let torch_import = m.imports.values().any(|q| {
+        let root = q.split('.').next().unwrap_or("");
+        if TORCH_LIBRARIES.contains(&root) {
+            return true;
+        }
+        // `transformers.ResNetForImageClassification`, `transformers.AutoModel`: PyTorch
+        // classes (the TensorFlow and Flax ones are named `TF*` / `Flax*`)
+        q.strip_prefix("transformers.").is_some_and(|class| {
+            !class.starts_with("TF")
+                && !class.starts_with("Flax")
+                && (class.starts_with("AutoModel")
+                    || class.contains("For")
+                    || class.ends_with("Model"))
+        })
+    });
+    torch_import
+        || m.args.iter().any(|a| {
+            a.name.is_some_and(|n| m.text(n) == "return_tensors")
+                && matches!(m.text(a.value), "\"pt\"" | "'pt'")
+        })
+}
+
+/// `SentenceTransformer(...)` / `CrossEncoder(...)`: an nn.Module wrapping a transformer.
+fn is_sentence_model(q: &str) -> bool {
+    q.starts_with("sentence_transformers.")
+        && (q.ends_with("SentenceTransformer") || q.ends_with("CrossEncoder"))
 }
 
 fn module_classes<'s>(m: &Model<'s>) -> Vec<&'s str> {
@@ -184,6 +218,7 @@ fn kinds(m: &mut Model<'_>) {
             }
         } else if q.starts_with("torchvision.models.")
             || q == "timm.create_model"
+            || is_sentence_model(&q)
             || local_modules.contains(&m.text(c.func))
             || (q.starts_with("torch.nn.")
                 && last
@@ -348,6 +383,32 @@ fn device(m: &mut Model<'_>) {
         if m.kw(c, "device_map").is_some() {
             see("cuda");
         }
+        // `torch.cuda.synchronize()`, `torch.cuda.amp.autocast(...)`: the code drives a CUDA
+        // device, whoever passes it in (a library module taking `device` as a parameter)
+        if q.starts_with("torch.cuda.")
+            && matches!(
+                last,
+                "synchronize"
+                    | "empty_cache"
+                    | "autocast"
+                    | "GradScaler"
+                    | "Stream"
+                    | "Event"
+                    | "set_device"
+                    | "memory_allocated"
+                    | "max_memory_allocated"
+                    | "reset_peak_memory_stats"
+            )
+        {
+            see("cuda");
+        }
+        // without `device=`, sentence-transformers picks CUDA when it is available
+        if is_sentence_model(&q) {
+            match m.kw(c, "device") {
+                Some(a) => see(m.text(a.value)),
+                None => see("cuda"),
+            }
+        }
         for a in m.call_args(c) {
             if a.vkind == ValKind::Str {
                 let t = m.text(a.value).trim_matches(['"', '\'']);
@@ -393,6 +454,38 @@ fn is_16bit(t: &str) -> bool {
         || t.contains("half")
         || t.contains("bf16")
         || t.contains("fp16")
+}
+
+/// What a precision setting read from a variable amounts to as shipped.
+enum Shipped {
+    /// 16-bit (mixed) precision, or TF32 for a `tf32` switch.
+    Reduced,
+    /// Full fp32: `"no"`, `"fp32"`, `"32"`, `False`.
+    Full,
+}
+
+/// The shipped precision of a resolved `mixed_precision=` / `precision=` / `fp16=` / `bf16=` /
+/// `tf32=` value; `None` when the analysis cannot tell (`None` leaves it to the launcher's
+/// configuration, as `Accelerator(mixed_precision=None)` does).
+fn shipped_precision(v: Val) -> Option<Shipped> {
+    match v {
+        Val::Bool(true) | Val::Int(16) => Some(Shipped::Reduced),
+        Val::Bool(false) | Val::Int(32 | 64) => Some(Shipped::Full),
+        Val::Str(s) => {
+            let s = s.to_ascii_lowercase();
+            if is_16bit(&s) || s.contains("16") || s == "fp8" {
+                Some(Shipped::Reduced)
+            } else if matches!(
+                s.as_str(),
+                "no" | "fp32" | "32" | "32-true" | "float32" | "64" | "64-true"
+            ) {
+                Some(Shipped::Full)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
 }
 
 fn precision(m: &mut Model<'_>) {
@@ -453,23 +546,24 @@ fn precision(m: &mut Model<'_>) {
             ) || v.starts_with("torch.");
             let model_dtype = matches!(name, "dtype" | "torch_dtype")
                 && matches!(last, "from_pretrained" | "autocast" | "to" | "from_config");
-            if !literal
-                && (model_dtype
-                    || matches!(
-                        name,
-                        "mixed_precision"
-                            | "precision"
-                            | "fp16"
-                            | "bf16"
-                            | "tf32"
-                            | "torch_compile"
-                    ))
-            {
+            let precision_kw = matches!(
+                name,
+                "mixed_precision" | "precision" | "fp16" | "bf16" | "tf32"
+            );
+            if !literal && precision_kw {
+                // `mixed_precision=args.mixed_precision`: the argparse default is what ships
+                match shipped_precision(m.resolve(a, c.span.start, c.ctx.func)) {
+                    Some(Shipped::Reduced) if name == "tf32" => p.tf32 = true,
+                    Some(Shipped::Reduced) => p.autocast = true,
+                    Some(Shipped::Full) => {}
+                    None => p.unresolved = true,
+                }
+            } else if !literal && (model_dtype || name == "torch_compile") {
                 p.unresolved = true;
             }
             match name {
                 "dtype" | "torch_dtype" if is_16bit(v) => p.half = true,
-                "mixed_precision" | "precision" if is_16bit(v) || v.contains("16") => {
+                "mixed_precision" | "precision" if literal && (is_16bit(v) || v.contains("16")) => {
                     p.autocast = true
                 }
                 "fp16" | "bf16" if a.vkind == ValKind::True => p.autocast = true,
@@ -938,6 +1032,11 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
             s |= S_HF_TRAINER | S_FIT
         }
         "generate" | "predict" | "trace" | "export" if c.method.is_some() => s |= S_GENERATE,
+        // `model.encode(sentences)` of a sentence-transformers model: inference (it runs under
+        // `no_grad` itself, so it is not a forward pass for the autograd rules)
+        "encode" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => {
+            s |= S_GENERATE
+        }
         "pipeline" if q.starts_with("transformers") => s |= S_GENERATE,
         "from_pretrained" => s |= S_PRETRAINED,
         "load_dataset" => s |= S_HF_DATA,
@@ -980,9 +1079,7 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     }
     if let Some(l) = c.ctx.loop_.and_then(|li| m.loops.get(li as usize))
         && l.info.step
-        && m.imports
-            .values()
-            .any(|q| q == "torch" || q.starts_with("torch."))
+        && m.torch
         && (is_model_call(m, c)
             || (l.info.iterates_loader.is_some()
                 && c.method.is_some()
@@ -1318,84 +1415,9 @@ pub(crate) fn loader_arg(m: &Model<'_>, c: &super::facts::Call, name: &str, pos:
     Val::Absent
 }
 
-/// Looks `name` up in a `**kwargs` dict built from a literal (`dict(...)` or `{...}`).
+/// Looks `name` up in a `**kwargs` dict as it stands at the call, on the file's device.
 fn splat_value(m: &Model<'_>, s: Span, name: &str, at: &super::facts::Call) -> Val {
-    let var = m.text(s);
-    let Some(a) = m.assigns.iter().rev().find(|a| {
-        a.targets.len() == 1 && !a.augmented && m.text(a.left) == var && a.span.end <= at.span.start
-    }) else {
-        return Val::Unknown;
-    };
-    // later `kwargs["x"] = ...` / `kwargs.update(...)` writes make it unknown
-    if m.assigns.iter().any(|b| {
-        b.span.start > a.span.end
-            && b.span.end <= at.span.start
-            && m.text(b.left).starts_with(&format!("{var}["))
-    }) || m.calls.iter().any(|c| {
-        c.span.start > a.span.end
-            && c.span.end <= at.span.start
-            && c.recv.is_some_and(|r| m.text(r) == var)
-            && matches!(m.last_name(c), "update" | "setdefault")
-    }) {
-        return Val::Unknown;
-    }
-    if let Some(ci) = a.rhs_call
-        && let Some(call) = m.calls.get(ci as usize)
-        && m.text(call.func) == "dict"
-    {
-        if call.splat.is_some() || call.star || m.pos(call, 0).is_some() {
-            return Val::Unknown;
-        }
-        return match m.kw(call, name) {
-            Some(arg) => m.resolve(&arg, call.span.start, call.ctx.func),
-            None => Val::Absent,
-        };
-    }
-    if a.vkind == ValKind::Dict
-        && let Some(d) = m.node(a.value)
-    {
-        let mut cur = d.walk();
-        let mut found = Val::Absent;
-        for p in d.named_children(&mut cur) {
-            if p.kind() != "pair" {
-                return Val::Unknown; // `**other` inside the literal
-            }
-            let (Some(k), Some(v)) = (
-                crate::analysis::facts::field::get(p, crate::analysis::facts::field::KEY),
-                crate::analysis::facts::field::get(p, crate::analysis::facts::field::VALUE),
-            ) else {
-                return Val::Unknown;
-            };
-            match string_value(k, m.src) {
-                Some(key) if key == name => {
-                    found = m.resolve(
-                        &super::facts::Arg {
-                            name: None,
-                            value: Span {
-                                start: v.start_byte(),
-                                end: v.end_byte(),
-                            },
-                            vkind: match v.kind() {
-                                "integer" => ValKind::Int,
-                                "true" => ValKind::True,
-                                "false" => ValKind::False,
-                                "identifier" => ValKind::Ident,
-                                "attribute" => ValKind::Attr,
-                                "string" => ValKind::Str,
-                                _ => ValKind::Other,
-                            },
-                        },
-                        a.span.start,
-                        a.ctx.func,
-                    );
-                }
-                Some(_) => {}
-                None => return Val::Unknown,
-            }
-        }
-        return found;
-    }
-    Val::Unknown
+    super::as_shipped::dict_key(m, s, name, at.span.start, at.ctx.func, 0)
 }
 
 /// Which switches are off as shipped: a branch whose test resolves to the opposite of what it

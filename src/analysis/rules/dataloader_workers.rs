@@ -10,8 +10,10 @@ declare_rule! {
     /// Flags a `torch.utils.data.DataLoader` that loads in the main process: `num_workers` is
     /// missing or `0` (and Hugging Face `TrainingArguments` without `dataloader_num_workers`).
     /// A value the analysis cannot resolve (`num_workers=args.workers` without a default it can
-    /// read) is not flagged, nor is a loader over a `TensorDataset` already on the GPU or one in
-    /// a data-pipeline file that runs no model.
+    /// read) is not flagged, nor is a loader over a `TensorDataset` already on the GPU, one in
+    /// a data-pipeline file that runs no model, or one over text tokenised ahead of time
+    /// (`ds.map(tokenize)`) whose collate only pads (`DataCollatorWithPadding`,
+    /// `default_data_collator`, `tokenizer.pad`): its batches cost about a millisecond to build.
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training
@@ -76,6 +78,7 @@ impl Rule for DataloaderWorkers {
             if m.kind == crate::analysis::model::CodeKind::Data
                 || !is_dataloader(m, c)
                 || super::device_resident_dataset(m, c)
+                || super::pretokenized_text_loader(m, c)
             {
                 continue;
             }

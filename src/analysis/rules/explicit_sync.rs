@@ -18,8 +18,10 @@ declare_rule! {
     /// ```python
     /// import torch
     ///
+    /// torch.set_float32_matmul_precision("high")
     /// for x, y in train_loader:
-    ///     loss = criterion(model(x), y)
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = criterion(model(x), y)
     ///     loss.backward()
     ///     optimizer.step()
     ///     torch.cuda.synchronize()
@@ -29,8 +31,10 @@ declare_rule! {
     /// ```python
     /// import torch
     ///
+    /// torch.set_float32_matmul_precision("high")
     /// for x, y in train_loader:
-    ///     loss = criterion(model(x), y)
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = criterion(model(x), y)
     ///     loss.backward()
     ///     optimizer.step()
     /// ```

@@ -81,9 +81,11 @@ impl Rule for HostSync {
             }
             // a batch straight from the loader that is never moved to the device is still a
             // CPU tensor: `labels.numpy()` there does not synchronise
+            // (also through a comprehension over it: `{t["id"].item(): o for t, o in zip(targets, outs)}`)
             if let (Some(l), Some(root)) = (
                 m.loops.get(s.loop_ as usize),
-                c.recv_root.map(|r| m.text(r)),
+                c.recv_root
+                    .map(|r| comprehension_source(m, c, m.text(r)).unwrap_or(m.text(r))),
             ) && c.recv_call.is_none_or(|i| {
                 m.calls
                     .get(i as usize)
@@ -101,6 +103,66 @@ impl Rule for HostSync {
             );
         }
     }
+}
+
+/// The name a comprehension around call `c` iterates to bind `name`: `targets` for `target` in
+/// `[... for target in targets]`, `for target, out in zip(targets, outs)` or
+/// `for i, target in enumerate(targets)`.
+fn comprehension_source<'s>(
+    m: &crate::analysis::facts::Model<'s>,
+    c: &crate::analysis::facts::Call,
+    name: &str,
+) -> Option<&'s str> {
+    use crate::analysis::facts::field;
+    let text = |n: tree_sitter::Node<'_>| m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
+    let mut cur = m.node(c.span)?.parent();
+    for _ in 0..32 {
+        let n = cur?;
+        if matches!(
+            n.kind(),
+            "list_comprehension"
+                | "dictionary_comprehension"
+                | "set_comprehension"
+                | "generator_expression"
+        ) {
+            let mut w = n.walk();
+            for clause in n
+                .named_children(&mut w)
+                .filter(|ch| ch.kind() == "for_in_clause")
+            {
+                let (Some(left), Some(right)) = (
+                    field::get(clause, field::LEFT),
+                    field::get(clause, field::RIGHT),
+                ) else {
+                    continue;
+                };
+                let source = if left.kind() == "identifier" {
+                    (text(left) == name).then_some(right)
+                } else {
+                    let mut lw = left.walk();
+                    let idx = left.named_children(&mut lw).position(|ch| text(ch) == name);
+                    idx.and_then(|i| {
+                        let f = field::get(right, field::FUNCTION).map(text)?;
+                        let args = field::get(right, field::ARGUMENTS)?;
+                        match f {
+                            "zip" => args.named_child(u32::try_from(i).ok()?),
+                            "enumerate" if i == 1 => args.named_child(0),
+                            _ => None,
+                        }
+                    })
+                };
+                if let Some(src) = source.filter(|s| s.kind() == "identifier") {
+                    let start = src.start_byte();
+                    return m.src.get(start..src.end_byte());
+                }
+            }
+        }
+        if matches!(n.kind(), "for_statement" | "function_definition") {
+            return None;
+        }
+        cur = n.parent();
+    }
+    None
 }
 
 /// Is `name` (re)bound inside the loop from a `.to(...)` / `.cuda(...)` expression?

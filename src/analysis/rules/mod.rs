@@ -315,6 +315,164 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
     })
 }
 
+/// A loader over text tokenised ahead of time whose collate only pads: a Hugging Face
+/// `datasets` split built by `.map(tokenize)` (no `set_transform` / `with_transform`), batched by
+/// a `DataCollator*`, `default_data_collator` or a function that only pads (`tokenizer.pad`,
+/// `pad_sequence`). A batch is a few row lookups and a pad of integer ids (about a millisecond,
+/// a few KB): nothing for worker processes to overlap, nothing for pinning to speed up.
+// Ex) DataLoader(tokenized["train"], collate_fn=DataCollatorWithPadding(tokenizer), batch_size=32)
+pub(crate) fn pretokenized_text_loader(m: &Model<'_>, c: &Call) -> bool {
+    let Some(collate) = m.kw(c, "collate_fn").or_else(|| m.pos(c, 6)) else {
+        return false;
+    };
+    let Some(ds) = m.pos(c, 0).or_else(|| m.kw(c, "dataset")) else {
+        return false;
+    };
+    padding_collate(m, collate.value, c) && tokenized_dataset(m, ds.value, c)
+}
+
+/// How many assignments and calls are followed back from a loader's dataset or collate.
+const CHAIN_STEPS: usize = 12;
+
+/// Is the collate at `s` a Hugging Face data collator or a function that only pads?
+fn padding_collate(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
+    let text = m.text(s);
+    if let Some(ctor) = m.calls.iter().find(|x| x.span == s) {
+        return is_padding_collator(m, ctor);
+    }
+    if !text
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+    {
+        return false;
+    }
+    if m.imports.get(text).is_some_and(|q| {
+        (q.starts_with("transformers.") || q.starts_with("trl."))
+            && q.ends_with("default_data_collator")
+    }) {
+        return true;
+    }
+    if let Some(a) = super::as_shipped::binding(m, text, at.span.start, at.ctx.func) {
+        return a
+            .rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|ctor| is_padding_collator(m, ctor));
+    }
+    // a local function whose every call pads, stacks or counts
+    let Some(fi) = m.funcs.iter().position(|f| m.text(f.name) == text) else {
+        return false;
+    };
+    let mut calls = m
+        .calls
+        .iter()
+        .filter(|x| x.ctx.func == Some(fi as u32))
+        .peekable();
+    calls.peek().is_some()
+        && m.calls
+            .iter()
+            .filter(|x| x.ctx.func == Some(fi as u32))
+            .any(|x| matches!(m.last_name(x), "pad" | "pad_sequence"))
+        && calls.all(|x| {
+            matches!(
+                m.last_name(x),
+                "pad"
+                    | "pad_sequence"
+                    | "stack"
+                    | "tensor"
+                    | "as_tensor"
+                    | "LongTensor"
+                    | "len"
+                    | "max"
+                    | "min"
+                    | "list"
+                    | "dict"
+                    | "zip"
+                    | "range"
+            )
+        })
+}
+
+/// `DataCollatorWithPadding(tokenizer)`, `DataCollatorForSeq2Seq(...)`, ...: Hugging Face
+/// collators that pad (and, for language modelling, mask) integer ids. Whole-word and
+/// permutation masking run Python per token and are not counted.
+fn is_padding_collator(m: &Model<'_>, ctor: &Call) -> bool {
+    let q = m.qual(ctor);
+    let last = m.last_name(ctor);
+    (q.starts_with("transformers.") || q.starts_with("trl."))
+        && last.starts_with("DataCollator")
+        && !last.contains("WholeWord")
+        && !last.contains("Permutation")
+}
+
+/// Is the dataset at `s` a Hugging Face `datasets` object that a `.map(...)` has tokenised, with
+/// no per-item transform on the way?
+fn tokenized_dataset(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
+    let mut names: Vec<&str> = Vec::new();
+    let mut tokenized = false;
+    let mut cur = m.node(s);
+    let (mut pos, mut func) = (at.span.start, at.ctx.func);
+    for _ in 0..CHAIN_STEPS {
+        let Some(n) = cur else { break };
+        let sp = super::facts::Span {
+            start: n.start_byte(),
+            end: n.end_byte(),
+        };
+        match n.kind() {
+            "subscript" => cur = super::facts::field::get(n, super::facts::field::VALUE),
+            "parenthesized_expression" => cur = n.named_child(0),
+            "identifier" => {
+                let name = m.text(sp);
+                names.push(name);
+                let Some(a) = super::as_shipped::binding(m, name, pos, func) else {
+                    break;
+                };
+                (pos, func) = (a.span.start, a.ctx.func);
+                cur = m.node(a.value);
+            }
+            "call" => {
+                let Some(call) = m.calls.iter().find(|x| x.span == sp) else {
+                    break;
+                };
+                match m.last_name(call) {
+                    "with_transform" | "set_transform" => return false,
+                    "map" if call.method.is_some() => {
+                        tokenized |= m
+                            .pos(call, 0)
+                            .or_else(|| m.kw(call, "function"))
+                            .is_some_and(|f| tokenizes(m, f.value));
+                    }
+                    _ => {}
+                }
+                let Some(recv) = call.recv else { break };
+                cur = m.node(recv);
+            }
+            _ => break,
+        }
+    }
+    // `ds.set_transform(decode)` on any name of the chain decodes per item
+    tokenized
+        && !m.calls.iter().any(|x| {
+            matches!(m.last_name(x), "set_transform" | "with_transform")
+                && x.recv_root.is_some_and(|r| names.contains(&m.text(r)))
+        })
+}
+
+/// Does the function (a local `def` by name, or a lambda) at `s` call a tokenizer?
+fn tokenizes(m: &Model<'_>, s: super::facts::Span) -> bool {
+    let tok = |t: &str| m.var_kind(t) == Some(super::facts::VarKind::Tokenizer);
+    // `tokenizer(...)`, `self.tokenizer(...)`, `tokenizer.encode(...)`
+    let is_tok = |x: &Call| tok(m.text(x.func)) || x.recv_root.is_some_and(|r| tok(m.text(r)));
+    let text = m.text(s);
+    if let Some(fi) = m.funcs.iter().position(|f| m.text(f.name) == text) {
+        return m
+            .calls
+            .iter()
+            .any(|x| x.ctx.func == Some(fi as u32) && is_tok(x));
+    }
+    m.node(s).is_some_and(|n| n.kind() == "lambda")
+        && m.calls.iter().any(|x| s.contains(x.span) && is_tok(x))
+}
+
 /// `loaders = {x: DataLoader(...) for x in ["train", "val"]}`: the dict or list a DataLoader
 /// call (index `ci`) is built into, iterated later as `loaders[x]`.
 pub(crate) fn loader_container<'a>(m: &'a Model<'_>, ci: usize, c: &Call) -> Option<&'a str> {

@@ -17,20 +17,24 @@ declare_rule! {
     ///
     /// ## Example
     /// ```python
+    /// import torch
     /// from transformers import AutoTokenizer
     ///
-    /// for texts in batches:
-    ///     tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
-    ///     out = model(**tokenizer(texts, return_tensors="pt"))
+    /// with torch.no_grad():
+    ///     for texts in batches:
+    ///         tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    ///         out = model(**tokenizer(texts, return_tensors="pt"))
     /// ```
     ///
     /// Use instead:
     /// ```python
+    /// import torch
     /// from transformers import AutoTokenizer
     ///
     /// tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
-    /// for texts in batches:
-    ///     out = model(**tokenizer(texts, return_tensors="pt"))
+    /// with torch.no_grad():
+    ///     for texts in batches:
+    ///         out = model(**tokenizer(texts, return_tensors="pt"))
     /// ```
     ///
     /// ## Fix safety

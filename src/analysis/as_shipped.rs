@@ -1,0 +1,444 @@
+//! Part of the post-pass (after device, before the DataLoader facts): what a condition and a
+//! `**kwargs` dict hold when the file runs as shipped on the device the engine found.
+//!
+//! pytorch/examples builds its loader options with
+//! `kwargs = {'num_workers': 1, 'pin_memory': True} if use_cuda else {}` or
+//! `if use_cuda: train_kwargs.update(cuda_kwargs)`: on CUDA the first branch runs. A condition is
+//! evaluated with argparse defaults, literal booleans, `torch.cuda.is_available()` (true when the
+//! file runs on CUDA) and a name that selects the device (`torch.device("cuda" if c else "cpu")`).
+//! Anything else is unknown, and a dict key written under an unknown condition is unknown.
+
+use tree_sitter::Node;
+
+use super::facts::{Assign, Model, Span, Val, field, string_value};
+
+/// How deep conditions and dict bindings are followed.
+const MAX_DEPTH: u8 = 6;
+
+/// How many ancestors of a write are looked at for the `if`s around it.
+const MAX_ANCESTORS: usize = 64;
+
+/// The value of condition `node` when the file runs as shipped on its device; `None` when the
+/// engine cannot tell.
+// Ex) not args.no_cuda and torch.cuda.is_available()
+pub(crate) fn condition(
+    m: &Model<'_>,
+    node: Node<'_>,
+    at: usize,
+    func: Option<u32>,
+    depth: u8,
+) -> Option<bool> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    match node.kind() {
+        "true" => Some(true),
+        "false" | "none" => Some(false),
+        "parenthesized_expression" => condition(m, node.named_child(0)?, at, func, depth + 1),
+        "not_operator" => {
+            let arg = node.child_by_field_name("argument")?;
+            condition(m, arg, at, func, depth + 1).map(|b| !b)
+        }
+        "boolean_operator" => {
+            let l = condition(m, field::get(node, field::LEFT)?, at, func, depth + 1);
+            let r = condition(m, field::get(node, field::RIGHT)?, at, func, depth + 1);
+            let op = field::get(node, field::OPERATOR).map(|o| m.text(span(o)));
+            match op {
+                Some("and") => match (l, r) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                },
+                Some("or") => match (l, r) {
+                    (Some(true), _) | (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        "call" => {
+            let f = field::get(node, field::FUNCTION)?;
+            let t = m.text(span(f));
+            let no_args =
+                field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0);
+            (no_args && (t == "is_available" || t.ends_with("cuda.is_available")))
+                .then_some(m.facts.device == super::facts::Device::Cuda)
+        }
+        "identifier" | "attribute" => name_condition(m, node, at, func, depth),
+        _ => None,
+    }
+}
+
+/// A name used as a condition: its assignment, else its constant value (argparse default,
+/// module constant), else whether it selects the CUDA device.
+fn name_condition(
+    m: &Model<'_>,
+    node: Node<'_>,
+    at: usize,
+    func: Option<u32>,
+    depth: u8,
+) -> Option<bool> {
+    let s = span(node);
+    let name = m.text(s);
+    if let Some(a) = binding(m, name, at, func) {
+        return m
+            .node(a.value)
+            .and_then(|v| condition(m, v, a.span.start, a.ctx.func, depth + 1));
+    }
+    match m.resolve_expr(s, at, func) {
+        Val::Bool(b) => return Some(b),
+        Val::None => return Some(false),
+        _ => {}
+    }
+    selects_cuda(m, name).then_some(m.facts.device == super::facts::Device::Cuda)
+}
+
+/// The assignment that binds `name` at byte `at`: the nearest earlier one in the same function
+/// (or at module level, for module-level code), else the only module-level one. `None` when there is none or several module-level ones.
+pub(crate) fn binding<'a>(
+    m: &'a Model<'_>,
+    name: &str,
+    at: usize,
+    func: Option<u32>,
+) -> Option<&'a Assign> {
+    let mut best: Option<&Assign> = None;
+    let mut module: Vec<&Assign> = Vec::new();
+    for a in &m.assigns {
+        if a.augmented || a.targets.len() != 1 || m.text(a.left) != name {
+            continue;
+        }
+        let module_level = a.ctx.func.is_none() && a.ctx.class.is_none();
+        if a.ctx.func == func && (func.is_some() || module_level) && a.span.end <= at {
+            best = Some(a);
+        } else if module_level {
+            module.push(a);
+        }
+    }
+    let pick = match (best, module.as_slice()) {
+        (Some(a), _) => a,
+        (None, [a]) => *a,
+        _ => return None,
+    };
+    pick.ctx.loop_.is_none().then_some(pick)
+}
+
+/// Is `name` the condition of a device choice, `"cuda" if name else "cpu"`?
+fn selects_cuda(m: &Model<'_>, name: &str) -> bool {
+    let spans = m
+        .assigns
+        .iter()
+        .map(|a| a.value)
+        .chain(m.args.iter().map(|a| a.value));
+    spans.filter_map(|s| m.node(s)).any(|n| {
+        n.kind() == "conditional_expression"
+            && n.named_child(1).is_some_and(|c| m.text(span(c)) == name)
+            && n.named_child(0).is_some_and(|t| {
+                let t = m.text(span(t));
+                t.contains("\"cuda") || t.contains("'cuda")
+            })
+    })
+}
+
+/// Does the statement at `s` run, as shipped, whenever the code at `use_site` runs? `Some(true)`
+/// when every `if` around it (and not around `use_site`) holds, `Some(false)` when one does not,
+/// `None` when one cannot be told.
+pub(crate) fn runs_before(
+    m: &Model<'_>,
+    s: Span,
+    use_site: Span,
+    func: Option<u32>,
+) -> Option<bool> {
+    let mut prev = m.node(s)?;
+    let mut cur = prev.parent();
+    for _ in 0..MAX_ANCESTORS {
+        let Some(n) = cur else { return Some(true) };
+        if n.start_byte() <= use_site.start && use_site.end <= n.end_byte() {
+            return Some(true);
+        }
+        match n.kind() {
+            "if_statement" => {
+                let c = field::get(n, field::CONDITION)
+                    .and_then(|c| condition(m, c, c.start_byte(), func, 0));
+                match prev.kind() {
+                    "block" => match c {
+                        Some(true) => {}
+                        Some(false) => return Some(false),
+                        None => return None,
+                    },
+                    "else_clause" => match c {
+                        Some(false) => {}
+                        Some(true) => return Some(false),
+                        None => return None,
+                    },
+                    // an `elif` runs only when the `if` does not
+                    _ if c == Some(true) => return Some(false),
+                    _ => return None,
+                }
+            }
+            "function_definition" | "class_definition" => return None,
+            _ => {}
+        }
+        prev = n;
+        cur = n.parent();
+    }
+    None
+}
+
+/// The value of key `key` of the dict expression at `s` (`{...}`, `dict(...)`, `a if c else b`,
+/// or a name bound to one and updated later), read at byte `at`. [`Val::Absent`] when the dict
+/// surely lacks the key.
+pub(crate) fn dict_key(
+    m: &Model<'_>,
+    s: Span,
+    key: &str,
+    at: usize,
+    func: Option<u32>,
+    depth: u8,
+) -> Val {
+    if depth > MAX_DEPTH {
+        return Val::Unknown;
+    }
+    let Some(n) = m.node(s) else {
+        return Val::Unknown;
+    };
+    match n.kind() {
+        "dictionary" => {
+            let mut found = Val::Absent;
+            let mut cur = n.walk();
+            for p in n.named_children(&mut cur) {
+                match p.kind() {
+                    "pair" => {
+                        let (Some(k), Some(v)) =
+                            (field::get(p, field::KEY), field::get(p, field::VALUE))
+                        else {
+                            return Val::Unknown;
+                        };
+                        match string_value(k, m.src) {
+                            Some(k) if k == key => found = m.resolve_expr(span(v), at, func),
+                            Some(_) => {}
+                            None => return Val::Unknown,
+                        }
+                    }
+                    "dictionary_splat" => {
+                        let Some(inner) = p.named_child(0) else {
+                            return Val::Unknown;
+                        };
+                        match dict_key(m, span(inner), key, at, func, depth + 1) {
+                            Val::Absent => {}
+                            v => found = v,
+                        }
+                    }
+                    "comment" => {}
+                    _ => return Val::Unknown,
+                }
+            }
+            found
+        }
+        "call" => {
+            let Some(call) = m.calls.iter().find(|c| c.span == s) else {
+                return Val::Unknown;
+            };
+            if m.text(call.func) != "dict" || call.star {
+                return Val::Unknown;
+            }
+            let mut found = match m.pos(call, 0) {
+                Some(base) => dict_key(m, base.value, key, at, func, depth + 1),
+                None => Val::Absent,
+            };
+            if let Some(sp) = call.splat {
+                match dict_key(m, sp, key, at, func, depth + 1) {
+                    Val::Absent => {}
+                    v => found = v,
+                }
+            }
+            if let Some(a) = m.kw(call, key) {
+                found = m.resolve(&a, call.span.start, call.ctx.func);
+            }
+            found
+        }
+        "conditional_expression" => {
+            let (Some(yes), Some(cond), Some(no)) =
+                (n.named_child(0), n.named_child(1), n.named_child(2))
+            else {
+                return Val::Unknown;
+            };
+            match condition(m, cond, at, func, depth + 1) {
+                Some(true) => dict_key(m, span(yes), key, at, func, depth + 1),
+                Some(false) => dict_key(m, span(no), key, at, func, depth + 1),
+                None => {
+                    let a = dict_key(m, span(yes), key, at, func, depth + 1);
+                    let b = dict_key(m, span(no), key, at, func, depth + 1);
+                    if a == b { a } else { Val::Unknown }
+                }
+            }
+        }
+        "parenthesized_expression" => match n.named_child(0) {
+            Some(inner) => dict_key(m, span(inner), key, at, func, depth + 1),
+            None => Val::Unknown,
+        },
+        "identifier" => var_key(m, m.text(s), key, Span { start: at, end: at }, func, depth),
+        _ => Val::Unknown,
+    }
+}
+
+/// Key `key` of the dict variable `var` where it is used (`use_site`): its last assignment that
+/// runs, then every later `var[k] = v`, `var.update(...)`, `var.setdefault(...)`, `var.pop(...)`
+/// in source order.
+fn var_key(
+    m: &Model<'_>,
+    var: &str,
+    key: &str,
+    use_site: Span,
+    func: Option<u32>,
+    depth: u8,
+) -> Val {
+    let at = use_site.start;
+    let scope = |f: Option<u32>| f == func || f.is_none();
+    // the binding: the last assignment before the use that runs as shipped
+    let mut base: Option<&Assign> = None;
+    for a in m.assigns.iter().rev() {
+        if a.targets.len() != 1 || m.text(a.left) != var || a.span.end > at || !scope(a.ctx.func) {
+            continue;
+        }
+        if a.augmented {
+            return Val::Unknown; // `kwargs |= {...}`
+        }
+        match runs_before(m, a.span, use_site, func) {
+            Some(true) => {
+                base = Some(a);
+                break;
+            }
+            Some(false) => {}
+            None => return Val::Unknown,
+        }
+    }
+    let Some(base) = base else {
+        return Val::Unknown;
+    };
+    if base.ctx.loop_.is_some() {
+        return Val::Unknown;
+    }
+    let mut val = dict_key(
+        m,
+        base.value,
+        key,
+        base.span.start,
+        base.ctx.func,
+        depth + 1,
+    );
+    // the writes after it, in source order (assignments and calls interleaved)
+    let sub_prefix = format!("{var}[");
+    let mut writes: Vec<(usize, Write<'_>)> = Vec::new();
+    for a in &m.assigns {
+        if a.span.start > base.span.end
+            && a.span.end <= at
+            && scope(a.ctx.func)
+            && m.text(a.left).starts_with(&sub_prefix)
+        {
+            writes.push((a.span.start, Write::Item(a)));
+        }
+    }
+    for c in &m.calls {
+        if c.span.start > base.span.end
+            && c.span.end <= at
+            && scope(c.ctx.func)
+            && c.recv.is_some_and(|r| m.text(r) == var)
+        {
+            writes.push((c.span.start, Write::Method(c)));
+        }
+    }
+    writes.sort_by_key(|w| w.0);
+    for (_, w) in writes {
+        let (s, v) = match w {
+            Write::Item(a) => {
+                let Some(k) = m
+                    .node(a.left)
+                    .and_then(|l| field::get(l, field::SUBSCRIPT))
+                    .and_then(|k| string_value(k, m.src))
+                else {
+                    return Val::Unknown;
+                };
+                if k != key {
+                    continue;
+                }
+                if a.augmented {
+                    return Val::Unknown;
+                }
+                (a.span, m.resolve_expr(a.value, a.span.start, a.ctx.func))
+            }
+            Write::Method(c) => {
+                let v = match m.last_name(c) {
+                    "update" => {
+                        if c.star {
+                            return Val::Unknown;
+                        }
+                        let mut v = match m.pos(c, 0) {
+                            Some(d) => {
+                                dict_key(m, d.value, key, c.span.start, c.ctx.func, depth + 1)
+                            }
+                            None => Val::Absent,
+                        };
+                        if let Some(sp) = c.splat {
+                            match dict_key(m, sp, key, c.span.start, c.ctx.func, depth + 1) {
+                                Val::Absent => {}
+                                x => v = x,
+                            }
+                        }
+                        if let Some(a) = m.kw(c, key) {
+                            v = m.resolve(&a, c.span.start, c.ctx.func);
+                        }
+                        if v == Val::Absent {
+                            continue; // the update does not touch the key
+                        }
+                        v
+                    }
+                    "setdefault" | "pop" => {
+                        let Some(k) = m
+                            .pos(c, 0)
+                            .and_then(|a| m.node(a.value))
+                            .and_then(|n| string_value(n, m.src))
+                        else {
+                            return Val::Unknown;
+                        };
+                        if k != key {
+                            continue;
+                        }
+                        match m.last_name(c) {
+                            "pop" => Val::Absent,
+                            _ if val != Val::Absent => continue,
+                            _ => m
+                                .pos(c, 1)
+                                .map_or(Val::None, |a| m.resolve(&a, c.span.start, c.ctx.func)),
+                        }
+                    }
+                    "clear" => Val::Absent,
+                    // reads (`get`, `items`, `copy`, ...) leave the dict as it is
+                    _ => continue,
+                };
+                (c.span, v)
+            }
+        };
+        match runs_before(m, s, use_site, func) {
+            Some(true) => val = v,
+            Some(false) => {}
+            None => return Val::Unknown,
+        }
+    }
+    val
+}
+
+/// A write to a dict variable.
+enum Write<'a> {
+    /// `var["k"] = v`
+    Item(&'a Assign),
+    /// `var.update(...)` and other method calls.
+    Method(&'a super::facts::Call),
+}
+
+fn span(n: Node<'_>) -> Span {
+    Span {
+        start: n.start_byte(),
+        end: n.end_byte(),
+    }
+}
