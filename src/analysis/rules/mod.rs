@@ -115,6 +115,82 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
     None
 }
 
+/// The functions whose bodies run once per training or inference step: a module's `forward`
+/// (and a framework's per-batch hooks), and every local function called from a step loop or
+/// from another such function.
+pub(crate) fn per_step_funcs(m: &Model<'_>) -> Vec<bool> {
+    let mut hot: Vec<bool> = m
+        .funcs
+        .iter()
+        .map(|f| {
+            f.class.is_some()
+                && matches!(
+                    m.text(f.name),
+                    "forward" | "training_step" | "validation_step" | "test_step" | "predict_step"
+                )
+        })
+        .collect();
+    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (fi, f) in m.funcs.iter().enumerate() {
+        by_name.entry(m.text(f.name)).or_default().push(fi);
+    }
+    // a fixed point over the call graph: each round marks at least one more function or stops
+    for _ in 0..m.funcs.len().min(64) {
+        let mut changed = false;
+        for c in &m.calls {
+            let Some(callees) = by_name.get(m.last_name(c)) else {
+                continue;
+            };
+            if !runs_per_step(m, &hot, c) {
+                continue;
+            }
+            for &fi in callees {
+                let Some(f) = m.funcs.get(fi) else { continue };
+                // `helper(x)` calls a module-level function; `self.helper(x)` a method
+                let same_kind = match c.method {
+                    None => f.class.is_none() && c.dotted && !m.text(c.func).contains('.'),
+                    Some(_) => {
+                        f.class.is_some()
+                            && c.recv_root
+                                .is_none_or(|r| !m.imports.contains_key(m.text(r)))
+                    }
+                };
+                if same_kind && !hot[fi] {
+                    hot[fi] = true;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    hot
+}
+
+/// Does call `c` run once per step (or more often): in a step loop of more than a few
+/// iterations (or a loop nested in one, never across an epoch loop), or, outside any such
+/// loop, in a function that [`per_step_funcs`] marks? Setup code, once per run or per epoch,
+/// does not.
+pub(crate) fn runs_per_step(m: &Model<'_>, hot_funcs: &[bool], c: &Call) -> bool {
+    let mut cur = c.ctx.loop_;
+    for _ in 0..256 {
+        let Some(l) = cur.and_then(|i| m.loops.get(i as usize)) else {
+            break;
+        };
+        if l.info.step {
+            return !few_iterations(m, l);
+        }
+        if l.info.epoch {
+            return false;
+        }
+        cur = l.parent;
+    }
+    c.ctx
+        .func
+        .is_some_and(|f| hot_funcs.get(f as usize) == Some(&true))
+}
+
 pub(crate) fn cuda(m: &Model<'_>) -> bool {
     m.facts.device == Device::Cuda
 }

@@ -1,0 +1,97 @@
+//! Rules stay silent where the waste they describe costs nothing as the script runs (a tensor
+//! built once, precision advice for an fp64 model, compiling a loop of a few iterations), and
+//! file-level findings land on the line that places the model.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+use efficiency_audit::analysis::{FileAnalysis, analyze_file};
+use efficiency_audit::config::Rules;
+
+fn run(src: &str) -> FileAnalysis {
+    analyze_file("t.py", src.as_bytes(), &Rules::default())
+}
+
+/// The lines where `rule` fires.
+fn lines(a: &FileAnalysis, rule: &str) -> Vec<usize> {
+    a.findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.line)
+        .collect()
+}
+
+const TRAIN_HEAD: &str = "\
+import torch
+import torch.nn as nn
+device = torch.device('cuda')
+model = nn.Linear(4, 4).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+";
+
+#[test]
+fn cpu_tensor_built_once_is_not_reported() {
+    // module-level setup and a once-per-epoch sample
+    let src = format!(
+        "{TRAIN_HEAD}\
+idx = torch.randperm(100).to(device)
+def train(epoch):
+    for x, y in loader:
+        loss = model(x.to(device)).sum()
+        loss.backward()
+        optimizer.step()
+for epoch in range(10):
+    train(epoch)
+    sample = torch.randn(64, 20).to(device)
+"
+    );
+    let a = run(&src);
+    assert!(lines(&a, "EA304").is_empty(), "{:?}", a.findings);
+}
+
+#[test]
+fn cpu_tensor_built_every_step_is_reported() {
+    let src = format!(
+        "{TRAIN_HEAD}\
+for x, y in loader:
+    mask = torch.zeros(4, 4).to(device)
+    loss = model(x.to(device) * mask).sum()
+    loss.backward()
+    optimizer.step()
+"
+    );
+    assert_eq!(lines(&run(&src), "EA304"), [7]);
+}
+
+#[test]
+fn cpu_tensor_in_forward_or_a_per_step_helper_is_reported() {
+    let src = "\
+import torch
+import torch.nn as nn
+device = torch.device('cuda')
+class Net(nn.Module):
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 8).to(device)
+        return x + self.bias(h)
+    def bias(self, h):
+        return h + torch.ones(8).to(device)
+def make_noise(n):
+    return torch.randn(n, 4).to(device)
+def init_state(n):
+    return torch.zeros(n, 4).to(device)
+model = Net().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+state = init_state(4)
+for x in loader:
+    loss = model(x.to(device) + make_noise(4)).sum()
+    loss.backward()
+    optimizer.step()
+";
+    // forward (6), a method forward calls (9), a function the step loop calls (11); not the
+    // one called once before the loop (13)
+    assert_eq!(lines(&run(src), "EA304"), [6, 9, 11]);
+}
