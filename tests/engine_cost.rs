@@ -95,3 +95,73 @@ for x in loader:
     // one called once before the loop (13)
     assert_eq!(lines(&run(src), "EA304"), [6, 9, 11]);
 }
+
+const CONV_NET: &str = "\
+import torch
+import torch.nn as nn
+device = torch.device('cuda')
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3)
+        self.fc = nn.Linear(16, 10)
+";
+
+const CONV_TRAIN: &str = "\
+model = Net().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = model(x.to(device)).sum()
+    loss.backward()
+    optimizer.step()
+";
+
+#[test]
+fn no_tf32_is_silent_on_a_conv_net_whose_convolutions_already_run_tf32() {
+    let a = run(&format!("{CONV_NET}{CONV_TRAIN}"));
+    assert!(lines(&a, "EA202").is_empty(), "{:?}", a.findings);
+    // the conv advice still stands
+    assert_eq!(lines(&a, "EA204"), [9]);
+}
+
+#[test]
+fn no_tf32_still_fires_on_a_conv_net_with_attention_or_cudnn_tf32_off() {
+    let attn = CONV_NET.replace(
+        "self.fc = nn.Linear(16, 10)",
+        "self.attn = nn.MultiheadAttention(16, 4)",
+    );
+    assert_eq!(lines(&run(&format!("{attn}{CONV_TRAIN}")), "EA202"), [9]);
+    let off = format!("{CONV_NET}torch.backends.cudnn.allow_tf32 = False\n{CONV_TRAIN}");
+    assert_eq!(lines(&run(&off), "EA202"), [10]);
+    let vit = "\
+import torch
+import torchvision
+device = torch.device('cuda')
+model = torchvision.models.vit_b_16().to(device)
+model.eval()
+with torch.no_grad():
+    for x in loader:
+        out = model(x.to(device))
+";
+    assert_eq!(lines(&run(vit), "EA202"), [4]);
+}
+
+#[test]
+fn no_tf32_still_fires_where_the_script_may_build_a_transformer_instead() {
+    let src = "\
+import torch
+import torchvision
+import vision_transformer as vits
+device = torch.device('cuda')
+if 'vit' in arch:
+    model = vits.__dict__[arch]()
+else:
+    model = torchvision.models.__dict__[arch]()
+model.cuda()
+model.eval()
+with torch.no_grad():
+    for x in loader:
+        out = model(x.cuda())
+";
+    assert_eq!(lines(&run(src), "EA202"), [9]);
+}

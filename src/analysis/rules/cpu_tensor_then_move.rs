@@ -38,7 +38,7 @@ declare_rule! {
     ///
     /// for x in loader:
     ///     mask = torch.zeros(64, 128).to(device)
-    ///     out = model(x.to(device), mask)
+    ///     model(x.to(device), mask).sum().backward()
     /// ```
     ///
     /// Use instead:
@@ -47,7 +47,7 @@ declare_rule! {
     ///
     /// for x in loader:
     ///     mask = torch.zeros(64, 128, device=device)
-    ///     out = model(x.to(device), mask)
+    ///     model(x.to(device), mask).sum().backward()
     /// ```
     ///
     /// ## Fix safety
