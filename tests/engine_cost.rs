@@ -165,3 +165,42 @@ with torch.no_grad():
 ";
     assert_eq!(lines(&run(src), "EA202"), [9]);
 }
+
+#[test]
+fn precision_advice_is_silent_on_a_float64_model() {
+    let model = "\
+import torch
+import torch.nn as nn
+device = torch.device('cuda')
+class Seq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+";
+    let train = "\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = model(x.to(device)).sum()
+    loss.backward()
+    optimizer.step()
+";
+    let fp32 = run(&format!("{model}model = Seq().to(device)\n{train}"));
+    assert_eq!(lines(&fp32, "EA201"), [10]);
+    assert_eq!(lines(&fp32, "EA202"), [8]);
+    for placement in [
+        "model = Seq().to(device).double()\n",
+        "model = Seq().to(device)\nmodel.double()\n",
+        "torch.set_default_dtype(torch.float64)\nmodel = Seq().to(device)\n",
+        "model = Seq().to(device, dtype=torch.float64)\n",
+    ] {
+        let a = run(&format!("{model}{placement}{train}"));
+        for rule in ["EA201", "EA202"] {
+            assert!(lines(&a, rule).is_empty(), "{placement}: {:?}", a.findings);
+        }
+    }
+    // a float64 tensor is not a float64 model
+    let loss64 = run(&format!(
+        "{model}model = Seq().to(device)\nw = torch.ones(3).double()\n{train}"
+    ));
+    assert_eq!(lines(&loss64, "EA202"), [8]);
+}

@@ -13,7 +13,8 @@ declare_rule! {
     ///
     /// Not reported for a convolutional network without attention or recurrent layers: cuDNN
     /// runs convolutions in TF32 already (`torch.backends.cudnn.allow_tf32` defaults to
-    /// `True`), and the matmul setting only reaches its few Linear layers.
+    /// `True`), and the matmul setting only reaches its few Linear layers. Nor for a float64
+    /// model (`.double()`): TF32 does not touch fp64 matmuls.
     ///
     /// ## Why is this slow?
     /// PyTorch computes fp32 matmuls on CUDA cores by default. On Ampere and newer GPUs, TF32
@@ -71,6 +72,7 @@ impl Rule for NoTf32 {
             || p.autocast
             || p.half
             || p.tf32
+            || p.fp64
             || p.unresolved
             || m.delegated_train
         {
