@@ -204,3 +204,30 @@ for x, y in loader:
     ));
     assert_eq!(lines(&loss64, "EA202"), [8]);
 }
+
+#[test]
+fn no_compile_is_silent_when_training_runs_a_few_known_steps() {
+    let few = "\
+import argparse
+import torch
+import torch.nn as nn
+parser = argparse.ArgumentParser()
+parser.add_argument('--steps', type=int, default=15)
+opt = parser.parse_args()
+device = torch.device('cuda')
+model = nn.Linear(4, 4).to(device)
+optimizer = torch.optim.LBFGS(model.parameters())
+for i in range(opt.steps):
+    def closure():
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+";
+    let a = run(few);
+    assert!(lines(&a, "EA203").is_empty(), "{:?}", a.findings);
+    // a thousand steps amortise the compilation
+    let many = few.replace("default=15", "default=1000");
+    assert_eq!(lines(&run(&many), "EA203"), [8]);
+}
