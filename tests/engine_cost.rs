@@ -231,3 +231,26 @@ for i in range(opt.steps):
     let many = few.replace("default=15", "default=1000");
     assert_eq!(lines(&run(&many), "EA203"), [8]);
 }
+
+#[test]
+fn python_loop_numeric_needs_element_writes_into_an_array() {
+    let head = "import numpy as np\nout = np.zeros((n, k))\n";
+    // a dict keyed by strings, one whole column per key
+    let dict = format!(
+        "{head}cols = {{}}\nfor i in range(out.shape[-1]):\n    cols[f'p_{{i}}'] = out[:, i]\n"
+    );
+    let a = run(&dict);
+    assert!(lines(&a, "EA603").is_empty(), "{:?}", a.findings);
+    // a column per iteration into an array: vectorised per column
+    let cols =
+        format!("{head}src = np.ones((n, k))\nfor i in range(k):\n    out[:, i] = src[:, i] * 2\n");
+    let a = run(&cols);
+    assert!(lines(&a, "EA603").is_empty(), "{:?}", a.findings);
+    // element writes still fire: `a[i, j]` and the chained `a[i][j]`
+    let tuple =
+        format!("{head}for i in range(n):\n    for j in range(k):\n        out[i, j] = i * j\n");
+    assert_eq!(lines(&run(&tuple), "EA603"), [3]);
+    let chained =
+        format!("{head}for i in range(n):\n    for j in range(k):\n        out[i][j] = i * j\n");
+    assert_eq!(lines(&run(&chained), "EA603"), [3]);
+}
