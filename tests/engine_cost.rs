@@ -254,3 +254,63 @@ fn python_loop_numeric_needs_element_writes_into_an_array() {
         format!("{head}for i in range(n):\n    for j in range(k):\n        out[i][j] = i * j\n");
     assert_eq!(lines(&run(&chained), "EA603"), [3]);
 }
+
+#[test]
+fn a_local_module_built_and_placed_in_a_list_anchors_the_model_findings() {
+    let src = "\
+import torch
+import torch.nn as nn
+device = torch.device('cuda')
+class Layer(nn.Linear):
+    def __init__(self, a, b):
+        super().__init__(a, b)
+        self.relu = nn.ReLU()
+        self.opt = torch.optim.Adam(self.parameters())
+    def fit(self, x):
+        for i in range(1000):
+            loss = self.relu(self.forward(x)).sum()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.layers = []
+        for d in range(len(dims) - 1):
+            self.layers = self.layers + [Layer(dims[d], dims[d + 1]).to(device)]
+net = Net([784, 500])
+";
+    let a = run(src);
+    // the placement (20), never the submodule attribute `self.relu = nn.ReLU()` (7)
+    assert_eq!(lines(&a, "EA203"), [20], "{:?}", a.findings);
+    assert_eq!(lines(&a, "EA202"), [20]);
+}
+
+#[test]
+fn a_placement_that_runs_as_shipped_anchors_over_one_behind_a_default_off_flag() {
+    let src = "\
+import argparse
+import torch
+import torchvision
+parser = argparse.ArgumentParser()
+parser.add_argument('--sync-bn', action='store_true')
+parser.add_argument('--arch', default='resnet18')
+args = parser.parse_args()
+model = torchvision.models.resnet18()
+if args.sync_bn:
+    model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model).cuda()
+else:
+    if args.arch.startswith('vgg'):
+        model.features = torch.nn.DataParallel(model.features)
+        model.cuda()
+    else:
+        model = torch.nn.DataParallel(model).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = model(x.cuda()).sum()
+    loss.backward()
+    optimizer.step()
+";
+    let a = run(src);
+    assert_eq!(lines(&a, "EA203"), [16], "{:?}", a.findings);
+}

@@ -204,22 +204,23 @@ pub(crate) fn trains_or_infers(m: &Model<'_>) -> bool {
 /// column, the assignment index when the anchor is one).
 pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     use super::facts::VarKind;
-    // (trained, byte, line, col, assign): the model an optimizer trains wins over a frozen one
-    // placed earlier (a distillation teacher), then the earliest placement
-    type Best = Option<(bool, usize, usize, usize, Option<usize>)>;
+    // (trained, default path, byte, line, col, assign): the model an optimizer trains wins over
+    // a frozen one placed earlier (a distillation teacher), then a placement that runs as
+    // shipped over one behind a default-off flag (`if args.fp16:`), then the earliest placement
+    type Best = Option<(bool, bool, usize, usize, usize, Option<usize>)>;
     let mut best: Best = None;
-    fn consider(
-        best: &mut Best,
-        trained: bool,
-        byte: usize,
-        line: usize,
-        col: usize,
-        a: Option<usize>,
-    ) {
-        if best.is_none_or(|b| (trained && !b.0) || (trained == b.0 && byte < b.1)) {
-            *best = Some((trained, byte, line, col, a));
+    let consider = |best: &mut Best,
+                    trained: bool,
+                    span: super::facts::Span,
+                    line: usize,
+                    col: usize,
+                    a: Option<usize>| {
+        let default = !behind_default_off_flag(m, span);
+        let key = (trained, default);
+        if best.is_none_or(|b| key > (b.0, b.1) || (key == (b.0, b.1) && span.start < b.2)) {
+            *best = Some((trained, default, span.start, line, col, a));
         }
-    }
+    };
     let trained = trained_models(m);
     for (i, a) in m.assigns.iter().enumerate() {
         if a.targets.len() != 1 || a.augmented {
@@ -235,7 +236,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             consider(
                 &mut best,
                 trained.contains(name),
-                a.span.start,
+                a.span,
                 a.line,
                 col,
                 Some(i),
@@ -250,27 +251,158 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             consider(
                 &mut best,
                 trained.contains(name),
-                c.span.start,
+                c.span,
                 c.line,
                 c.col,
                 None,
             );
+        } else if c
+            .recv_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|inner| {
+                inner.method.is_none() && local_module_class(m, m.text(inner.func))
+            })
+        {
+            // `Layer(d_in, d_out).to(device)`, also inside a list: a module of a class defined
+            // here, built and placed in one expression
+            consider(&mut best, false, c.span, c.line, c.col, None);
         }
     }
     if best.is_none() {
         for (i, a) in m.assigns.iter().enumerate() {
+            // `self.relu = nn.ReLU()` in a module's `__init__` is a part, not the model
             if a.targets.len() == 1
                 && !a.augmented
                 && a.rhs_call.is_some()
+                && a.ctx.class.is_none()
                 && m.kinds.get(m.text(a.left)) == Some(&VarKind::Model)
             {
                 let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
-                consider(&mut best, false, a.span.start, a.line, col, Some(i));
+                consider(&mut best, false, a.span, a.line, col, Some(i));
                 break;
             }
         }
     }
-    best.map(|(_, _, l, c, a)| (l, c, a))
+    best.map(|(_, _, _, l, c, a)| (l, c, a))
+}
+
+/// Is `name` a class defined in this file that is a torch module: its bases name `Module`, an
+/// `nn.` layer, or another such local class?
+fn local_module_class(m: &Model<'_>, name: &str) -> bool {
+    let mut cur = name.to_string();
+    for _ in 0..8 {
+        let Some(k) = m.classes.iter().find(|k| m.text(k.name) == cur) else {
+            return false;
+        };
+        let Some(bases) = k.bases.map(|b| m.text(b)) else {
+            return false;
+        };
+        if bases.contains("Module") || bases.contains("nn.") {
+            return true;
+        }
+        let first = bases
+            .trim_matches(|ch| ch == '(' || ch == ')')
+            .split(',')
+            .next()
+            .unwrap_or("")
+            .trim();
+        if first.is_empty() || first == cur {
+            return false;
+        }
+        cur = first.to_string();
+    }
+    false
+}
+
+/// Does the code at `span` not run as shipped: it sits in the body of an `if` whose condition
+/// is false with the flags' defaults (`if args.fp16:`, `if args.arch.startswith("vgg"):` with
+/// `--arch` defaulting to `resnet18`), or in the `else` of one that is true?
+fn behind_default_off_flag(m: &Model<'_>, span: super::facts::Span) -> bool {
+    let Some(mut node) = m
+        .tree
+        .root_node()
+        .descendant_for_byte_range(span.start, span.end)
+    else {
+        return false;
+    };
+    for _ in 0..64 {
+        let Some(parent) = node.parent() else {
+            return false;
+        };
+        let (if_stmt, want) = match (parent.kind(), node.kind()) {
+            ("if_statement", "block") => (Some(parent), false),
+            ("else_clause", _) => (parent.parent().filter(|p| p.kind() == "if_statement"), true),
+            _ => (None, false),
+        };
+        if let Some(cond) =
+            if_stmt.and_then(|i| super::facts::field::get(i, super::facts::field::CONDITION))
+            && default_truth(m, cond) == Some(want)
+        {
+            return true;
+        }
+        node = parent;
+    }
+    false
+}
+
+/// The truth of a condition with every flag at its default, where the engine can read it:
+/// `args.x`, `not c`, `a and b`, `a or b`, `args.x.startswith("lit")`.
+fn default_truth(m: &Model<'_>, cond: tree_sitter::Node<'_>) -> Option<bool> {
+    use super::facts::field;
+    let span = |n: tree_sitter::Node<'_>| super::facts::Span {
+        start: n.start_byte(),
+        end: n.end_byte(),
+    };
+    let value = |n: tree_sitter::Node<'_>| {
+        let arg = super::facts::Arg {
+            name: None,
+            value: span(n),
+            vkind: ValKind::Attr,
+        };
+        m.resolve(&arg, n.start_byte(), None)
+    };
+    match cond.kind() {
+        "attribute" => match value(cond) {
+            Val::Bool(b) => Some(b),
+            Val::None => Some(false),
+            Val::Str(s) => Some(!s.is_empty()),
+            Val::Int(i) => Some(i != 0),
+            _ => None,
+        },
+        "parenthesized_expression" => default_truth(m, cond.named_child(0)?),
+        "not_operator" => default_truth(m, cond.named_child(0)?).map(|b| !b),
+        "boolean_operator" => {
+            let op = field::get(cond, field::OPERATOR)?;
+            let l = default_truth(m, field::get(cond, field::LEFT)?);
+            let r = default_truth(m, field::get(cond, field::RIGHT)?);
+            match (m.text(span(op)), l, r) {
+                ("and", Some(false), _) | ("and", _, Some(false)) => Some(false),
+                ("and", Some(true), Some(true)) => Some(true),
+                ("or", Some(true), _) | ("or", _, Some(true)) => Some(true),
+                ("or", Some(false), Some(false)) => Some(false),
+                _ => None,
+            }
+        }
+        "call" => {
+            let f = field::get(cond, field::FUNCTION)?;
+            let recv = field::get(f, field::OBJECT)?;
+            let meth = m.text(span(field::get(f, field::ATTRIBUTE)?));
+            let args = field::get(cond, field::ARGUMENTS)?;
+            let (Some(lit), 1) = (args.named_child(0), args.named_child_count()) else {
+                return None;
+            };
+            let lit = super::facts::string_value(lit, m.src)?;
+            let Val::Str(s) = (recv.kind() == "attribute").then(|| value(recv))? else {
+                return None;
+            };
+            match meth {
+                "startswith" => Some(s.starts_with(lit.as_ref())),
+                "endswith" => Some(s.ends_with(lit.as_ref())),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The model a `.to(...)` / `.cuda()` call places: `model.to(d)`, or through mode switches
