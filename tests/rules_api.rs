@@ -242,7 +242,8 @@ fn no_grad_fix_wraps_the_loop_with_its_indentation() {
 
 #[test]
 fn device_and_non_blocking_fixes() {
-    let src = "import torch\nm = torch.zeros(4, 4).to(device)\nr = torch.randn(3).cuda()\n";
+    // built every step: in a loop over batches
+    let src = "import torch\nfor x in loader:\n    m = torch.zeros(4, 4).to(device)\n    r = torch.randn(3).cuda()\n";
     let a = run(src);
     assert_eq!(
         a.findings[1].fix.as_ref().map(|f| f.applicability),
@@ -250,7 +251,7 @@ fn device_and_non_blocking_fixes() {
     );
     assert_eq!(
         fixed(src),
-        "import torch\nm = torch.zeros(4, 4, device=device)\nr = torch.randn(3, device=\"cuda\")\n"
+        "import torch\nfor x in loader:\n    m = torch.zeros(4, 4, device=device)\n    r = torch.randn(3, device=\"cuda\")\n"
     );
     let pinned = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, pin_memory=True)\nfor x, y in loader:\n    x = x.to(device)\n    model(x).sum().backward()\n";
     assert!(fixed(pinned).contains("x = x.to(device, non_blocking=True)"));

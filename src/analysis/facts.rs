@@ -276,6 +276,9 @@ pub struct Precision {
     pub tf32: bool,
     /// `torch.backends.cudnn.allow_tf32` when assigned a literal (PyTorch's default is `True`).
     pub cudnn_allow_tf32: Option<bool>,
+    /// The model computes in float64 (`model.double()`, `.to(torch.float64)`,
+    /// `torch.set_default_dtype(torch.float64)`): TF32 and mixed precision do not apply.
+    pub fp64: bool,
     /// Precision (or compilation) is set from something the analysis cannot read: a launcher
     /// configuration (`Accelerator()` without `mixed_precision=`, or with a value that resolves
     /// to `None`) or a variable without a readable default (`precision=cfg.precision`). A

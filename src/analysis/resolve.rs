@@ -631,10 +631,58 @@ fn precision(m: &mut Model<'_>) {
     if m.src.contains("@torch.compile") {
         compile = true;
     }
+    p.fp64 = fp64_model(m);
     m.facts.precision = p;
     m.facts.compile = compile;
     m.facts.conv = conv;
     m.facts.channels_last = channels_last;
+}
+
+/// Does the model compute in float64: `torch.set_default_dtype(torch.float64)`, or
+/// `.double()` / `.to(torch.float64)` on a model (a model-kind name, or a local `nn.Module`
+/// class built and placed in the same expression: `Seq().to(device).double()`)?
+fn fp64_model(m: &Model<'_>) -> bool {
+    let is_f64 = |t: &str| matches!(t, "torch.float64" | "torch.double");
+    m.calls.iter().any(|c| {
+        let last = m.last_name(c);
+        if last == "set_default_dtype" {
+            return m.pos(c, 0).is_some_and(|a| is_f64(m.text(a.value)));
+        }
+        let to_f64 = c.method.is_some()
+            && match last {
+                "double" => m.call_args(c).is_empty(),
+                "to" => m.call_args(c).iter().any(|a| {
+                    is_f64(m.text(a.value)) && a.name.is_none_or(|n| m.text(n) == "dtype")
+                }),
+                _ => false,
+            };
+        if !to_f64 {
+            return false;
+        }
+        // the receiver chain, through placements and mode switches, down to the model
+        let mut cur = c;
+        for _ in 0..8 {
+            if let Some(r) = cur.recv
+                && m.var_kind(m.text(r)) == Some(VarKind::Model)
+            {
+                return true;
+            }
+            let Some(inner) = cur.recv_call.and_then(|i| m.calls.get(i as usize)) else {
+                return false;
+            };
+            if inner.method.is_none() {
+                let name = m.text(inner.func);
+                return m.classes.iter().any(|k| {
+                    m.text(k.name) == name && k.bases.is_some_and(|b| m.text(b).contains("Module"))
+                });
+            }
+            if !matches!(m.last_name(inner), "to" | "cuda" | "train" | "eval") {
+                return false;
+            }
+            cur = inner;
+        }
+        false
+    })
 }
 
 /// The loader variable a `for` iterates, looking through `enumerate`/`tqdm`/`zip`/`iter`.

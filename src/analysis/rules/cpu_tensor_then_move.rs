@@ -22,26 +22,32 @@ const RANDOM: &[&str] = &["rand", "randn", "randint", "randperm"];
 
 declare_rule! {
     /// ## What it does
-    /// Flags a tensor built on the CPU and then moved: `torch.zeros(...).to(device)`,
-    /// `torch.tensor(...).cuda()`.
+    /// Flags a tensor built on the CPU and then moved, `torch.zeros(...).to(device)`,
+    /// `torch.tensor(...).cuda()`, where it runs every step: in a step loop, in a module's
+    /// `forward`, or in a function called from either. A tensor built once (setup code, once
+    /// per epoch) costs one small copy and is not reported.
     ///
     /// ## Why is this slow?
     /// The tensor is allocated and filled in host memory, then copied over PCIe, with a
-    /// synchronising copy from pageable memory. Passing `device=` builds it on the GPU
-    /// directly (PyTorch tuning guide: "create tensors directly on the target device").
+    /// synchronising copy from pageable memory, every step. Passing `device=` builds it on the
+    /// GPU directly (PyTorch tuning guide: "create tensors directly on the target device").
     ///
     /// ## Example
     /// ```python
     /// import torch
     ///
-    /// mask = torch.zeros(64, 128).to(device)
+    /// for x in loader:
+    ///     mask = torch.zeros(64, 128).to(device)
+    ///     model(x.to(device), mask).sum().backward()
     /// ```
     ///
     /// Use instead:
     /// ```python
     /// import torch
     ///
-    /// mask = torch.zeros(64, 128, device=device)
+    /// for x in loader:
+    ///     mask = torch.zeros(64, 128, device=device)
+    ///     model(x.to(device), mask).sum().backward()
     /// ```
     ///
     /// ## Fix safety
@@ -69,6 +75,7 @@ impl Rule for CpuTensorThenMove {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        let hot_funcs = super::per_step_funcs(m);
         for c in &m.calls {
             let last = m.last_name(c);
             if c.method.is_none() || !matches!(last, "to" | "cuda") {
@@ -100,6 +107,10 @@ impl Rule for CpuTensorThenMove {
                 } else {
                     break;
                 }
+            }
+            // a tensor built once (setup, once per epoch) costs one small copy: not waste
+            if !super::runs_per_step(m, &hot_funcs, c) {
+                continue;
             }
             let q = m.qual(inner);
             let ctor = q.strip_prefix("torch.").unwrap_or("");

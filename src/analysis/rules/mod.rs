@@ -118,6 +118,82 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
     None
 }
 
+/// The functions whose bodies run once per training or inference step: a module's `forward`
+/// (and a framework's per-batch hooks), and every local function called from a step loop or
+/// from another such function.
+pub(crate) fn per_step_funcs(m: &Model<'_>) -> Vec<bool> {
+    let mut hot: Vec<bool> = m
+        .funcs
+        .iter()
+        .map(|f| {
+            f.class.is_some()
+                && matches!(
+                    m.text(f.name),
+                    "forward" | "training_step" | "validation_step" | "test_step" | "predict_step"
+                )
+        })
+        .collect();
+    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (fi, f) in m.funcs.iter().enumerate() {
+        by_name.entry(m.text(f.name)).or_default().push(fi);
+    }
+    // a fixed point over the call graph: each round marks at least one more function or stops
+    for _ in 0..m.funcs.len().min(64) {
+        let mut changed = false;
+        for c in &m.calls {
+            let Some(callees) = by_name.get(m.last_name(c)) else {
+                continue;
+            };
+            if !runs_per_step(m, &hot, c) {
+                continue;
+            }
+            for &fi in callees {
+                let Some(f) = m.funcs.get(fi) else { continue };
+                // `helper(x)` calls a module-level function; `self.helper(x)` a method
+                let same_kind = match c.method {
+                    None => f.class.is_none() && c.dotted && !m.text(c.func).contains('.'),
+                    Some(_) => {
+                        f.class.is_some()
+                            && c.recv_root
+                                .is_none_or(|r| !m.imports.contains_key(m.text(r)))
+                    }
+                };
+                if same_kind && !hot[fi] {
+                    hot[fi] = true;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    hot
+}
+
+/// Does call `c` run once per step (or more often): in a step loop of more than a few
+/// iterations (or a loop nested in one, never across an epoch loop), or, outside any such
+/// loop, in a function that [`per_step_funcs`] marks? Setup code, once per run or per epoch,
+/// does not.
+pub(crate) fn runs_per_step(m: &Model<'_>, hot_funcs: &[bool], c: &Call) -> bool {
+    let mut cur = c.ctx.loop_;
+    for _ in 0..256 {
+        let Some(l) = cur.and_then(|i| m.loops.get(i as usize)) else {
+            break;
+        };
+        if l.info.step {
+            return !few_iterations(m, l);
+        }
+        if l.info.epoch {
+            return false;
+        }
+        cur = l.parent;
+    }
+    c.ctx
+        .func
+        .is_some_and(|f| hot_funcs.get(f as usize) == Some(&true))
+}
+
 pub(crate) fn cuda(m: &Model<'_>) -> bool {
     m.facts.device == Device::Cuda
 }
@@ -149,6 +225,11 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             *best = Some((trained, byte, line, col, a));
         }
     }
+    // runs as shipped: no switch off by default around it (the engine's guards, and conditions
+    // like `args.arch.startswith("vgg")` read here)
+    let live = |ctx: &super::facts::Ctx, span: super::facts::Span| {
+        !m.dead(ctx) && !behind_default_off_flag(m, span)
+    };
     let trained = trained_models(m);
     for (i, a) in m.assigns.iter().enumerate() {
         if a.targets.len() != 1 || a.augmented {
@@ -163,7 +244,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
             consider(
                 &mut best,
-                (trained.contains(name), !m.dead(&a.ctx)),
+                (trained.contains(name), live(&a.ctx, a.span)),
                 a.span.start,
                 a.line,
                 col,
@@ -178,7 +259,24 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
         if let Some(name) = placed_model(m, c) {
             consider(
                 &mut best,
-                (trained.contains(name), !m.dead(&c.ctx)),
+                (trained.contains(name), live(&c.ctx, c.span)),
+                c.span.start,
+                c.line,
+                c.col,
+                None,
+            );
+        } else if c
+            .recv_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|inner| {
+                inner.method.is_none() && local_module_class(m, m.text(inner.func))
+            })
+        {
+            // `Layer(d_in, d_out).to(device)`, also inside a list: a module of a class defined
+            // here, built and placed in one expression
+            consider(
+                &mut best,
+                (false, live(&c.ctx, c.span)),
                 c.span.start,
                 c.line,
                 c.col,
@@ -188,9 +286,11 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
     }
     if best.is_none() {
         for (i, a) in m.assigns.iter().enumerate() {
+            // `self.relu = nn.ReLU()` in a module's `__init__` is a part, not the model
             if a.targets.len() == 1
                 && !a.augmented
                 && a.rhs_call.is_some()
+                && a.ctx.class.is_none()
                 && m.kinds.get(m.text(a.left)) == Some(&VarKind::Model)
             {
                 let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
@@ -207,6 +307,125 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
         }
     }
     best.map(|(_, _, l, c, a)| (l, c, a))
+}
+
+/// Is `name` a class defined in this file that is a torch module: its bases name `Module`, an
+/// `nn.` layer, or another such local class?
+fn local_module_class(m: &Model<'_>, name: &str) -> bool {
+    let mut cur = name.to_string();
+    for _ in 0..8 {
+        let Some(k) = m.classes.iter().find(|k| m.text(k.name) == cur) else {
+            return false;
+        };
+        let Some(bases) = k.bases.map(|b| m.text(b)) else {
+            return false;
+        };
+        if bases.contains("Module") || bases.contains("nn.") {
+            return true;
+        }
+        let first = bases
+            .trim_matches(|ch| ch == '(' || ch == ')')
+            .split(',')
+            .next()
+            .unwrap_or("")
+            .trim();
+        if first.is_empty() || first == cur {
+            return false;
+        }
+        cur = first.to_string();
+    }
+    false
+}
+
+/// Does the code at `span` not run as shipped: it sits in the body of an `if` whose condition
+/// is false with the flags' defaults (`if args.fp16:`, `if args.arch.startswith("vgg"):` with
+/// `--arch` defaulting to `resnet18`), or in the `else` of one that is true?
+fn behind_default_off_flag(m: &Model<'_>, span: super::facts::Span) -> bool {
+    let Some(mut node) = m
+        .tree
+        .root_node()
+        .descendant_for_byte_range(span.start, span.end)
+    else {
+        return false;
+    };
+    for _ in 0..64 {
+        let Some(parent) = node.parent() else {
+            return false;
+        };
+        let (if_stmt, want) = match (parent.kind(), node.kind()) {
+            ("if_statement", "block") => (Some(parent), false),
+            ("else_clause", _) => (parent.parent().filter(|p| p.kind() == "if_statement"), true),
+            _ => (None, false),
+        };
+        if let Some(cond) =
+            if_stmt.and_then(|i| super::facts::field::get(i, super::facts::field::CONDITION))
+            && default_truth(m, cond) == Some(want)
+        {
+            return true;
+        }
+        node = parent;
+    }
+    false
+}
+
+/// The truth of a condition with every flag at its default, where the engine can read it:
+/// `args.x`, `not c`, `a and b`, `a or b`, `args.x.startswith("lit")`.
+fn default_truth(m: &Model<'_>, cond: tree_sitter::Node<'_>) -> Option<bool> {
+    use super::facts::field;
+    let span = |n: tree_sitter::Node<'_>| super::facts::Span {
+        start: n.start_byte(),
+        end: n.end_byte(),
+    };
+    let value = |n: tree_sitter::Node<'_>| {
+        let arg = super::facts::Arg {
+            name: None,
+            value: span(n),
+            vkind: ValKind::Attr,
+        };
+        m.resolve(&arg, n.start_byte(), None)
+    };
+    match cond.kind() {
+        "attribute" => match value(cond) {
+            Val::Bool(b) => Some(b),
+            Val::None => Some(false),
+            Val::Str(s) => Some(!s.is_empty()),
+            Val::Int(i) => Some(i != 0),
+            _ => None,
+        },
+        "parenthesized_expression" => default_truth(m, cond.named_child(0)?),
+        "not_operator" => default_truth(m, cond.named_child(0)?).map(|b| !b),
+        "boolean_operator" => {
+            let op = field::get(cond, field::OPERATOR)?;
+            let l = default_truth(m, field::get(cond, field::LEFT)?);
+            let r = default_truth(m, field::get(cond, field::RIGHT)?);
+            match (m.text(span(op)), l, r) {
+                ("and", Some(false), _) | ("and", _, Some(false)) => Some(false),
+                ("and", Some(true), Some(true)) => Some(true),
+                ("or", Some(true), _) | ("or", _, Some(true)) => Some(true),
+                ("or", Some(false), Some(false)) => Some(false),
+                _ => None,
+            }
+        }
+        "call" => {
+            let f = field::get(cond, field::FUNCTION)?;
+            let recv = field::get(f, field::OBJECT)?;
+            let meth = m.text(span(field::get(f, field::ATTRIBUTE)?));
+            let args = field::get(cond, field::ARGUMENTS)?;
+            let (Some(lit), 1) = (args.named_child(0), args.named_child_count()) else {
+                return None;
+            };
+            let lit = super::facts::string_value(lit, m.src)?;
+            let Val::Str(s) = (recv.kind() == "attribute").then(|| value(recv))? else {
+                return None;
+            };
+            match meth {
+                "startswith" => Some(s.starts_with(lit.as_ref())),
+                "endswith" => Some(s.ends_with(lit.as_ref())),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The model a `.to(...)` / `.cuda()` call places: `model.to(d)`, or through mode switches

@@ -6,7 +6,9 @@ declare_rule! {
     /// Flags a CUDA training loop that runs entirely in fp32: no `torch.autocast`, no
     /// `GradScaler`, no `.half()` / `.bfloat16()` model, no quantized weights
     /// (`load_in_8bit=True`, `quantization_config=`), no framework mixed-precision flag
-    /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`).
+    /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`). A float64
+    /// model (`.double()`, `torch.set_default_dtype(torch.float64)`) asks for precision that
+    /// mixed precision would drop, and is not reported.
     ///
     /// ## Why is this slow?
     /// Tensor Cores run bf16/fp16 matrix multiplies several times faster than fp32 (8x to 16x
@@ -74,7 +76,7 @@ impl Rule for NoAmp {
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         let p = &m.facts.precision;
-        if !super::cuda(m) || p.autocast || p.half || p.grad_scaler || p.unresolved {
+        if !super::cuda(m) || p.autocast || p.half || p.grad_scaler || p.unresolved || p.fp64 {
             return;
         }
         let Some(l) = super::first_train_loop(m) else {

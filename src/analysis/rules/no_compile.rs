@@ -6,7 +6,9 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a CUDA training script that never calls `torch.compile` (nor sets HF
-    /// `torch_compile=True`). Reported where the model is placed on the device.
+    /// `torch_compile=True`). Reported where the model is placed on the device. Not reported
+    /// when every training loop runs a few known iterations (`for i in range(15)`): the
+    /// compilation would take longer than it could save.
     ///
     /// ## Why is this slow?
     /// Eager PyTorch launches one kernel per operation and writes every intermediate to GPU
@@ -76,6 +78,15 @@ impl Rule for NoCompile {
         if super::first_train_loop(m).is_none()
             && super::hf_args_call(m).is_none()
             && !m.delegated_train
+        {
+            return;
+        }
+        // `for i in range(opt.steps)` with `--steps` defaulting to 15: compiling costs seconds
+        // to minutes up front, more than a handful of steps can win back
+        let mut train_loops = m.loops.iter().filter(|l| l.info.train).peekable();
+        if !m.delegated_train
+            && train_loops.peek().is_some()
+            && train_loops.all(|l| super::few_iterations(m, l))
         {
             return;
         }

@@ -11,6 +11,11 @@ declare_rule! {
     /// `torch.backends.cuda.matmul.allow_tf32 = True`). Reported where the model an optimizer
     /// trains is placed on the device (not a frozen teacher placed before it).
     ///
+    /// Not reported for a convolutional network without attention or recurrent layers: cuDNN
+    /// runs convolutions in TF32 already (`torch.backends.cudnn.allow_tf32` defaults to
+    /// `True`), and the matmul setting only reaches its few Linear layers. Nor for a float64
+    /// model (`.double()`): TF32 does not touch fp64 matmuls.
+    ///
     /// ## Why is this slow?
     /// PyTorch computes fp32 matmuls on CUDA cores by default. On Ampere and newer GPUs, TF32
     /// runs them on Tensor Cores at up to 8x the fp32 rate (an H100 SXM: 67 fp32 vs 495 dense
@@ -67,10 +72,14 @@ impl Rule for NoTf32 {
             || p.autocast
             || p.half
             || p.tf32
+            || p.fp64
             || p.unresolved
             || m.delegated_train
         {
             // (a training loop in another module may well run under autocast)
+            return;
+        }
+        if conv_only(m) && p.cudnn_allow_tf32 != Some(false) {
             return;
         }
         // a Hugging Face or Lightning script is configured in its `TrainingArguments` / `Trainer`
@@ -95,4 +104,84 @@ impl Rule for NoTf32 {
             fix,
         );
     }
+}
+
+/// Layers and ops whose work is matmuls that the matmul TF32 switch governs.
+const MATMUL_LAYERS: &[&str] = &[
+    "MultiheadAttention",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+    "scaled_dot_product_attention",
+    "LSTM",
+    "GRU",
+    "RNN",
+    "LSTMCell",
+    "GRUCell",
+    "RNNCell",
+    "bmm",
+    "einsum",
+];
+
+/// Words that name a transformer or attention model (`vit_b_16`, `"vit" in args.arch`,
+/// `import vision_transformer as vits`): where a script names one, the network it builds may
+/// be one, whatever convolutional alternative it also offers.
+const TRANSFORMER_WORDS: &[&str] = &[
+    "vit",
+    "vits",
+    "swin",
+    "deit",
+    "beit",
+    "xcit",
+    "cait",
+    "transformer",
+    "transformers",
+    "attention",
+    "attn",
+    "bert",
+    "gpt",
+    "llama",
+];
+
+/// Is the network convolutional, with no attention or recurrent layers, so that cuDNN's
+/// default TF32 convolutions already cover its heavy work?
+fn conv_only(m: &crate::analysis::facts::Model<'_>) -> bool {
+    if !m.facts.conv
+        || m.calls
+            .iter()
+            .any(|c| MATMUL_LAYERS.contains(&m.last_name(c)))
+    {
+        return false;
+    }
+    // the code's names and strings, not its comments or docstrings
+    let mut cursor = m.tree.walk();
+    let mut stack = vec![m.tree.root_node()];
+    while let Some(n) = stack.pop() {
+        let word = match n.kind() {
+            "identifier" => true,
+            "string" => n
+                .parent()
+                .is_none_or(|p| p.kind() != "expression_statement"),
+            _ => false,
+        };
+        if word
+            && m.src
+                .get(n.start_byte()..n.end_byte())
+                .unwrap_or("")
+                .split(|ch: char| !ch.is_ascii_alphanumeric())
+                .any(|part| {
+                    TRANSFORMER_WORDS
+                        .iter()
+                        .any(|w| part.eq_ignore_ascii_case(w))
+                })
+        {
+            return false;
+        }
+        if n.kind() != "string" {
+            stack.extend(n.children(&mut cursor));
+        }
+    }
+    true
 }

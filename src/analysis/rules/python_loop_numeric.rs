@@ -62,6 +62,68 @@ fn local_array(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> bool 
         })
 }
 
+/// Is `name` a dict here: its nearest assignment before `at` in the same function builds one
+/// (`d = {}`, `d = {"a": x}`, `d = dict(...)`)?
+fn local_dict(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> bool {
+    m.assigns
+        .iter()
+        .rev()
+        .find(|a| {
+            a.span.end <= at && a.ctx.func == func && a.targets.len() == 1 && m.text(a.left) == name
+        })
+        .is_some_and(|a| {
+            let v = m.text(a.value);
+            (v.starts_with('{') && !v.contains("for "))
+                || matches!(
+                    v.split('(').next(),
+                    Some("dict" | "defaultdict" | "OrderedDict" | "collections.defaultdict")
+                )
+        })
+}
+
+/// The text inside the brackets of a subscript whose value ends at `from` and which ends at
+/// `to` (`:, i` in `a[:, i]`).
+fn index_text<'s>(m: &Model<'s>, from: usize, to: usize) -> &'s str {
+    m.src
+        .get(from..to)
+        .map(|t| {
+            t.trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+        })
+        .unwrap_or("")
+}
+
+/// A string or f-string index, or a component of one (`df.at[i, "col"]`): a dict key or a
+/// label, not an element position.
+fn is_key(idx: &str) -> bool {
+    idx.split(',').any(|part| {
+        let t = part
+            .trim()
+            .trim_start_matches(['f', 'r', 'b', 'F', 'R', 'B']);
+        t.starts_with('"') || t.starts_with('\'')
+    })
+}
+
+/// An index that takes a whole axis (`:, i`, `i, :`, `..., i`): a row or column at a time.
+fn whole_axis(idx: &str) -> bool {
+    idx.split(',')
+        .any(|part| matches!(part.trim(), ":" | "::" | "..."))
+}
+
+/// `out[i] = x[:, i]`: the value reads a slice by the loop variable, a whole row or column per
+/// iteration.
+fn slices_by(m: &Model<'_>, a: &crate::analysis::facts::Assign, var: &str) -> bool {
+    m.subs.iter().any(|s| {
+        let Some(sub) = m.node(s.value).and_then(|v| v.parent()) else {
+            return false;
+        };
+        let idx = index_text(m, s.value.end, sub.end_byte());
+        a.value.contains(s.value) && whole_axis(idx) && words(idx).any(|w| w == var)
+    })
+}
+
 fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
         .filter(|w| !w.is_empty())
@@ -145,17 +207,23 @@ impl Rule for PythonLoopNumeric {
                             })
                         })
                         .unwrap_or("");
+                    // all of `[...]`: `a[:, i]` holds two subscript fields
                     let idx = crate::analysis::facts::field::get(
                         node,
-                        crate::analysis::facts::field::SUBSCRIPT,
+                        crate::analysis::facts::field::VALUE,
                     )
-                    .map(|v| {
-                        m.text(crate::analysis::facts::Span {
-                            start: v.start_byte(),
-                            end: v.end_byte(),
-                        })
-                    })
-                    .unwrap_or("");
+                    .map_or("", |v| index_text(m, v.end_byte(), node.end_byte()));
+                    // `d[f"{col}_{i}"] = ...` writes a dict by key, and `a[:, i] = ...` (or
+                    // `... = b[:, i]`) moves a whole column per iteration: neither is
+                    // element-wise work
+                    if is_key(idx)
+                        || whole_axis(idx)
+                        || whole_axis(&outer_idx)
+                        || local_dict(m, arr, l.span.start, l.ctx.func)
+                        || slices_by(m, a, var)
+                    {
+                        return false;
+                    }
                     // `a[i, j]` (a tuple index) and `range(a.shape[0])` only exist for arrays
                     let local = local_array(m, arr, l.span.start, l.ctx.func);
                     let array = local
