@@ -9,7 +9,9 @@ declare_rule! {
     /// ## What it does
     /// Flags a `DataLoader` without `pin_memory` in a file that trains or infers on CUDA. A
     /// loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads
-    /// is not flagged: its batches are a few KB of token ids.
+    /// is not flagged: its batches are a few KB of token ids; nor is one over a `Dataset` class
+    /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
+    /// device.
     ///
     /// ## Why is this slow?
     /// Batches in pageable host memory are first copied by the driver into a pinned staging
@@ -74,6 +76,7 @@ impl Rule for DataloaderPinMemory {
             if !is_dataloader(m, c)
                 || super::device_resident_dataset(m, c)
                 || super::pretokenized_text_loader(m, c)
+                || super::cheap_local_dataset(m, c).is_some_and(|d| d.device_or_ids)
                 || loader_arg(m, c, "pin_memory", 7) != Val::Absent
             {
                 continue;

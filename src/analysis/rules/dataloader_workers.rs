@@ -14,6 +14,9 @@ declare_rule! {
     /// a data-pipeline file that runs no model, or one over text tokenised ahead of time
     /// (`ds.map(tokenize)`) whose collate only pads (`DataCollatorWithPadding`,
     /// `default_data_collator`, `tokenizer.pad`): its batches cost about a millisecond to build.
+    /// Nor is a loader over a `Dataset` class of the same file whose `__getitem__` only indexes
+    /// what `__init__` prepared and wraps it in tensors (no decoding, transform, tokenizer or
+    /// file): workers have nothing to overlap.
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training
@@ -79,6 +82,7 @@ impl Rule for DataloaderWorkers {
                 || !is_dataloader(m, c)
                 || super::device_resident_dataset(m, c)
                 || super::pretokenized_text_loader(m, c)
+                || super::cheap_local_dataset(m, c).is_some()
             {
                 continue;
             }

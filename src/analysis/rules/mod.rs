@@ -740,3 +740,96 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
         Val::Int(n) if n <= FEW_ITERATIONS
     )
 }
+
+/// What a loader's `Dataset` costs per item, when the file defines it: `Some` when it is a class
+/// of this file whose `__getitem__` only indexes what `__init__` prepared and wraps it in tensors
+/// (`torch.tensor(self.ids[i])`, slices, `.long()`, `.to(device)`): no decoding, no transform,
+/// no tokenizer, no file. Worker processes have nothing to overlap there. `None` for a dataset
+/// from a library or another module, or one whose items cost work (a call outside
+/// [`CHEAP_ITEM_CALLS`]): those keep their findings.
+// Ex) class Ids(Dataset): def __getitem__(self, i): return torch.tensor(self.enc[i])
+pub(crate) fn cheap_local_dataset(m: &Model<'_>, c: &Call) -> Option<CheapItems> {
+    let ds = m.pos(c, 0).or_else(|| m.kw(c, "dataset"))?;
+    let ctor = match ds.vkind {
+        ValKind::Call => m.calls.iter().find(|x| x.span == ds.value),
+        ValKind::Ident => {
+            let name = m.text(ds.value);
+            m.assigns
+                .iter()
+                .rev()
+                .find(|a| {
+                    a.span.end <= c.span.start && a.targets.len() == 1 && m.text(a.left) == name
+                })
+                .and_then(|a| a.rhs_call)
+                .and_then(|ci| m.calls.get(ci as usize))
+        }
+        _ => None,
+    }?;
+    if ctor.method.is_some() {
+        return None;
+    }
+    let class = m.text(ctor.func);
+    let ci = m.classes.iter().position(|k| m.text(k.name) == class)?;
+    let getitem = m
+        .funcs
+        .iter()
+        .position(|f| f.class == Some(ci as u32) && m.text(f.name) == "__getitem__")?;
+    let mut device_or_ids = false;
+    for call in m
+        .calls
+        .iter()
+        .filter(|x| x.ctx.func == Some(getitem as u32))
+    {
+        let last = m.last_name(call);
+        if !CHEAP_ITEM_CALLS.contains(&last) {
+            return None;
+        }
+        let args = m.text(call.args_span);
+        device_or_ids |= matches!(last, "cuda" | "long" | "LongTensor")
+            || (last == "to" && (args.contains("cuda") || args.contains("device")))
+            || args.contains("torch.long")
+            || args.contains("int64");
+    }
+    Some(CheapItems { device_or_ids })
+}
+
+/// A dataset whose items are cheap ([`cheap_local_dataset`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CheapItems {
+    /// Its items are integer ids or already on the device: pinning saves nothing either.
+    pub device_or_ids: bool,
+}
+
+/// Calls that make no per-item work: building or reshaping a tensor from what is in memory,
+/// moving it, and plain Python conversions.
+const CHEAP_ITEM_CALLS: &[&str] = &[
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "LongTensor",
+    "FloatTensor",
+    "IntTensor",
+    "BoolTensor",
+    "len",
+    "int",
+    "float",
+    "bool",
+    "min",
+    "max",
+    "range",
+    "tuple",
+    "list",
+    "long",
+    "cuda",
+    "to",
+    "clone",
+    "unsqueeze",
+    "squeeze",
+    "view",
+    "reshape",
+    "randint",
+    "asarray",
+    "array",
+    "astype",
+    "get",
+];
