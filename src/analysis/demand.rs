@@ -160,7 +160,7 @@ pub(crate) fn hot_loops(m: &Model<'_>, path: &str) -> (Vec<HotLoop>, Vec<LoopPro
             if h2d.is_none() && c.method.is_some() && matches!(last, "to" | "cuda") {
                 h2d = Some(c.line);
             }
-            if compute.is_none() && super::resolve::is_model_call(m, c) {
+            if compute.is_none() && super::resolve::runs_model(m, c) {
                 compute = Some(c.line);
             }
         }

@@ -369,6 +369,8 @@ pub(crate) struct Model<'s> {
     pub kinds: HashMap<&'s str, VarKind>,
     /// Names of the functions and classes defined in the file.
     pub defined: std::collections::HashSet<&'s str>,
+    /// Annotated function parameters: (name, annotation).
+    pub param_types: Vec<(Span, Span)>,
     /// argparse destinations → default value span and kind.
     pub argparse: HashMap<String, Option<(Span, ValKind)>>,
     /// The switches branches depend on (see [`Guard`]).
@@ -1162,6 +1164,9 @@ impl<'s> Walker<'s> {
                     "typed_parameter" => {
                         if let Some(n) = p.named_child(0).filter(|n| n.kind() == "identifier") {
                             params.push((Span::of(n), None));
+                            if let Some(t) = p.child_by_field_name("type") {
+                                self.m.param_types.push((Span::of(n), Span::of(t)));
+                            }
                         }
                     }
                     "default_parameter" | "typed_default_parameter" => {
@@ -1169,6 +1174,9 @@ impl<'s> Walker<'s> {
                             (field::get(p, field::NAME), field::get(p, field::VALUE))
                         {
                             params.push((Span::of(n), Some((Span::of(v), val_kind(v)))));
+                            if let Some(t) = p.child_by_field_name("type") {
+                                self.m.param_types.push((Span::of(n), Span::of(t)));
+                            }
                         }
                     }
                     "list_splat_pattern" | "keyword_separator" | "dictionary_splat_pattern" => {
@@ -1508,6 +1516,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         suppress: HashMap::new(),
         kinds: HashMap::new(),
         defined: std::collections::HashSet::new(),
+        param_types: Vec::new(),
         argparse: HashMap::new(),
         guards: Vec::new(),
         facts: FileFacts::default(),

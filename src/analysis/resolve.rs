@@ -264,6 +264,13 @@ fn kinds(m: &mut Model<'_>) {
             known.remove(target);
         }
     }
+    // `model: torch.nn.Module`, `optimizer: torch.optim.Optimizer`: a parameter's annotation
+    // says its kind
+    for (name, ty) in &m.param_types {
+        if let Some(k) = annotation_kind(m.text(*ty)) {
+            known.entry(m.text(*name)).or_insert(k);
+        }
+    }
     // `Adam(transformer.parameters(), ...)`: what an optimizer trains is a model
     for c in &m.calls {
         let q = m.qual(c);
@@ -276,14 +283,41 @@ fn kinds(m: &mut Model<'_>) {
         if !optimizer {
             continue;
         }
-        if let Some(a) = m.pos(c, 0)
-            && let Some(owner) = m.text(a.value).strip_suffix(".parameters()")
-            && !owner.is_empty()
-            && owner
-                .chars()
-                .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '.')
-        {
-            known.entry(owner).or_insert(VarKind::Model);
+        let Some(a) = m.pos(c, 0) else { continue };
+        let arg = m.text(a.value);
+        // `params = list(decoder.parameters()) + list(encoder.linear.parameters())`: the
+        // modules whose parameters reach the optimizer through a variable
+        let arg_is_name = arg
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+        let sources: Vec<&str> = if arg_is_name {
+            m.assigns
+                .iter()
+                .filter(|x| x.span.end <= c.span.start && m.text(x.left) == arg)
+                .map(|x| m.text(x.value))
+                .collect()
+        } else {
+            vec![arg]
+        };
+        for src in sources {
+            for (i, _) in src.match_indices(".parameters()") {
+                let head = &src[..i];
+                let start = head
+                    .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))
+                    .map_or(0, |p| p + 1);
+                let owner = &head[start..];
+                if owner.is_empty() || owner.starts_with(|ch: char| ch.is_ascii_digit()) {
+                    continue;
+                }
+                known.entry(owner).or_insert(VarKind::Model);
+                // `encoder.linear.parameters()`: the variable holding the submodule is a module
+                if let Some((root, _)) = owner.split_once('.')
+                    && root != "self"
+                    && !root.is_empty()
+                {
+                    known.entry(root).or_insert(VarKind::Model);
+                }
+            }
         }
     }
     m.kinds = known;
@@ -292,6 +326,7 @@ fn kinds(m: &mut Model<'_>) {
 /// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
 fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> Option<VarKind> {
     let mut cur = c;
+    let mut placed = false;
     for _ in 0..16 {
         let last = m.last_name(cur);
         if matches!(
@@ -299,8 +334,15 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
             "to" | "cuda" | "half" | "float" | "bfloat16" | "eval" | "train"
         ) && let Some(inner) = cur.recv_call.and_then(|i| m.calls.get(i as usize))
         {
+            placed |= matches!(last, "to" | "cuda");
             cur = inner;
             continue;
+        }
+        // `EncoderCNN(embed_size).to(device)` of a class imported or defined here: an object
+        // built from a class and placed on a device is a module (not a loss, metric or
+        // transform, which are placed too)
+        if placed && cur.method.is_none() && is_module_ctor(m, cur) {
+            return Some(VarKind::Model);
         }
         let q = m.qual(cur);
         let recv = cur.recv.map_or("", |r| m.text(r));
@@ -326,6 +368,53 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
         return None;
     }
     None
+}
+
+/// The kind a parameter annotation names (`torch.nn.Module`, `Optional[DataLoader]`).
+fn annotation_kind(ty: &str) -> Option<VarKind> {
+    let ty = ty.trim();
+    let inner = ty
+        .strip_prefix("Optional[")
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(ty)
+        .trim_matches(['"', '\'']);
+    let last = inner.rsplit('.').next().unwrap_or(inner);
+    match last {
+        "Module" | "DistributedDataParallel" | "DataParallel" | "PreTrainedModel" => {
+            Some(VarKind::Model)
+        }
+        "Optimizer" => Some(VarKind::Optimizer),
+        "device" if inner.starts_with("torch") => Some(VarKind::Device),
+        "DataLoader" => Some(VarKind::Loader),
+        "GradScaler" => Some(VarKind::Scaler),
+        _ => None,
+    }
+}
+
+/// Is `Cls(...)` a constructor of a class imported or defined here that is not a loss, metric,
+/// criterion or transform (the non-model objects code also places on a device)?
+fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let name = m.text(c.func);
+    let q = m.qual(c);
+    let lower = name.to_ascii_lowercase();
+    name.starts_with(|ch: char| ch.is_ascii_uppercase())
+        && name.chars().any(|ch| ch.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+        && (m.defined.contains(name) || m.imports.contains_key(name))
+        && !q.starts_with("torchmetrics")
+        && ![
+            "loss",
+            "criterion",
+            "metric",
+            "transform",
+            "augment",
+            "tensor",
+            "generator",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 fn device(m: &mut Model<'_>) {
@@ -789,6 +878,118 @@ pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
             .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
 }
 
+/// Methods of `nn.Module` (and of the wrappers around one) that manage the module rather than
+/// run it: placement, mode, parameters, state, hooks, saving.
+const MODULE_HOUSEKEEPING: &[&str] = &[
+    "to",
+    "cuda",
+    "cpu",
+    "eval",
+    "train",
+    "half",
+    "float",
+    "double",
+    "bfloat16",
+    "type",
+    "parameters",
+    "buffers",
+    "state_dict",
+    "load_state_dict",
+    "zero_grad",
+    "apply",
+    "modules",
+    "children",
+    "requires_grad_",
+    "add_module",
+    "get_submodule",
+    "get_parameter",
+    "get_buffer",
+    "share_memory",
+    "extra_repr",
+    "resize_token_embeddings",
+    "get_input_embeddings",
+    "get_output_embeddings",
+    "tie_weights",
+    "init_weights",
+    "gradient_checkpointing_enable",
+    "fit",
+    "partial_fit",
+    "update",
+    "log",
+];
+
+/// Does a call run the model, by any method: [`is_model_call`], or a method of a model variable
+/// that is not module housekeeping (`model.encode_image(x)`, `model.get_last_selfattention(x)`)
+/// given data that changes per iteration or sits on the device.
+///
+/// For the loop and file classification (a loop that runs the model is a model loop); the
+/// autograd rules keep [`is_model_call`]: a feature extractor may run without gradients itself.
+pub(crate) fn runs_model(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    if is_model_call(m, c) {
+        return true;
+    }
+    let (Some(_), Some(recv)) = (c.method, c.recv) else {
+        return false;
+    };
+    let last = m.last_name(c);
+    // sentence-transformers' `encode*` batch, pick the device and disable autograd inside the
+    // library: an inference API call (`signals` counts `encode`), not a forward of this code
+    let sentence_api = last.starts_with("encode")
+        && m.imports
+            .values()
+            .any(|q| q.starts_with("sentence_transformers"));
+    if !m.torch
+        || sentence_api
+        || m.var_kind(m.text(recv)) != Some(VarKind::Model)
+        || MODULE_HOUSEKEEPING.contains(&last)
+        || [
+            "named_",
+            "register_",
+            "save",
+            "set_",
+            "load_",
+            "from_",
+            "print",
+        ]
+        .iter()
+        .any(|p| last.starts_with(p))
+    {
+        return false;
+    }
+    m.call_args(c).iter().any(|a| {
+        let t = m.text(a.value);
+        t.contains(".to(") || t.contains(".cuda(") || per_iteration(m, c, t)
+    })
+}
+
+/// Is an argument's root variable bound per iteration of a loop around the call: a loop target,
+/// or assigned in the loop's body (`image = preprocess(raw).to(device)`)?
+fn per_iteration(m: &Model<'_>, c: &super::facts::Call, arg: &str) -> bool {
+    let root: &str = arg
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .next()
+        .unwrap_or("");
+    if root.is_empty() || root == "self" || root.starts_with(|ch: char| ch.is_ascii_digit()) {
+        return false;
+    }
+    let mut cur = c.ctx.loop_;
+    for _ in 0..256 {
+        let Some(li) = cur else { return false };
+        let Some(l) = m.loops.get(li as usize) else {
+            return false;
+        };
+        if l.targets.iter().any(|t| m.text(*t) == root)
+            || m.assigns
+                .iter()
+                .any(|a| l.span.contains(a.span) && a.targets.iter().any(|t| m.text(*t) == root))
+        {
+            return true;
+        }
+        cur = l.parent;
+    }
+    false
+}
+
 pub(crate) fn is_opt_step(m: &Model<'_>, c: &super::facts::Call) -> bool {
     if m.last_name(c) != "step" || c.method.is_none() {
         return false;
@@ -843,7 +1044,7 @@ fn loops(m: &mut Model<'_>) {
             info.backward = true;
         } else if is_opt_step(m, c) {
             info.opt_step = true;
-        } else if is_model_call(m, c) {
+        } else if runs_model(m, c) {
             info.model_call = true;
         } else if c.method.is_none() && train_fns.contains(m.text(c.func)) {
             info.backward = true;
@@ -916,6 +1117,11 @@ fn loops(m: &mut Model<'_>) {
                 && let Some(info) = infos.get_mut(li as usize)
             {
                 info.has_child_step = true;
+                // `for epoch in ...: train(epoch); test(epoch); model.decode(sample)`: as for
+                // a loop holding a step loop, a forward in its body runs once per pass
+                if info.iterates_loader.is_none() && !info.train {
+                    info.step = false;
+                }
             }
         }
     }
@@ -1115,7 +1321,7 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     if q.starts_with("pandas.") || recv == "pd" || m.var_kind(recv) == Some(VarKind::DataFrame) {
         s |= S_PANDAS;
     }
-    if c.ctx.no_grad && is_model_call(m, c) {
+    if c.ctx.no_grad && runs_model(m, c) {
         s |= S_NOGRAD_MODEL;
     }
     if c.ctx.loop_.is_some()
@@ -1128,7 +1334,7 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     if let Some(l) = c.ctx.loop_.and_then(|li| m.loops.get(li as usize))
         && l.info.step
         && m.torch
-        && (is_model_call(m, c)
+        && (runs_model(m, c)
             || (l.info.iterates_loader.is_some()
                 && c.method.is_some()
                 && matches!(last, "cuda" | "to")))

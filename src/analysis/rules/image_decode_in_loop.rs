@@ -57,19 +57,7 @@ impl Rule for ImageDecodeInLoop {
             if c.ctx.getitem {
                 continue;
             }
-            let q = m.qual(c);
-            let decode = matches!(
-                q.as_ref(),
-                "PIL.Image.open"
-                    | "cv2.imread"
-                    | "cv2.imdecode"
-                    | "imageio.imread"
-                    | "imageio.v3.imread"
-                    | "imageio.v2.imread"
-                    | "torchvision.io.read_image"
-                    | "torchvision.io.decode_image"
-                    | "skimage.io.imread"
-            ) || (q == "Image.open" && m.src.contains("PIL"));
+            let decode = is_image_decode(m, c);
             if !decode || super::step_ctx(m, c).is_none() {
                 continue;
             }
@@ -81,4 +69,24 @@ impl Rule for ImageDecodeInLoop {
             );
         }
     }
+}
+
+/// Does a call decode an image file (`PIL.Image.open`, `cv2.imread`, `read_image`, ...)?
+pub(crate) fn is_image_decode(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let q = m.qual(c);
+    matches!(
+        q.as_ref(),
+        "PIL.Image.open"
+            | "cv2.imread"
+            | "cv2.imdecode"
+            | "imageio.imread"
+            | "imageio.v3.imread"
+            | "imageio.v2.imread"
+            | "torchvision.io.read_image"
+            | "torchvision.io.decode_image"
+            | "skimage.io.imread"
+    ) || (q == "Image.open" && m.src.contains("PIL"))
 }

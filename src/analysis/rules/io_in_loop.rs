@@ -84,7 +84,7 @@ impl Rule for IoInLoop {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
-            if s.mod_guard {
+            if s.mod_guard || feeds_image_decode(m, c) {
                 continue;
             }
             cx.at_call(
@@ -95,4 +95,43 @@ impl Rule for IoInLoop {
             );
         }
     }
+}
+
+/// `with open(path, "rb") as f: img = Image.open(f)`: the handle is the decoder's input, so the
+/// read is the image decode's own, which EA502 reports.
+fn feeds_image_decode(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    use crate::analysis::facts::Span;
+    let Some(n) = m.node(c.span) else {
+        return false;
+    };
+    let Some(pat) = n.parent().filter(|p| p.kind() == "as_pattern") else {
+        return false;
+    };
+    let Some(alias) = pat.child_by_field_name("alias") else {
+        return false;
+    };
+    let handle = m
+        .src
+        .get(alias.start_byte()..alias.end_byte())
+        .unwrap_or("");
+    let Some(with) = pat
+        .parent()
+        .and_then(|i| i.parent())
+        .and_then(|cl| cl.parent())
+        .filter(|w| w.kind() == "with_statement")
+    else {
+        return false;
+    };
+    let body = Span {
+        start: with.start_byte(),
+        end: with.end_byte(),
+    };
+    m.calls.iter().any(|d| {
+        body.contains(d.span)
+            && super::image_decode_in_loop::is_image_decode(m, d)
+            && m.pos(d, 0).is_some_and(|a| m.text(a.value) == handle)
+    })
 }
