@@ -95,6 +95,14 @@ impl Rule for HostSync {
             {
                 continue;
             }
+            // an output that must reach the host now (an image or file written, an environment
+            // stepped with the action) is the loop's product, not a read that could wait
+            if last != "item"
+                && let Some(l) = m.loops.get(s.loop_ as usize)
+                && feeds_host_sink(m, l, c)
+            {
+                continue;
+            }
             cx.at_call(
                 &Self::META,
                 c,
@@ -163,6 +171,79 @@ fn comprehension_source<'s>(
         cur = n.parent();
     }
     None
+}
+
+/// Calls that take an output off the device for good: writing an image, a frame or a file,
+/// showing it, or stepping an environment with it.
+const HOST_SINKS: &[&str] = &[
+    "fromarray",
+    "save",
+    "imwrite",
+    "imsave",
+    "save_image",
+    "write",
+    "writeFrame",
+    "savez",
+    "savez_compressed",
+    "dump",
+    "imshow",
+    "step",
+];
+
+/// Does the value read by call `c` reach one of [`HOST_SINKS`] in the same loop body: as its
+/// argument, or through up to three assignments (`x = 255 * out.cpu().numpy()` ...
+/// `Image.fromarray(x.astype(np.uint8))`)? An optimizer's or scheduler's `step` is not a sink.
+fn feeds_host_sink(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let is_sink = |k: &crate::analysis::facts::Call| {
+        HOST_SINKS.contains(&m.last_name(k))
+            && k.recv.is_none_or(|r| {
+                let r = m.text(r).to_ascii_lowercase();
+                !(r.contains("optim") || r.contains("sched") || r.contains("scaler") || r == "opt")
+            })
+    };
+    let in_body = |span: crate::analysis::facts::Span| l.span.contains(span);
+    // directly an argument of a sink
+    if m.calls
+        .iter()
+        .any(|k| in_body(k.span) && is_sink(k) && k.args_span.contains(c.span) && k.span != c.span)
+    {
+        return true;
+    }
+    let mut names: Vec<String> = m
+        .assigns
+        .iter()
+        .filter(|a| in_body(a.span) && a.value.contains(c.span))
+        .flat_map(|a| a.targets.iter().map(|t| m.text(*t).to_string()))
+        .collect();
+    for _ in 0..3 {
+        if names.is_empty() {
+            return false;
+        }
+        let uses = |text: &str| words(text).iter().any(|w| names.contains(w));
+        if m.calls.iter().any(|k| {
+            in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
+        }) {
+            return true;
+        }
+        names = m
+            .assigns
+            .iter()
+            .filter(|a| in_body(a.span) && a.span.start > c.span.end && uses(m.text(a.value)))
+            .flat_map(|a| a.targets.iter().map(|t| m.text(*t).to_string()))
+            .filter(|t| !names.contains(t))
+            .collect();
+    }
+    false
 }
 
 /// Is `name` (re)bound inside the loop from a `.to(...)` / `.cuda(...)` expression?
