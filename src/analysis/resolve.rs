@@ -448,6 +448,50 @@ fn device(m: &mut Model<'_>) {
     };
 }
 
+/// A dtype named by a variable: is every assignment that can reach `name` at `at` (earlier in
+/// the same function, else at module level, never in a loop) a `torch.` dtype constant, and
+/// are they all 16-bit (`Some(true)`) or all not (`Some(false)`)? `None` when any is not.
+fn dtype_constant(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> Option<bool> {
+    if !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+        return None;
+    }
+    let same = |a: &&super::facts::Assign| {
+        !a.augmented && a.targets.len() == 1 && m.text(a.left) == name
+    };
+    let local: Vec<_> = m
+        .assigns
+        .iter()
+        .filter(same)
+        .filter(|a| func.is_some() && a.ctx.func == func && a.span.end <= at)
+        .collect();
+    let pool: Vec<_> = if local.is_empty() {
+        m.assigns
+            .iter()
+            .filter(same)
+            .filter(|a| a.ctx.func.is_none() && a.ctx.class.is_none())
+            .collect()
+    } else {
+        local
+    };
+    let mut half = None;
+    for a in &pool {
+        let v = m.text(a.value);
+        let constant = v.starts_with("torch.")
+            && v["torch.".len()..]
+                .chars()
+                .all(|ch| ch.is_alphanumeric() || ch == '_');
+        if a.ctx.loop_.is_some() || !constant {
+            return None;
+        }
+        let h = is_16bit(v);
+        if half.is_some_and(|x| x != h) {
+            return None;
+        }
+        half = Some(h);
+    }
+    half
+}
+
 fn is_16bit(t: &str) -> bool {
     t.contains("float16")
         || t.contains("bfloat16")
@@ -496,6 +540,7 @@ fn precision(m: &mut Model<'_>) {
     let mut conv = false;
     let mut channels_last = false;
     let mut from_pretrained = false;
+    let mut compile_var = false;
     for c in &m.calls {
         // `model.half()` under `if args.fp16:` (off by default) leaves the model in fp32
         if m.dead(&c.ctx) {
@@ -558,8 +603,15 @@ fn precision(m: &mut Model<'_>) {
                     Some(Shipped::Full) => {}
                     None => p.unresolved = true,
                 }
-            } else if !literal && (model_dtype || name == "torch_compile") {
-                p.unresolved = true;
+            } else if !literal && name == "torch_compile" {
+                compile_var = true;
+            } else if !literal && model_dtype {
+                // `dtype = torch.float16` at module level, then `autocast(dtype=dtype)`
+                match dtype_constant(m, v, c.span.start, c.ctx.func) {
+                    Some(true) => p.half = true,
+                    Some(false) => {}
+                    None => p.unresolved = true,
+                }
             }
             match name {
                 "dtype" | "torch_dtype" if is_16bit(v) => p.half = true,
@@ -622,7 +674,9 @@ fn precision(m: &mut Model<'_>) {
     {
         p.unresolved = true;
     }
-    m.compile_unknown = m.calls.iter().any(|c| {
+    // `TrainingArguments(torch_compile=args.compile)`: compilation is decided elsewhere
+    m.compile_unknown = compile_var
+        || m.calls.iter().any(|c| {
         m.last_name(c) == "Accelerator"
             && m.kw(c, "dynamo_backend").is_none()
             && m.kw(c, "dynamo_plugin").is_none()

@@ -1,0 +1,75 @@
+//! Individual rules on facts of their own: compilation decided apart from precision, a loader
+//! read once, per-file work that is not a stdlib helper.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+use efficiency_audit::analysis::{FileAnalysis, analyze_file};
+use efficiency_audit::config::Rules;
+
+fn run(src: &str) -> FileAnalysis {
+    analyze_file("t.py", src.as_bytes(), &Rules::default())
+}
+
+fn lines_of(a: &FileAnalysis, rule: &str) -> Vec<usize> {
+    a.findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.line)
+        .collect()
+}
+
+const BENCH: &str = "import torch
+from contextlib import nullcontext
+
+device = 'cuda'
+dtype = DTYPE
+ctx = nullcontext() if device == 'cpu' else torch.autocast(device_type='cuda', dtype=dtype)
+model = Net()
+model.to(device)
+optimizer = torch.optim.AdamW(model.parameters())
+for step in range(1000):
+    x, y = get_batch()
+    with ctx:
+        loss = model(x, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+#[test]
+fn no_compile_does_not_wait_for_an_unresolved_precision() {
+    // the autocast dtype comes from something the engine cannot read: compile is judged anyway
+    let a = run(&BENCH.replace("DTYPE", "pick_dtype()"));
+    assert_eq!(lines_of(&a, "EA203"), [8]);
+}
+
+#[test]
+fn a_module_level_dtype_constant_is_a_precision() {
+    let a = run(&BENCH.replace("DTYPE", "torch.float16"));
+    assert_eq!(lines_of(&a, "EA203"), [8]);
+    assert!(a.facts.precision.half && !a.facts.precision.unresolved);
+    let a = run(&BENCH.replace("DTYPE", "torch.float32"));
+    assert!(!a.facts.precision.unresolved);
+    // two assignments that disagree stay unknown
+    let a = run(&BENCH.replace("DTYPE", "torch.float16\nif flag:\n    dtype = torch.float32"));
+    assert!(a.facts.precision.unresolved);
+}
+
+#[test]
+fn no_compile_stays_silent_when_compile_comes_from_a_variable() {
+    let src = "import torch
+from transformers import TrainingArguments, Trainer
+args = TrainingArguments(output_dir='o', torch_compile=opts.compile)
+model = Net().to('cuda')
+for x in loader:
+    loss = model(x)
+    loss.backward()
+    opt.step()
+";
+    assert!(lines_of(&run(src), "EA203").is_empty());
+}
