@@ -73,3 +73,38 @@ for x in loader:
 ";
     assert!(lines_of(&run(src), "EA203").is_empty());
 }
+
+const ONE_BATCH: &str = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+model = Net().to(device)
+
+def show(ds):
+    images, _ = next(iter(DataLoader(ds, batch_size=8)))
+    return model(images.to(device))
+
+def peek(ds):
+    loader = DataLoader(ds, batch_size=8)
+    batch = next(iter(loader))
+    return batch
+";
+
+#[test]
+fn a_loader_read_for_one_batch_needs_no_workers() {
+    let a = run(ONE_BATCH);
+    for rule in ["EA101", "EA102", "EA103"] {
+        assert!(lines_of(&a, rule).is_empty(), "{rule}: {:?}", a.findings);
+    }
+}
+
+#[test]
+fn a_loader_also_looped_over_still_needs_workers() {
+    let src = ONE_BATCH.replace("    return batch\n", "    for x in loader:\n        model(x)\n    return batch\n");
+    let a = run(&src);
+    assert_eq!(lines_of(&a, "EA101"), [12]);
+    assert_eq!(lines_of(&a, "EA102"), [12]);
+    // handed elsewhere: the reader cannot tell how often it is consumed
+    let a = run(&ONE_BATCH.replace("    return batch\n", "    return loader\n"));
+    assert_eq!(lines_of(&a, "EA101"), [12]);
+}

@@ -9,7 +9,8 @@ declare_rule! {
     /// ## What it does
     /// Flags a `DataLoader` without `pin_memory` in a file that trains or infers on CUDA. A
     /// loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads
-    /// is not flagged: its batches are a few KB of token ids.
+    /// is not flagged: its batches are a few KB of token ids. Nor is a loader read for a single
+    /// batch (`next(iter(DataLoader(...)))`): there is no stream of copies to overlap.
     ///
     /// ## Why is this slow?
     /// Batches in pageable host memory are first copied by the driver into a pinned staging
@@ -73,6 +74,7 @@ impl Rule for DataloaderPinMemory {
         for c in &m.calls {
             if !is_dataloader(m, c)
                 || super::device_resident_dataset(m, c)
+                || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
                 || loader_arg(m, c, "pin_memory", 7) != Val::Absent
             {

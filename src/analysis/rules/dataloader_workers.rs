@@ -14,6 +14,8 @@ declare_rule! {
     /// a data-pipeline file that runs no model, or one over text tokenised ahead of time
     /// (`ds.map(tokenize)`) whose collate only pads (`DataCollatorWithPadding`,
     /// `default_data_collator`, `tokenizer.pad`): its batches cost about a millisecond to build.
+    /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, or a name only
+    /// ever used that way): starting workers for one batch costs more than it saves.
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training
@@ -78,6 +80,7 @@ impl Rule for DataloaderWorkers {
             if m.kind == crate::analysis::model::CodeKind::Data
                 || !is_dataloader(m, c)
                 || super::device_resident_dataset(m, c)
+                || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
             {
                 continue;
