@@ -56,7 +56,10 @@ fn a_module_level_dtype_constant_is_a_precision() {
     let a = run(&BENCH.replace("DTYPE", "torch.float32"));
     assert!(!a.facts.precision.unresolved);
     // two assignments that disagree stay unknown
-    let a = run(&BENCH.replace("DTYPE", "torch.float16\nif flag:\n    dtype = torch.float32"));
+    let a = run(&BENCH.replace(
+        "DTYPE",
+        "torch.float16\nif flag:\n    dtype = torch.float32",
+    ));
     assert!(a.facts.precision.unresolved);
 }
 
@@ -100,11 +103,79 @@ fn a_loader_read_for_one_batch_needs_no_workers() {
 
 #[test]
 fn a_loader_also_looped_over_still_needs_workers() {
-    let src = ONE_BATCH.replace("    return batch\n", "    for x in loader:\n        model(x)\n    return batch\n");
+    let src = ONE_BATCH.replace(
+        "    return batch\n",
+        "    for x in loader:\n        model(x)\n    return batch\n",
+    );
     let a = run(&src);
     assert_eq!(lines_of(&a, "EA101"), [12]);
     assert_eq!(lines_of(&a, "EA102"), [12]);
     // handed elsewhere: the reader cannot tell how often it is consumed
     let a = run(&ONE_BATCH.replace("    return batch\n", "    return loader\n"));
     assert_eq!(lines_of(&a, "EA101"), [12]);
+}
+
+#[test]
+fn decoding_a_video_per_file_and_writing_frames_is_serial_work() {
+    let src = "import os
+import cv2
+
+names = os.listdir('videos')
+n = 0
+for name in names:
+    path = 'videos/' + name
+    cap = cv2.VideoCapture(path)
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        cv2.imwrite(os.path.join('frames', '%d.jpg' % n), frame)
+        n += 1
+";
+    assert_eq!(lines_of(&run(src), "EA602"), [6]);
+}
+
+#[test]
+fn a_third_party_call_on_the_file_is_per_file_work_a_path_helper_is_not() {
+    let src = "import os
+import ocrlib
+
+for name in os.listdir('.'):
+    if os.path.isfile(name):
+        text = ocrlib.image_to_string(name)
+        with open(name + '.txt', 'w') as f:
+            f.writelines(text)
+";
+    assert_eq!(lines_of(&run(src), "EA602"), [4]);
+    // only path and string helpers on the file: nothing to parallelise
+    let helpers = src.replace("ocrlib.image_to_string(name)", "os.path.basename(name)");
+    assert!(lines_of(&run(&helpers), "EA602").is_empty());
+}
+
+#[test]
+fn counting_files_or_converting_arrays_is_not_per_file_work() {
+    // a package call on an element of an in-memory batch, not on a file
+    let src = "import os
+from PIL import Image
+
+def main(images_processed):
+    out = []
+    for img in list(images_processed):
+        pil = Image.fromarray(img)
+        pil.save(os.path.join('out', 'x.png'))
+";
+    assert!(lines_of(&run(src), "EA602").is_empty());
+    // a 10-byte header check that only counts the files it skips
+    let src = "import os
+
+skipped = 0
+for name in os.listdir('imgs'):
+    path = os.path.join('imgs', name)
+    with open(path, 'rb') as f:
+        ok = b'JFIF' in f.peek(10)
+    if not ok:
+        skipped += 1
+        os.remove(path)
+";
+    assert!(lines_of(&run(src), "EA602").is_empty());
 }

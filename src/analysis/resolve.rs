@@ -455,9 +455,8 @@ fn dtype_constant(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> Op
     if !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
         return None;
     }
-    let same = |a: &&super::facts::Assign| {
-        !a.augmented && a.targets.len() == 1 && m.text(a.left) == name
-    };
+    let same =
+        |a: &&super::facts::Assign| !a.augmented && a.targets.len() == 1 && m.text(a.left) == name;
     let local: Vec<_> = m
         .assigns
         .iter()
@@ -677,10 +676,10 @@ fn precision(m: &mut Model<'_>) {
     // `TrainingArguments(torch_compile=args.compile)`: compilation is decided elsewhere
     m.compile_unknown = compile_var
         || m.calls.iter().any(|c| {
-        m.last_name(c) == "Accelerator"
-            && m.kw(c, "dynamo_backend").is_none()
-            && m.kw(c, "dynamo_plugin").is_none()
-    });
+            m.last_name(c) == "Accelerator"
+                && m.kw(c, "dynamo_backend").is_none()
+                && m.kw(c, "dynamo_plugin").is_none()
+        });
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {
         compile = true;
@@ -1145,7 +1144,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "open" if c.method.is_none() => s |= S_READ,
         "load" | "loads" | "read_text" | "loadtxt" if c.method.is_some() => s |= S_READ,
         "open" if c.method.is_some() && (q.starts_with("PIL") || recv == "Image") => s |= S_IMAGE,
-        "imread" | "imdecode" | "read_image" => s |= S_IMAGE,
+        "imread" | "imdecode" | "read_image" | "VideoCapture" => s |= S_IMAGE,
+        "imwrite" => s |= S_WRITE,
         "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" => s |= S_GLOB,
         "to_parquet" | "to_csv" | "save" | "savez" | "to_json" | "write_table"
             if c.method.is_some() =>
@@ -1362,6 +1362,21 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         "documents",
         "samples",
     ];
+    listing_loop(m, l, CALLS, NOUNS)
+}
+
+/// A loop over the entries of a directory: the iterated expression (or the latest binding of
+/// the name it iterates) calls `glob` / `listdir` / `iterdir` / `scandir` / `os.walk`.
+pub(crate) fn lists_directory(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    const CALLS: &[&str] = &[
+        "glob", "rglob", "iglob", "listdir", "iterdir", "scandir", "walk",
+    ];
+    listing_loop(m, l, CALLS, &[])
+}
+
+/// Does the loop iterate a listing call of `calls`, a collection named by one of `nouns`, or a
+/// name whose latest binding before the loop calls one of `calls`?
+fn listing_loop(m: &Model<'_>, l: &super::facts::Loop, calls: &[&str], nouns: &[&str]) -> bool {
     let Some(it) = l.iter else { return false };
     // the words of the code, not of its strings and comments (`for name in ["read",
     // "readlines"]` does not read lines)
@@ -1376,13 +1391,13 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     let listing_in = |t: &str| {
         words(t)
             .iter()
-            .any(|w| w.as_str() != "walk" && CALLS.contains(&w.as_str()))
+            .any(|w| w.as_str() != "walk" && calls.contains(&w.as_str()))
             || os_walk(m, t)
     };
     let it_text = m.text(it);
     if listing_in(it_text)
         || words(it_text).iter().any(|w| {
-            NOUNS.iter().any(|k| {
+            nouns.iter().any(|k| {
                 w == k
                     || (w.len() > k.len() + 1
                         && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'

@@ -7,8 +7,10 @@ declare_rule! {
     /// ## What it does
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
     /// `os.listdir`, `Path.iterdir`, a list of paths) whose body does per-file work: calls a
-    /// function of the file with the loop variable, decodes images, parses JSON/CSV, loads
-    /// arrays. Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
+    /// function of the file with the loop variable (or a name built from it), decodes images
+    /// or videos, parses JSON/CSV, loads arrays, or calls into an imported package that is not
+    /// a path, string or logging helper (`pytesseract.image_to_string(f)`), and collects or
+    /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone.
     ///
     /// ## Why is this slow?
@@ -69,6 +71,62 @@ const HEAVY: &[&str] = &[
     "convert",
     "encode",
     "tokenize",
+    // `cv2.VideoCapture(path)`: every frame of the file is decoded
+    "VideoCapture",
+];
+
+/// Modules whose calls on a path are bookkeeping, not per-file work: the standard library's
+/// path, string, time and serialisation helpers, and logging or progress-bar packages. A call
+/// into any other imported module with the file (`pytesseract.image_to_string(f)`) is work.
+const HELPER_MODULES: &[&str] = &[
+    "argparse",
+    "base64",
+    "builtins",
+    "click",
+    "collections",
+    "colorama",
+    "contextlib",
+    "copy",
+    "csv",
+    "datetime",
+    "fnmatch",
+    "functools",
+    "glob",
+    "hashlib",
+    "io",
+    "itertools",
+    "json",
+    "logging",
+    "loguru",
+    "math",
+    "mlflow",
+    "natsort",
+    "ntpath",
+    "operator",
+    "os",
+    "pathlib",
+    "pickle",
+    "platform",
+    "posixpath",
+    "pprint",
+    "random",
+    "re",
+    "rich",
+    "shutil",
+    "string",
+    "subprocess",
+    "sys",
+    "tempfile",
+    "termcolor",
+    "textwrap",
+    "time",
+    "tqdm",
+    "traceback",
+    "typing",
+    "urllib",
+    "uuid",
+    "wandb",
+    "warnings",
 ];
 
 impl Rule for SerialProcessing {
@@ -116,17 +174,37 @@ impl Rule for SerialProcessing {
             if iter_text.contains("iterrows") || iter_text.contains("itertuples") {
                 continue;
             }
-            let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
-            let uses_target = |c: &crate::analysis::facts::Call| {
-                m.call_args(c).iter().any(|a| {
-                    let t = m.text(a.value);
-                    targets.iter().any(|v| {
-                        t == *v
-                            || t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
-                                .any(|w| w == *v)
-                    })
+            let mut targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
+            let mentions = |t: &str, names: &[&str]| {
+                names.iter().any(|v| {
+                    t == *v
+                        || t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                            .any(|w| w == *v)
                 })
             };
+            // names derived from the file in the body: `path = "./videos/" + vid`
+            for a in &m.assigns {
+                if a.ctx.loop_ == Some(li as u32)
+                    && !a.augmented
+                    && a.targets.len() == 1
+                    && mentions(m.text(a.value), &targets)
+                {
+                    let name = m.text(a.left);
+                    if name.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
+                        && !targets.contains(&name)
+                    {
+                        targets.push(name);
+                    }
+                }
+            }
+            let uses_target = |c: &crate::analysis::facts::Call| {
+                m.call_args(c)
+                    .iter()
+                    .any(|a| mentions(m.text(a.value), &targets))
+            };
+            // a package call on a directory entry reads that file; on an element of an
+            // in-memory collection (`Image.fromarray(img)`) it need not
+            let listing = crate::analysis::resolve::lists_directory(m, l);
             let first = m.calls.partition_point(|c| c.span.start < l.span.start);
             let in_loop = || {
                 m.calls
@@ -145,16 +223,32 @@ impl Rule for SerialProcessing {
                 }
                 (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
                     || (HEAVY.contains(&last) && uses_target(c))
+                    || (listing && imported_work(m, c) && uses_target(c))
             });
+            // a loop inside the file loop that is not a model step: its calls run per file too
+            let per_file = |lp: Option<u32>| {
+                let mut cur = lp;
+                while let Some(i) = cur {
+                    if i == li as u32 {
+                        return true;
+                    }
+                    match m.loops.get(i as usize) {
+                        Some(x) if !x.info.step => cur = x.parent,
+                        _ => return false,
+                    }
+                }
+                false
+            };
             // results are collected or written per file
             let collects = in_loop().any(|c| {
-                c.ctx.loop_ == Some(li as u32)
+                per_file(c.ctx.loop_)
                     && c.method.is_some()
                     && matches!(
                         m.last_name(c),
                         "append"
                             | "extend"
                             | "write"
+                            | "writelines"
                             | "save"
                             | "to_csv"
                             | "to_parquet"
@@ -169,7 +263,10 @@ impl Rule for SerialProcessing {
                             | "write_bytes"
                     )
             }) || m.assigns.iter().any(|a| {
-                a.ctx.loop_ == Some(li as u32) && (m.text(a.left).contains('[') || a.augmented)
+                // `skipped += 1` counts files, it keeps no result of them
+                let counter = a.augmented && a.vkind == crate::analysis::facts::ValKind::Int;
+                a.ctx.loop_ == Some(li as u32)
+                    && (m.text(a.left).contains('[') || (a.augmented && !counter))
             });
             // a recursive walk (the loop calls its own function) is not a flat batch of files
             let recursive = l
@@ -197,6 +294,23 @@ impl Rule for SerialProcessing {
             );
         }
     }
+}
+
+/// A call into an imported module that is not a bookkeeping helper (`HELPER_MODULES`):
+/// `pytesseract.image_to_string(f)`, `cv2.VideoCapture(f)`, or a name imported from one.
+fn imported_work(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    let text = m.text(c.func);
+    let head = if c.dotted {
+        text.split('.').next().unwrap_or(text)
+    } else if c.method.is_none() {
+        text
+    } else {
+        return false;
+    };
+    m.imports.get(head).is_some_and(|q| {
+        let top = q.split('.').next().unwrap_or(q);
+        !HELPER_MODULES.contains(&top)
+    })
 }
 
 /// `open(p)` / `open(p, "rb")` / `open(p, "r+b")`: the file is opened to be read. A write mode, or a mode only known
