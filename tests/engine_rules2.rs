@@ -179,3 +179,34 @@ for name in os.listdir('imgs'):
 ";
     assert!(lines_of(&run(src), "EA602").is_empty());
 }
+
+const INFER_LOOP: &str = "import torch
+from torch.utils.data import DataLoader
+
+model = Net().to('cuda').eval()
+loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+with torch.no_grad():
+    for batch in loader:
+        emb = model(batch.to('cuda'))
+        LOG
+";
+
+#[test]
+fn printing_text_and_shapes_per_inference_batch_is_not_logging_waste() {
+    for quiet in [
+        "print('batch done, shape:', emb.shape)",
+        "print(f'{len(batch)} rows -> {emb.shape[0]} x {emb.size(1)}', flush=True)",
+    ] {
+        let a = run(&INFER_LOOP.replace("LOG", quiet));
+        assert!(
+            lines_of(&a, "EA504").is_empty(),
+            "{quiet}: {:?}",
+            a.findings
+        );
+    }
+    // a tensor (or anything the engine cannot tell is metadata) is still flagged
+    for loud in ["print('emb', emb)", "print(f'mean {emb.mean()}')"] {
+        let a = run(&INFER_LOOP.replace("LOG", loud));
+        assert_eq!(lines_of(&a, "EA504"), [9], "{loud}");
+    }
+}
