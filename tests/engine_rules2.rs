@@ -150,6 +150,16 @@ for name in os.listdir('.'):
     // only path and string helpers on the file: nothing to parallelise
     let helpers = src.replace("ocrlib.image_to_string(name)", "os.path.basename(name)");
     assert!(lines_of(&run(&helpers), "EA602").is_empty());
+    // a standard-library string helper on a name built from the entry
+    let stdlib = "import os
+import html
+
+rows = []
+for name in os.listdir('.'):
+    label = name + '/'
+    rows.append(html.escape(label))
+";
+    assert!(lines_of(&run(stdlib), "EA602").is_empty());
 }
 
 #[test]

@@ -7,9 +7,10 @@ declare_rule! {
     /// ## What it does
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
     /// `os.listdir`, `Path.iterdir`, a list of paths) whose body does per-file work: calls a
-    /// function of the file with the loop variable (or a name built from it), decodes images
-    /// or videos, parses JSON/CSV, loads arrays, or calls into an imported package that is not
-    /// a path, string or logging helper (`pytesseract.image_to_string(f)`), and collects or
+    /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV,
+    /// loads arrays, or hands a directory entry (or a path built from it) to a package outside
+    /// the standard library that does more than log (`pytesseract.image_to_string(f)`,
+    /// `cv2.VideoCapture(path)`), and collects or
     /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone.
     ///
@@ -75,58 +76,41 @@ const HEAVY: &[&str] = &[
     "VideoCapture",
 ];
 
-/// Modules whose calls on a path are bookkeeping, not per-file work: the standard library's
-/// path, string, time and serialisation helpers, and logging or progress-bar packages. A call
-/// into any other imported module with the file (`pytesseract.image_to_string(f)`) is work.
-const HELPER_MODULES: &[&str] = &[
-    "argparse",
-    "base64",
-    "builtins",
+/// The standard library's top-level modules (Python 3.11): its per-file work (`open`,
+/// `json.load`, ...) is named in `HEAVY`; its other calls on a path (`os.path.isfile`,
+/// `html.escape`, `shutil.copy`) are helpers.
+const STDLIB: &str = "\
+abc aifc argparse array ast asynchat asyncio asyncore atexit audioop base64 bdb binascii \
+bisect builtins bz2 cProfile calendar cgi cgitb chunk cmath cmd code codecs codeop \
+collections colorsys compileall concurrent configparser contextlib contextvars copy copyreg \
+crypt csv ctypes curses dataclasses datetime dbm decimal difflib dis distutils doctest \
+email encodings enum errno faulthandler fcntl filecmp fileinput fnmatch fractions ftplib \
+functools gc genericpath getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac \
+html http imaplib imghdr imp importlib inspect io ipaddress itertools json keyword \
+linecache locale logging lzma mailbox mailcap marshal math mimetypes mmap modulefinder \
+msilib msvcrt multiprocessing netrc nis nntplib nt ntpath nturl2path numbers opcode \
+operator optparse os ossaudiodev pathlib pdb pickle pickletools pipes pkgutil platform \
+plistlib poplib posix posixpath pprint profile pstats pty pwd py_compile pyclbr pydoc \
+pyexpat queue quopri random re readline reprlib resource rlcompleter runpy sched secrets \
+select selectors shelve shlex shutil signal site smtpd smtplib sndhdr socket socketserver \
+spwd sqlite3 sre_compile sre_constants sre_parse ssl stat statistics string stringprep \
+struct subprocess sunau symtable sys sysconfig syslog tabnanny tarfile telnetlib tempfile \
+termios textwrap threading time timeit tkinter token tokenize tomllib trace traceback \
+tracemalloc tty turtle types typing unicodedata unittest urllib uu uuid warnings wave \
+weakref webbrowser winreg winsound wsgiref xdrlib xml xmlrpc zipapp zipfile zipimport zlib \
+zoneinfo ";
+
+/// Packages outside the standard library whose calls on a path only report or order it.
+const BOOKKEEPING: &[&str] = &[
     "click",
-    "collections",
     "colorama",
-    "contextlib",
-    "copy",
-    "csv",
-    "datetime",
-    "fnmatch",
-    "functools",
-    "glob",
-    "hashlib",
-    "io",
-    "itertools",
-    "json",
-    "logging",
     "loguru",
-    "math",
     "mlflow",
     "natsort",
-    "ntpath",
-    "operator",
-    "os",
-    "pathlib",
-    "pickle",
-    "platform",
-    "posixpath",
-    "pprint",
-    "random",
-    "re",
     "rich",
-    "shutil",
-    "string",
-    "subprocess",
-    "sys",
-    "tempfile",
     "termcolor",
-    "textwrap",
-    "time",
     "tqdm",
-    "traceback",
-    "typing",
-    "urllib",
-    "uuid",
     "wandb",
-    "warnings",
 ];
 
 impl Rule for SerialProcessing {
@@ -174,7 +158,7 @@ impl Rule for SerialProcessing {
             if iter_text.contains("iterrows") || iter_text.contains("itertuples") {
                 continue;
             }
-            let mut targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
+            let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
             let mentions = |t: &str, names: &[&str]| {
                 names.iter().any(|v| {
                     t == *v
@@ -183,17 +167,18 @@ impl Rule for SerialProcessing {
                 })
             };
             // names derived from the file in the body: `path = "./videos/" + vid`
+            let mut derived = targets.clone();
             for a in &m.assigns {
                 if a.ctx.loop_ == Some(li as u32)
                     && !a.augmented
                     && a.targets.len() == 1
-                    && mentions(m.text(a.value), &targets)
+                    && mentions(m.text(a.value), &derived)
                 {
                     let name = m.text(a.left);
                     if name.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
-                        && !targets.contains(&name)
+                        && !derived.contains(&name)
                     {
-                        targets.push(name);
+                        derived.push(name);
                     }
                 }
             }
@@ -201,6 +186,11 @@ impl Rule for SerialProcessing {
                 m.call_args(c)
                     .iter()
                     .any(|a| mentions(m.text(a.value), &targets))
+            };
+            let uses_file = |c: &crate::analysis::facts::Call| {
+                m.call_args(c)
+                    .iter()
+                    .any(|a| mentions(m.text(a.value), &derived))
             };
             // a package call on a directory entry reads that file; on an element of an
             // in-memory collection (`Image.fromarray(img)`) it need not
@@ -223,7 +213,7 @@ impl Rule for SerialProcessing {
                 }
                 (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
                     || (HEAVY.contains(&last) && uses_target(c))
-                    || (listing && imported_work(m, c) && uses_target(c))
+                    || (listing && imported_work(m, c) && uses_file(c))
             });
             // a loop inside the file loop that is not a model step: its calls run per file too
             let per_file = |lp: Option<u32>| {
@@ -296,7 +286,8 @@ impl Rule for SerialProcessing {
     }
 }
 
-/// A call into an imported module that is not a bookkeeping helper (`HELPER_MODULES`):
+/// A call into an imported package outside the standard library that does more than report
+/// (`BOOKKEEPING`):
 /// `pytesseract.image_to_string(f)`, `cv2.VideoCapture(f)`, or a name imported from one.
 fn imported_work(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
     let text = m.text(c.func);
@@ -309,7 +300,7 @@ fn imported_work(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
     };
     m.imports.get(head).is_some_and(|q| {
         let top = q.split('.').next().unwrap_or(q);
-        !HELPER_MODULES.contains(&top)
+        !BOOKKEEPING.contains(&top) && !STDLIB.split_whitespace().any(|s| s == top)
     })
 }
 
