@@ -265,6 +265,8 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (called("imread"), Signal(IMAGE)),
         (called("imdecode"), Signal(IMAGE)),
         (called("read_image"), Signal(IMAGE)),
+        (called("VideoCapture"), Signal(IMAGE)),
+        (called("imwrite"), Signal(WRITE)),
         (method("open"), Signal(IMAGE_OPEN)),
         (code("pil"), Signal(IMAGE_NAME)),
         (code("image"), Signal(IMAGE_NAME)),

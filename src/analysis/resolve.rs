@@ -537,6 +537,49 @@ fn device(m: &mut Model<'_>) {
     };
 }
 
+/// A dtype named by a variable: is every assignment that can reach `name` at `at` (earlier in
+/// the same function, else at module level, never in a loop) a `torch.` dtype constant, and
+/// are they all 16-bit (`Some(true)`) or all not (`Some(false)`)? `None` when any is not.
+fn dtype_constant(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> Option<bool> {
+    if !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+        return None;
+    }
+    let same =
+        |a: &&super::facts::Assign| !a.augmented && a.targets.len() == 1 && m.text(a.left) == name;
+    let local: Vec<_> = m
+        .assigns
+        .iter()
+        .filter(same)
+        .filter(|a| func.is_some() && a.ctx.func == func && a.span.end <= at)
+        .collect();
+    let pool: Vec<_> = if local.is_empty() {
+        m.assigns
+            .iter()
+            .filter(same)
+            .filter(|a| a.ctx.func.is_none() && a.ctx.class.is_none())
+            .collect()
+    } else {
+        local
+    };
+    let mut half = None;
+    for a in &pool {
+        let v = m.text(a.value);
+        let constant = v.starts_with("torch.")
+            && v["torch.".len()..]
+                .chars()
+                .all(|ch| ch.is_alphanumeric() || ch == '_');
+        if a.ctx.loop_.is_some() || !constant {
+            return None;
+        }
+        let h = is_16bit(v);
+        if half.is_some_and(|x| x != h) {
+            return None;
+        }
+        half = Some(h);
+    }
+    half
+}
+
 fn is_16bit(t: &str) -> bool {
     t.contains("float16")
         || t.contains("bfloat16")
@@ -585,6 +628,7 @@ fn precision(m: &mut Model<'_>) {
     let mut conv = false;
     let mut channels_last = false;
     let mut from_pretrained = false;
+    let mut compile_var = false;
     for c in &m.calls {
         // `model.half()` under `if args.fp16:` (off by default) leaves the model in fp32
         if m.dead(&c.ctx) {
@@ -647,8 +691,15 @@ fn precision(m: &mut Model<'_>) {
                     Some(Shipped::Full) => {}
                     None => p.unresolved = true,
                 }
-            } else if !literal && (model_dtype || name == "torch_compile") {
-                p.unresolved = true;
+            } else if !literal && name == "torch_compile" {
+                compile_var = true;
+            } else if !literal && model_dtype {
+                // `dtype = torch.float16` at module level, then `autocast(dtype=dtype)`
+                match dtype_constant(m, v, c.span.start, c.ctx.func) {
+                    Some(true) => p.half = true,
+                    Some(false) => {}
+                    None => p.unresolved = true,
+                }
             }
             match name {
                 "dtype" | "torch_dtype" if is_16bit(v) => p.half = true,
@@ -711,11 +762,13 @@ fn precision(m: &mut Model<'_>) {
     {
         p.unresolved = true;
     }
-    m.compile_unknown = m.calls.iter().any(|c| {
-        m.last_name(c) == "Accelerator"
-            && m.kw(c, "dynamo_backend").is_none()
-            && m.kw(c, "dynamo_plugin").is_none()
-    });
+    // `TrainingArguments(torch_compile=args.compile)`: compilation is decided elsewhere
+    m.compile_unknown = compile_var
+        || m.calls.iter().any(|c| {
+            m.last_name(c) == "Accelerator"
+                && m.kw(c, "dynamo_backend").is_none()
+                && m.kw(c, "dynamo_plugin").is_none()
+        });
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {
         compile = true;
@@ -1297,7 +1350,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "open" if c.method.is_none() => s |= S_READ,
         "load" | "loads" | "read_text" | "loadtxt" if c.method.is_some() => s |= S_READ,
         "open" if c.method.is_some() && (q.starts_with("PIL") || recv == "Image") => s |= S_IMAGE,
-        "imread" | "imdecode" | "read_image" => s |= S_IMAGE,
+        "imread" | "imdecode" | "read_image" | "VideoCapture" => s |= S_IMAGE,
+        "imwrite" => s |= S_WRITE,
         "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" => s |= S_GLOB,
         "to_parquet" | "to_csv" | "save" | "savez" | "to_json" | "write_table"
             if c.method.is_some() =>
@@ -1514,6 +1568,21 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         "documents",
         "samples",
     ];
+    listing_loop(m, l, CALLS, NOUNS)
+}
+
+/// A loop over the entries of a directory: the iterated expression (or the latest binding of
+/// the name it iterates) calls `glob` / `listdir` / `iterdir` / `scandir` / `os.walk`.
+pub(crate) fn lists_directory(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    const CALLS: &[&str] = &[
+        "glob", "rglob", "iglob", "listdir", "iterdir", "scandir", "walk",
+    ];
+    listing_loop(m, l, CALLS, &[])
+}
+
+/// Does the loop iterate a listing call of `calls`, a collection named by one of `nouns`, or a
+/// name whose latest binding before the loop calls one of `calls`?
+fn listing_loop(m: &Model<'_>, l: &super::facts::Loop, calls: &[&str], nouns: &[&str]) -> bool {
     let Some(it) = l.iter else { return false };
     // the words of the code, not of its strings and comments (`for name in ["read",
     // "readlines"]` does not read lines)
@@ -1528,13 +1597,13 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     let listing_in = |t: &str| {
         words(t)
             .iter()
-            .any(|w| w.as_str() != "walk" && CALLS.contains(&w.as_str()))
+            .any(|w| w.as_str() != "walk" && calls.contains(&w.as_str()))
             || os_walk(m, t)
     };
     let it_text = m.text(it);
     if listing_in(it_text)
         || words(it_text).iter().any(|w| {
-            NOUNS.iter().any(|k| {
+            nouns.iter().any(|k| {
                 w == k
                     || (w.len() > k.len() + 1
                         && (w.ends_with(k) && w.as_bytes()[w.len() - k.len() - 1] == b'_'

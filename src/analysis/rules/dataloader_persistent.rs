@@ -71,7 +71,10 @@ impl Rule for DataloaderPersistent {
             .any(|c| m.last_name(c) == "fit" && c.method.is_some())
             && m.calls.iter().any(|c| m.last_name(c) == "Trainer");
         for (ci, c) in m.calls.iter().enumerate() {
-            if !is_dataloader(m, c) || super::device_resident_dataset(m, c) {
+            if !is_dataloader(m, c)
+                || super::device_resident_dataset(m, c)
+                || super::loader_read_once(m, c)
+            {
                 continue;
             }
             if loader_arg(m, c, "num_workers", 5)

@@ -11,7 +11,8 @@ declare_rule! {
     /// loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads
     /// is not flagged: its batches are a few KB of token ids; nor is one over a `Dataset` class
     /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
-    /// device.
+    /// device, nor a loader read for a single batch (`next(iter(DataLoader(...)))`): there is no
+    /// stream of copies to overlap.
     ///
     /// ## Why is this slow?
     /// Batches in pageable host memory are first copied by the driver into a pinned staging
@@ -75,6 +76,7 @@ impl Rule for DataloaderPinMemory {
         for c in &m.calls {
             if !is_dataloader(m, c)
                 || super::device_resident_dataset(m, c)
+                || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
                 || super::cheap_local_dataset(m, c).is_some_and(|d| d.device_or_ids)
                 || loader_arg(m, c, "pin_memory", 7) != Val::Absent

@@ -17,6 +17,8 @@ declare_rule! {
     /// Nor is a loader over a `Dataset` class of the same file whose `__getitem__` only indexes
     /// what `__init__` prepared and wraps it in tensors (no decoding, transform, tokenizer or
     /// file): workers have nothing to overlap.
+    /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, or a name only
+    /// ever used that way): starting workers for one batch costs more than it saves.
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training
@@ -81,6 +83,7 @@ impl Rule for DataloaderWorkers {
             if m.kind == crate::analysis::model::CodeKind::Data
                 || !is_dataloader(m, c)
                 || super::device_resident_dataset(m, c)
+                || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
                 || super::cheap_local_dataset(m, c).is_some()
             {

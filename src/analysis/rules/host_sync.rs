@@ -6,7 +6,9 @@ declare_rule! {
     /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
     /// inference) on CUDA, when not under a `step % N == 0` guard (nor in a branch that runs
     /// once, like `if i == 0:`, behind a command-line switch that is off by default, or in a
-    /// step loop of at most 16 known iterations).
+    /// step loop of at most 16 known iterations). A `.cpu()` / `.numpy()` / `.tolist()` whose
+    /// value is written out in the same iteration (an image or a file saved, an environment
+    /// stepped with the action) is the loop's product, not a read that could wait.
     ///
     /// ## Why is this slow?
     /// Reading a GPU value on the host waits until every queued kernel has run: the CPU stops
@@ -191,8 +193,9 @@ const HOST_SINKS: &[&str] = &[
 ];
 
 /// Does the value read by call `c` reach one of [`HOST_SINKS`] in the same loop body: as its
-/// argument, or through up to three assignments (`x = 255 * out.cpu().numpy()` ...
-/// `Image.fromarray(x.astype(np.uint8))`)? An optimizer's or scheduler's `step` is not a sink.
+/// argument, or through the name it is assigned to (`x = 255 * out.cpu().numpy()` ...
+/// `Image.fromarray(x.astype(np.uint8))`)? An optimizer's or scheduler's `step` is not a sink,
+/// nor a value only derived from it (a token sampled from CPU logits, then written out).
 fn feeds_host_sink(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
@@ -219,31 +222,16 @@ fn feeds_host_sink(
     {
         return true;
     }
-    let mut names: Vec<String> = m
+    let names: Vec<String> = m
         .assigns
         .iter()
         .filter(|a| in_body(a.span) && a.value.contains(c.span))
         .flat_map(|a| a.targets.iter().map(|t| m.text(*t).to_string()))
         .collect();
-    for _ in 0..3 {
-        if names.is_empty() {
-            return false;
-        }
-        let uses = |text: &str| words(text).iter().any(|w| names.contains(w));
-        if m.calls.iter().any(|k| {
-            in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
-        }) {
-            return true;
-        }
-        names = m
-            .assigns
-            .iter()
-            .filter(|a| in_body(a.span) && a.span.start > c.span.end && uses(m.text(a.value)))
-            .flat_map(|a| a.targets.iter().map(|t| m.text(*t).to_string()))
-            .filter(|t| !names.contains(t))
-            .collect();
-    }
-    false
+    let uses = |text: &str| words(text).iter().any(|w| names.contains(w));
+    m.calls.iter().any(|k| {
+        in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
+    })
 }
 
 /// Is `name` (re)bound inside the loop from a `.to(...)` / `.cuda(...)` expression?

@@ -833,3 +833,76 @@ const CHEAP_ITEM_CALLS: &[&str] = &[
     "astype",
     "get",
 ];
+/// A loader read for one batch and dropped: `next(iter(DataLoader(...)))`, or a name bound to
+/// a loader whose every use is `next(iter(name))` (never looped over, returned, or handed to a
+/// trainer). Worker processes would start, fill their prefetch queues and be torn down for a
+/// single batch: they cost more than they save, and pinning one batch saves nothing.
+// Ex) images, _ = next(iter(DataLoader(val_set, batch_size=8)))
+pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
+    let Some(node) = m.node(c.span) else {
+        return false;
+    };
+    if in_next_iter(m, node) {
+        return true;
+    }
+    let Some(ci) = m.calls.iter().position(|x| x.span == c.span) else {
+        return false;
+    };
+    let Some(a) = m
+        .assigns
+        .iter()
+        .find(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1 && !a.augmented)
+    else {
+        return false;
+    };
+    let name = m.text(a.left);
+    if !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+        return false;
+    }
+    // the function the binding lives in, else the whole module (functions may read a global)
+    let scope = match a.ctx.func {
+        Some(fi) => m
+            .funcs
+            .get(fi as usize)
+            .and_then(|f| m.node(f.name))
+            .and_then(|n| n.parent()),
+        None => Some(m.tree.root_node()),
+    };
+    let Some(scope) = scope else {
+        return false;
+    };
+    let mut uses = 0usize;
+    let mut stack = vec![scope];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "identifier" && m.src.get(n.start_byte()..n.end_byte()) == Some(name) {
+            if n.start_byte() == a.left.start {
+                continue; // the binding itself
+            }
+            if !in_next_iter(m, n) {
+                return false;
+            }
+            uses += 1;
+        }
+        let mut cur = n.walk();
+        stack.extend(n.named_children(&mut cur));
+    }
+    uses > 0
+}
+
+/// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?
+fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
+    only_arg_of(m, node, "iter").is_some_and(|it| only_arg_of(m, it, "next").is_some())
+}
+
+/// The call `f(node)` when `node` is its only argument.
+fn only_arg_of<'t>(
+    m: &Model<'_>,
+    n: tree_sitter::Node<'t>,
+    f: &str,
+) -> Option<tree_sitter::Node<'t>> {
+    let args = n.parent().filter(|p| p.kind() == "argument_list")?;
+    let call = args.parent().filter(|p| p.kind() == "call")?;
+    let func = call.child_by_field_name("function")?;
+    (args.named_child_count() == 1 && m.src.get(func.start_byte()..func.end_byte()) == Some(f))
+        .then_some(call)
+}

@@ -66,7 +66,6 @@ impl Rule for NoCompile {
         if !super::cuda(m)
             || m.kind != crate::analysis::model::CodeKind::Train
             || m.facts.compile
-            || m.facts.precision.unresolved
             || m.compile_unknown
         {
             return;

@@ -7,8 +7,11 @@ declare_rule! {
     /// ## What it does
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
     /// `os.listdir`, `Path.iterdir`, a list of paths) whose body does per-file work: calls a
-    /// function of the file with the loop variable, decodes images, parses JSON/CSV, loads
-    /// arrays. Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
+    /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV,
+    /// loads arrays, or hands a directory entry (or a path built from it) to a package outside
+    /// the standard library that does more than log (`pytesseract.image_to_string(f)`,
+    /// `cv2.VideoCapture(path)`), and collects or
+    /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone.
     ///
     /// ## Why is this slow?
@@ -69,6 +72,45 @@ const HEAVY: &[&str] = &[
     "convert",
     "encode",
     "tokenize",
+    // `cv2.VideoCapture(path)`: every frame of the file is decoded
+    "VideoCapture",
+];
+
+/// The standard library's top-level modules (Python 3.11): its per-file work (`open`,
+/// `json.load`, ...) is named in `HEAVY`; its other calls on a path (`os.path.isfile`,
+/// `html.escape`, `shutil.copy`) are helpers.
+const STDLIB: &str = "\
+abc aifc argparse array ast asynchat asyncio asyncore atexit audioop base64 bdb binascii \
+bisect builtins bz2 cProfile calendar cgi cgitb chunk cmath cmd code codecs codeop \
+collections colorsys compileall concurrent configparser contextlib contextvars copy copyreg \
+crypt csv ctypes curses dataclasses datetime dbm decimal difflib dis distutils doctest \
+email encodings enum errno faulthandler fcntl filecmp fileinput fnmatch fractions ftplib \
+functools gc genericpath getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac \
+html http imaplib imghdr imp importlib inspect io ipaddress itertools json keyword \
+linecache locale logging lzma mailbox mailcap marshal math mimetypes mmap modulefinder \
+msilib msvcrt multiprocessing netrc nis nntplib nt ntpath nturl2path numbers opcode \
+operator optparse os ossaudiodev pathlib pdb pickle pickletools pipes pkgutil platform \
+plistlib poplib posix posixpath pprint profile pstats pty pwd py_compile pyclbr pydoc \
+pyexpat queue quopri random re readline reprlib resource rlcompleter runpy sched secrets \
+select selectors shelve shlex shutil signal site smtpd smtplib sndhdr socket socketserver \
+spwd sqlite3 sre_compile sre_constants sre_parse ssl stat statistics string stringprep \
+struct subprocess sunau symtable sys sysconfig syslog tabnanny tarfile telnetlib tempfile \
+termios textwrap threading time timeit tkinter token tokenize tomllib trace traceback \
+tracemalloc tty turtle types typing unicodedata unittest urllib uu uuid warnings wave \
+weakref webbrowser winreg winsound wsgiref xdrlib xml xmlrpc zipapp zipfile zipimport zlib \
+zoneinfo ";
+
+/// Packages outside the standard library whose calls on a path only report or order it.
+const BOOKKEEPING: &[&str] = &[
+    "click",
+    "colorama",
+    "loguru",
+    "mlflow",
+    "natsort",
+    "rich",
+    "termcolor",
+    "tqdm",
+    "wandb",
 ];
 
 impl Rule for SerialProcessing {
@@ -117,16 +159,42 @@ impl Rule for SerialProcessing {
                 continue;
             }
             let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
-            let uses_target = |c: &crate::analysis::facts::Call| {
-                m.call_args(c).iter().any(|a| {
-                    let t = m.text(a.value);
-                    targets.iter().any(|v| {
-                        t == *v
-                            || t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
-                                .any(|w| w == *v)
-                    })
+            let mentions = |t: &str, names: &[&str]| {
+                names.iter().any(|v| {
+                    t == *v
+                        || t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                            .any(|w| w == *v)
                 })
             };
+            // names derived from the file in the body: `path = "./videos/" + vid`
+            let mut derived = targets.clone();
+            for a in &m.assigns {
+                if a.ctx.loop_ == Some(li as u32)
+                    && !a.augmented
+                    && a.targets.len() == 1
+                    && mentions(m.text(a.value), &derived)
+                {
+                    let name = m.text(a.left);
+                    if name.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
+                        && !derived.contains(&name)
+                    {
+                        derived.push(name);
+                    }
+                }
+            }
+            let uses_target = |c: &crate::analysis::facts::Call| {
+                m.call_args(c)
+                    .iter()
+                    .any(|a| mentions(m.text(a.value), &targets))
+            };
+            let uses_file = |c: &crate::analysis::facts::Call| {
+                m.call_args(c)
+                    .iter()
+                    .any(|a| mentions(m.text(a.value), &derived))
+            };
+            // a package call on a directory entry reads that file; on an element of an
+            // in-memory collection (`Image.fromarray(img)`) it need not
+            let listing = crate::analysis::resolve::lists_directory(m, l);
             let first = m.calls.partition_point(|c| c.span.start < l.span.start);
             let in_loop = || {
                 m.calls
@@ -145,32 +213,69 @@ impl Rule for SerialProcessing {
                 }
                 (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
                     || (HEAVY.contains(&last) && uses_target(c))
+                    || (listing && imported_work(m, c) && uses_file(c))
             });
+            // a loop inside the file loop that is not a model step: its calls run per file too
+            let per_file = |lp: Option<u32>| {
+                let mut cur = lp;
+                while let Some(i) = cur {
+                    if i == li as u32 {
+                        return true;
+                    }
+                    match m.loops.get(i as usize) {
+                        Some(x) if !x.info.step => cur = x.parent,
+                        _ => return false,
+                    }
+                }
+                false
+            };
             // results are collected or written per file
-            let collects = in_loop().any(|c| {
-                c.ctx.loop_ == Some(li as u32)
-                    && c.method.is_some()
-                    && matches!(
-                        m.last_name(c),
-                        "append"
-                            | "extend"
-                            | "write"
-                            | "save"
-                            | "to_csv"
-                            | "to_parquet"
-                            | "add"
-                            | "update"
-                            | "put"
-                            | "writerow"
-                            | "savez"
-                            | "imwrite"
-                            | "dump"
-                            | "write_text"
-                            | "write_bytes"
-                    )
-            }) || m.assigns.iter().any(|a| {
-                a.ctx.loop_ == Some(li as u32) && (m.text(a.left).contains('[') || a.augmented)
-            });
+            // a function of this file, handed the file, that writes its own output
+            // (`make_thumb(p, dst)` saving a thumbnail)
+            let writes_itself = |c: &crate::analysis::facts::Call| {
+                c.method.is_none()
+                    && uses_target(c)
+                    && m.funcs
+                        .iter()
+                        .position(|f| f.class.is_none() && m.text(f.name) == m.text(c.func))
+                        .is_some_and(|fi| {
+                            m.calls.iter().any(|k| {
+                                k.ctx.func == Some(fi as u32)
+                                    && k.method.is_some()
+                                    && OUTPUTS.contains(&m.last_name(k))
+                            })
+                        })
+            };
+            let collects = in_loop().any(|c| per_file(c.ctx.loop_) && writes_itself(c))
+                || in_loop().any(|c| {
+                    per_file(c.ctx.loop_)
+                        && c.method.is_some()
+                        && matches!(
+                            m.last_name(c),
+                            "append"
+                                | "extend"
+                                | "write"
+                                | "writelines"
+                                | "save"
+                                | "to_csv"
+                                | "to_parquet"
+                                | "add"
+                                | "update"
+                                | "put"
+                                | "writerow"
+                                | "savez"
+                                | "imwrite"
+                                | "dump"
+                                | "write_text"
+                                | "write_bytes"
+                        )
+                })
+                || m.assigns.iter().any(|a| {
+                    // `skipped += 1` counts files, it keeps no result of them
+                    let counter = a.augmented && a.vkind == crate::analysis::facts::ValKind::Int;
+                    a.ctx.loop_ == Some(li as u32)
+                        && (m.text(a.left).contains('[') || (a.augmented && !counter))
+                });
             // a recursive walk (the loop calls its own function) is not a flat batch of files
             let recursive = l
                 .ctx
@@ -198,6 +303,38 @@ impl Rule for SerialProcessing {
         }
     }
 }
+
+/// A call into an imported package outside the standard library that does more than report
+/// (`BOOKKEEPING`):
+/// `pytesseract.image_to_string(f)`, `cv2.VideoCapture(f)`, or a name imported from one.
+fn imported_work(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    let text = m.text(c.func);
+    let head = if c.dotted {
+        text.split('.').next().unwrap_or(text)
+    } else if c.method.is_none() {
+        text
+    } else {
+        return false;
+    };
+    m.imports.get(head).is_some_and(|q| {
+        let top = q.split('.').next().unwrap_or(q);
+        !BOOKKEEPING.contains(&top) && !STDLIB.split_whitespace().any(|s| s == top)
+    })
+}
+
+/// Method calls that write a result out.
+const OUTPUTS: &[&str] = &[
+    "write",
+    "writelines",
+    "save",
+    "to_csv",
+    "to_parquet",
+    "savez",
+    "imwrite",
+    "dump",
+    "write_text",
+    "write_bytes",
+];
 
 /// `open(p)` / `open(p, "rb")` / `open(p, "r+b")`: the file is opened to be read. A write mode, or a mode only known
 /// at run time (`open(name, mode)` handed back to the caller), is not reading work.

@@ -1,0 +1,52 @@
+//! Outputs a loop must hand to the host or to the disk are its product, not waste.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+use efficiency_audit::analysis::analyze_file;
+use efficiency_audit::config::Rules;
+
+fn rules(src: &str) -> Vec<String> {
+    analyze_file("t.py", src.as_bytes(), &Rules::default())
+        .findings
+        .iter()
+        .map(|f| f.rule.clone())
+        .collect()
+}
+
+const HEAD: &str = "import glob\nimport cv2\nimport torch\nmodel = Net().cuda().eval()\n";
+
+#[test]
+fn a_prediction_written_out_each_iteration_is_no_host_sync_finding() {
+    let written = format!(
+        "{HEAD}with torch.no_grad():\n    for batch in loader:\n        out = model(batch.cuda())\n        mask = out.argmax(1).cpu().numpy()\n        cv2.imwrite('m.png', mask)\n"
+    );
+    assert!(!rules(&written).iter().any(|r| r == "EA301"));
+    let env = format!(
+        "{HEAD}for step in range(1000):\n    action = model(obs.cuda())\n    obs, reward, done, info = env.step(action.cpu().numpy())\n"
+    );
+    assert!(!rules(&env).iter().any(|r| r == "EA301"));
+}
+
+#[test]
+fn a_read_kept_for_later_or_logged_is_still_a_host_sync() {
+    let kept = format!(
+        "{HEAD}preds = []\nwith torch.no_grad():\n    for batch in loader:\n        out = model(batch.cuda())\n        preds.append(out.argmax(1).cpu().numpy())\n"
+    );
+    assert!(rules(&kept).iter().any(|r| r == "EA301"));
+    // `.item()` is never an output, and an optimizer's step is no sink
+    let item = format!(
+        "{HEAD}opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor batch in loader:\n    loss = model(batch.cuda()).sum()\n    loss.backward()\n    opt.step()\n    cv2.imwrite('x.png', loss.item())\n"
+    );
+    assert!(rules(&item).iter().any(|r| r == "EA301"));
+}
+
+#[test]
+fn a_local_function_that_writes_its_own_output_is_per_file_work() {
+    let src = "import os\nfrom pathlib import Path\nfrom PIL import Image\n\ndef make_thumb(p, dst):\n    img = Image.open(p)\n    img.thumbnail((128, 128))\n    img.save(dst / p.name)\n\ndef main(src, dst):\n    paths = sorted(Path(src).rglob('*.jpg'))\n    done = 0\n    for p in paths:\n        make_thumb(p, dst)\n        done += 1\n\nmain('a', Path('b'))\n";
+    assert!(rules(src).iter().any(|r| r == "EA602"), "{:?}", rules(src));
+}
