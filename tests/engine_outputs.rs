@@ -50,3 +50,11 @@ fn a_local_function_that_writes_its_own_output_is_per_file_work() {
     let src = "import os\nfrom pathlib import Path\nfrom PIL import Image\n\ndef make_thumb(p, dst):\n    img = Image.open(p)\n    img.thumbnail((128, 128))\n    img.save(dst / p.name)\n\ndef main(src, dst):\n    paths = sorted(Path(src).rglob('*.jpg'))\n    done = 0\n    for p in paths:\n        make_thumb(p, dst)\n        done += 1\n\nmain('a', Path('b'))\n";
     assert!(rules(src).iter().any(|r| r == "EA602"), "{:?}", rules(src));
 }
+
+#[test]
+fn an_optimizer_named_like_its_module_is_stepped_not_rebuilt() {
+    let src = "import torch\nimport torch.optim as optim\nmodel = Net().cuda()\noptim = optim.Adam(model.parameters())\nfor x in loader:\n    model(x.cuda()).sum().backward()\n    optim.step()\n    optim.zero_grad()\n";
+    assert!(!rules(src).iter().any(|r| r == "EA701"), "{:?}", rules(src));
+    let rebuilt = "import torch\nimport torch.optim as optim\nmodel = Net().cuda()\nfor x in loader:\n    opt = optim.Adam(model.parameters())\n    model(x.cuda()).sum().backward()\n    opt.step()\n";
+    assert!(rules(rebuilt).iter().any(|r| r == "EA701"));
+}

@@ -66,7 +66,12 @@ impl Rule for RedundantWorkInLoop {
             let q = m.qual(c);
             let what = if last == "from_pretrained" {
                 "loading pretrained weights"
-            } else if q.starts_with("torch.optim.") && !q.contains("lr_scheduler") {
+            } else if q.starts_with("torch.optim.")
+                && !q.contains("lr_scheduler")
+                // a constructor (`optim.Adam(...)`), not a method of an optimizer that took the
+                // module's name (`optim = optim.Adam(...)` ... `optim.step()`)
+                && last.starts_with(|ch: char| ch.is_ascii_uppercase())
+            {
                 "building an optimizer"
             } else if is_dataloader(m, c) {
                 "building a DataLoader"
