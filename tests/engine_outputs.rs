@@ -58,3 +58,9 @@ fn an_optimizer_named_like_its_module_is_stepped_not_rebuilt() {
     let rebuilt = "import torch\nimport torch.optim as optim\nmodel = Net().cuda()\nfor x in loader:\n    opt = optim.Adam(model.parameters())\n    model(x.cuda()).sum().backward()\n    opt.step()\n";
     assert!(rules(rebuilt).iter().any(|r| r == "EA701"));
 }
+
+#[test]
+fn writing_into_a_shared_handle_is_not_per_file_output() {
+    let src = "import os\nimport zipfile\n\ndef add(zf, path):\n    zf.write(path)\n\ndef main(files):\n    with zipfile.ZipFile('a.zip', 'w') as zf:\n        for path in files:\n            add(zf, path)\n\nmain(os.listdir('.'))\n";
+    assert!(!rules(src).iter().any(|r| r == "EA602"), "{:?}", rules(src));
+}
