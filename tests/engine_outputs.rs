@@ -64,3 +64,22 @@ fn writing_into_a_shared_handle_is_not_per_file_output() {
     let src = "import os\nimport zipfile\n\ndef add(zf, path):\n    zf.write(path)\n\ndef main(files):\n    with zipfile.ZipFile('a.zip', 'w') as zf:\n        for path in files:\n            add(zf, path)\n\nmain(os.listdir('.'))\n";
     assert!(!rules(src).iter().any(|r| r == "EA602"), "{:?}", rules(src));
 }
+
+#[test]
+fn sampling_every_n_steps_does_not_excuse_the_training_steps_syncs() {
+    let src = "import torch\nmodel = Net().cuda()\nopt = torch.optim.Adam(model.parameters())\nfor i in range(100000):\n    loss = model(next(train_iter).cuda())\n    loss.backward()\n    print(f'loss {loss.item()}')\n    opt.step()\n    if i % 500 == 0:\n        sample = model.generate(prime, 256)\n";
+    assert!(rules(src).iter().any(|r| r == "EA301"), "{:?}", rules(src));
+    // a loop that decodes with generate() every iteration reads its tokens back anyway
+    let decode = "import torch\nmodel = Net().cuda().eval()\nwith torch.no_grad():\n    for batch in loader:\n        out = model.generate(batch.cuda(), max_new_tokens=32)\n        texts.append(out.cpu().tolist())\n";
+    assert!(
+        !rules(decode).iter().any(|r| r == "EA301"),
+        "{:?}",
+        rules(decode)
+    );
+}
+
+#[test]
+fn a_context_chosen_among_autocast_and_others_leaves_precision_unknown() {
+    let src = "import torch\nfrom torch import autocast\nfrom contextlib import nullcontext\nmodel = Net().cuda()\nscope = autocast if opt.precision == 'autocast' else nullcontext\nwith torch.no_grad():\n    with scope('cuda'):\n        for x in batches:\n            out = model(x.cuda())\n";
+    assert!(!rules(src).iter().any(|r| r == "EA202"), "{:?}", rules(src));
+}

@@ -660,6 +660,18 @@ fn precision(m: &mut Model<'_>) {
             "from_pretrained" => from_pretrained = true,
             // `amp_autocast()`, `maybe_autocast()`: a context chosen at run time (timm)
             _ if last.to_ascii_lowercase().contains("autocast") => p.unresolved = true,
+            // `scope = autocast if opt.precision == "autocast" else nullcontext` ...
+            // `with scope("cuda"):`: a context chosen at run time among autocast and others
+            _ if c.method.is_none()
+                && m.assigns.iter().any(|a| {
+                    a.span.end <= c.span.start
+                        && a.targets.len() == 1
+                        && m.text(a.left) == m.text(c.func)
+                        && code_only(m.text(a.value)).contains("autocast")
+                }) =>
+            {
+                p.unresolved = true;
+            }
             _ => {}
         }
         if (last.starts_with("Conv") && last.ends_with('d'))

@@ -259,9 +259,13 @@ fn generate_loop(m: &crate::analysis::facts::Model<'_>, li: u32) -> bool {
     let Some(l) = m.loops.get(li as usize) else {
         return false;
     };
+    // a `generate()` every N steps (a training loop sampling now and then) decodes nothing in
+    // the other steps
     m.calls.iter().any(|c| {
         l.span.contains(c.span)
             && m.last_name(c) == "generate"
+            && !(c.ctx.mod_guard && c.ctx.loop_ == Some(li))
+            && !m.dead(&c.ctx)
             && (crate::analysis::resolve::is_model_call(m, c) || unwrapped_model(m, c))
     })
 }
