@@ -83,21 +83,3 @@ fn a_context_chosen_among_autocast_and_others_leaves_precision_unknown() {
     let src = "import torch\nfrom torch import autocast\nfrom contextlib import nullcontext\nmodel = Net().cuda()\nscope = autocast if opt.precision == 'autocast' else nullcontext\nwith torch.no_grad():\n    with scope('cuda'):\n        for x in batches:\n            out = model(x.cuda())\n";
     assert!(!rules(src).iter().any(|r| r == "EA202"), "{:?}", rules(src));
 }
-
-#[test]
-fn an_evaluation_called_every_n_steps_syncs_every_n_steps() {
-    let src = |guard: &str| {
-        format!(
-            "import torch\nmodel = Net().cuda()\nopt = torch.optim.AdamW(model.parameters())\n\n@torch.no_grad()\ndef estimate_loss():\n    losses = torch.zeros(200)\n    for k in range(200):\n        x, y = get_batch()\n        losses[k] = model(x, y).item()\n    return losses.mean()\n\nfor it in range(100000):\n{guard}\n    loss = model(*get_batch())\n    loss.backward()\n    opt.step()\n"
-        )
-    };
-    let every_n = src("    if it % 2000 == 0:\n        print(estimate_loss())");
-    assert!(
-        !rules(&every_n).iter().any(|r| r == "EA301"),
-        "{:?}",
-        rules(&every_n)
-    );
-    // called every step, its loop's syncs are every step's
-    let every_step = src("    print(estimate_loss())");
-    assert!(rules(&every_step).iter().any(|r| r == "EA301"));
-}

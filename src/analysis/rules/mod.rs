@@ -70,32 +70,6 @@ pub(crate) fn step_ctx_loop(m: &Model<'_>, li: u32) -> bool {
     false
 }
 
-/// Is function `f` (a loop's enclosing function) only ever called every N steps: every call to
-/// it in the file sits under a `% N` guard or a run-once branch of a loop (`if it % 2000 == 0:
-/// losses = estimate_loss()`)? Its own loop then runs a few batches every N steps: what it does
-/// per batch is as rare as the guard's body. A function called nowhere in the file, or once
-/// outside such a guard, is not.
-// Ex) def estimate_loss(): for k in range(200): losses[k] = model(*get_batch()).item()
-fn called_every_n_steps(m: &Model<'_>, f: Option<u32>) -> bool {
-    let Some(func) = f.and_then(|f| m.funcs.get(f as usize)) else {
-        return false;
-    };
-    let name = m.text(func.name);
-    let mut calls = m
-        .calls
-        .iter()
-        .filter(|c| match c.method {
-            None => m.text(c.func) == name,
-            Some(meth) => {
-                func.class.is_some()
-                    && m.text(meth) == name
-                    && c.recv.is_some_and(|r| m.text(r) == "self")
-            }
-        })
-        .peekable();
-    calls.peek().is_some() && calls.all(|c| c.ctx.mod_guard && c.ctx.loop_.is_some())
-}
-
 /// Where a call sits relative to the step loop that encloses it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StepCtx {
@@ -126,7 +100,7 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
         if l.info.step {
             // a step loop of a few known iterations (`for i in range(opt.steps)`, default 15)
             // is not hot: what it does per iteration happens a handful of times
-            let few = few_iterations(m, l) || called_every_n_steps(m, l.ctx.func);
+            let few = few_iterations(m, l);
             return Some(StepCtx {
                 loop_: i,
                 under_if: under_if || few,
