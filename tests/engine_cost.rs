@@ -103,8 +103,8 @@ device = torch.device('cuda')
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(3, 16, 3)
-        self.fc = nn.Linear(16, 10)
+        self.conv = nn.Conv2d(3, 256, 3)
+        self.fc = nn.Linear(4096, 1000)
 ";
 
 const CONV_TRAIN: &str = "\
@@ -127,7 +127,7 @@ fn no_tf32_is_silent_on_a_conv_net_whose_convolutions_already_run_tf32() {
 #[test]
 fn no_tf32_still_fires_on_a_conv_net_with_attention_or_cudnn_tf32_off() {
     let attn = CONV_NET.replace(
-        "self.fc = nn.Linear(16, 10)",
+        "self.fc = nn.Linear(4096, 1000)",
         "self.attn = nn.MultiheadAttention(16, 4)",
     );
     assert_eq!(lines(&run(&format!("{attn}{CONV_TRAIN}")), "EA202"), [9]);
@@ -175,7 +175,7 @@ device = torch.device('cuda')
 class Seq(nn.Module):
     def __init__(self):
         super().__init__()
-        self.lin = nn.Linear(4, 4)
+        self.lin = nn.Linear(4096, 4096)
 ";
     let train = "\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -914,3 +914,123 @@ fn only_arg_of<'t>(
     (args.named_child_count() == 1 && m.src.get(func.start_byte()..func.end_byte()) == Some(f))
         .then_some(call)
 }
+
+/// The parameter count of the file's models, when every model is built from a module class of
+/// this file whose layers have literal sizes (`nn.Linear(16 * 5 * 5, 120)`, `nn.Conv2d(3, 6, 5)`,
+/// `nn.Embedding(1000, 64)`): the sum over the layers those classes build. `None` when a model
+/// comes from elsewhere (torchvision, timm, `from_pretrained`, an imported class), or a layer's
+/// size is not a literal, or a layer is of a kind this count does not know.
+// Ex) class Net(nn.Module): conv1 = nn.Conv2d(3, 6, 5); fc1 = nn.Linear(400, 120) → 56,574
+pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
+    use super::facts::VarKind;
+    let classes: Vec<usize> = (0..m.classes.len())
+        .filter(|&i| {
+            m.classes
+                .get(i)
+                .is_some_and(|k| local_module_class(m, m.text(k.name)))
+        })
+        .collect();
+    if classes.is_empty() {
+        return None;
+    }
+    // every model variable is an instance of one of these classes (`Net().to(device)` too)
+    let mut any = false;
+    for a in &m.assigns {
+        // (a module's own layers, `self.fc = nn.Linear(...)`, are what is counted below)
+        if a.targets.len() != 1
+            || a.ctx.class.is_some()
+            || m.kinds.get(m.text(a.left)) != Some(&VarKind::Model)
+        {
+            continue;
+        }
+        let mut call = a.rhs_call.and_then(|i| m.calls.get(i as usize))?;
+        for _ in 0..8 {
+            match call.recv_call.and_then(|i| m.calls.get(i as usize)) {
+                Some(inner) if call.method.is_some() => call = inner,
+                _ => break,
+            }
+        }
+        if call.method.is_some() || !local_module_class(m, m.text(call.func)) {
+            return None;
+        }
+        any = true;
+    }
+    if !any {
+        return None;
+    }
+    let mut total: u64 = 0;
+    for c in &m.calls {
+        // the layers a module builds in its `__init__`
+        let in_init = c.ctx.class.is_some_and(|k| classes.contains(&(k as usize)))
+            && c.ctx
+                .func
+                .and_then(|f| m.funcs.get(f as usize))
+                .is_some_and(|f| m.text(f.name) == "__init__");
+        if !in_init {
+            continue;
+        }
+        let last = m.last_name(c);
+        let int = |i: usize| m.pos(c, i).and_then(|a| literal_int(m.text(a.value)));
+        let params = match last {
+            "Linear" => int(0)?.checked_mul(int(1)?)?.checked_add(int(1)?)?,
+            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose2d" => {
+                let dims = match last {
+                    "Conv1d" => 1,
+                    "Conv3d" => 3,
+                    _ => 2,
+                };
+                int(0)?
+                    .checked_mul(int(1)?)?
+                    .checked_mul(int(2)?.checked_pow(dims)?)?
+            }
+            "Embedding" => int(0)?.checked_mul(int(1)?)?,
+            "LSTM" | "GRU" | "RNN" => {
+                let gates = match last {
+                    "LSTM" => 4,
+                    "GRU" => 3,
+                    _ => 1,
+                };
+                let (i, h) = (int(0)?, int(1)?);
+                gates * (i * h + h * h + 2 * h)
+            }
+            // no parameters, or a handful per channel
+            "ReLU" | "GELU" | "SiLU" | "Tanh" | "Sigmoid" | "Softmax" | "LogSoftmax"
+            | "LeakyReLU" | "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool2d"
+            | "AdaptiveAvgPool2d" | "Dropout" | "Dropout2d" | "Flatten" | "Identity"
+            | "BatchNorm1d" | "BatchNorm2d" | "LayerNorm" | "Sequential" | "ModuleList"
+            | "super" | "__init__" | "view" | "flatten" | "size" | "relu" | "max_pool2d"
+            | "log_softmax" | "softmax" | "dropout" | "sigmoid" | "tanh" | "gelu" | "reshape"
+            | "permute" | "mean" | "sum" | "cat" | "stack" | "zeros" | "ones" | "to" => 0,
+            _ if m.text(c.func).starts_with("nn.") || m.text(c.func).starts_with("torch.") => {
+                return None; // a layer this count does not size
+            }
+            _ if local_module_class(m, m.text(c.func)) => 0, // counted with its own class
+            _ => return None,
+        };
+        total = total.checked_add(params)?;
+    }
+    Some(total)
+}
+
+/// Below this many parameters a model's step is kernel-launch bound: mixed precision, TF32,
+/// cuDNN autotuning and pinned copies change nothing a user would measure.
+pub(crate) const TINY_MODEL_PARAMS: u64 = 100_000;
+
+/// Is every model of the file a small one ([`local_model_params`] < [`TINY_MODEL_PARAMS`])?
+pub(crate) fn tiny_model(m: &Model<'_>) -> bool {
+    local_model_params(m).is_some_and(|p| p < TINY_MODEL_PARAMS)
+}
+
+/// A literal integer, or a product / sum of them (`16 * 5 * 5`, `64 + 10`).
+fn literal_int(text: &str) -> Option<u64> {
+    let mut sum: u64 = 0;
+    for term in text.split('+') {
+        let mut product: u64 = 1;
+        for factor in term.split('*') {
+            let f = factor.trim().replace('_', "");
+            product = product.checked_mul(f.parse::<u64>().ok()?)?;
+        }
+        sum = sum.checked_add(product)?;
+    }
+    Some(sum)
+}

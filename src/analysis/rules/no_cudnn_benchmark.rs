@@ -7,7 +7,9 @@ declare_rule! {
     /// ## What it does
     /// Flags a CUDA file that trains or runs a convolutional network (`nn.Conv*d`, torchvision
     /// or timm models) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
-    /// deterministic algorithms are left alone.
+    /// deterministic algorithms are left alone. A file whose every model is a module class of its own with
+    /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
+    /// alone: its step is kernel-launch bound, and autotuning changes nothing measurable.
     ///
     /// ## Why is this slow?
     /// Without the autotuner cuDNN picks a convolution algorithm by heuristics. With
@@ -66,6 +68,7 @@ impl Rule for NoCudnnBenchmark {
             || !m.facts.conv
             || m.facts.cudnn_benchmark.is_some()
             || m.deterministic
+            || super::tiny_model(m)
         {
             return;
         }

@@ -1,0 +1,44 @@
+//! A model small enough to be launch-bound gains nothing from mixed precision, TF32, cuDNN
+//! autotuning or pinned copies.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+use efficiency_audit::analysis::analyze_file;
+use efficiency_audit::config::Rules;
+
+fn rules(src: &str) -> Vec<String> {
+    analyze_file("t.py", src.as_bytes(), &Rules::default())
+        .findings
+        .iter()
+        .map(|f| f.rule.clone())
+        .collect()
+}
+
+fn script(fc: &str) -> String {
+    format!(
+        "import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv1 = nn.Conv2d(3, 6, 5)\n        self.pool = nn.MaxPool2d(2, 2)\n        self.conv2 = nn.Conv2d(6, 16, 5)\n        self.fc1 = {fc}\n        self.fc2 = nn.Linear(120, 10)\n    def forward(self, x):\n        return self.fc2(self.fc1(self.pool(self.conv2(self.pool(self.conv1(x)))).flatten(1)))\n\ndevice = torch.device('cuda')\nmodel = Net().to(device)\nopt = torch.optim.SGD(model.parameters(), lr=0.01)\nloader = DataLoader(train_set, batch_size=64, num_workers=2)\nfor epoch in range(10):\n    for x, y in loader:\n        loss = nn.functional.cross_entropy(model(x.to(device)), y.to(device))\n        opt.zero_grad()\n        loss.backward()\n        opt.step()\n"
+    )
+}
+
+#[test]
+fn a_lenet_sized_model_gets_no_precision_autotune_or_pinning_advice() {
+    let r = rules(&script("nn.Linear(16 * 5 * 5, 120)"));
+    for rule in ["EA201", "EA202", "EA204", "EA102"] {
+        assert!(!r.iter().any(|x| x == rule), "{rule} in {r:?}");
+    }
+    // compiling still fuses a launch-bound step's kernels
+    assert!(r.iter().any(|x| x == "EA203"), "{r:?}");
+}
+
+#[test]
+fn a_large_or_unsized_model_keeps_the_advice() {
+    let big = rules(&script("nn.Linear(16 * 5 * 5, 100000)"));
+    assert!(big.iter().any(|x| x == "EA201"), "{big:?}");
+    let unknown = rules(&script("nn.Linear(hidden, 120)"));
+    assert!(unknown.iter().any(|x| x == "EA201"), "{unknown:?}");
+}
