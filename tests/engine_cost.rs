@@ -9,21 +9,9 @@
     reason = "test helpers fail loudly"
 )]
 
-use efficiency_audit::analysis::{FileAnalysis, analyze_file};
-use efficiency_audit::config::Rules;
+mod common;
 
-fn run(src: &str) -> FileAnalysis {
-    analyze_file("t.py", src.as_bytes(), &Rules::default())
-}
-
-/// The lines where `rule` fires.
-fn lines(a: &FileAnalysis, rule: &str) -> Vec<usize> {
-    a.findings
-        .iter()
-        .filter(|f| f.rule == rule)
-        .map(|f| f.line)
-        .collect()
-}
+use common::{analyse as run, rule_lines as lines};
 
 const TRAIN_HEAD: &str = "\
 import torch

@@ -8,12 +8,10 @@
     reason = "test helpers fail loudly"
 )]
 
-use efficiency_audit::analysis::{FileAnalysis, analyze_file};
-use efficiency_audit::config::Rules;
+mod common;
 
-fn run(src: &str) -> FileAnalysis {
-    analyze_file("t.py", src.as_bytes(), &Rules::default())
-}
+use common::analyse as run;
+use efficiency_audit::analysis::FileAnalysis;
 
 /// The rules that fire on 1-based line `line`.
 fn at(a: &FileAnalysis, line: usize) -> Vec<String> {

@@ -9,12 +9,10 @@
 )]
 
 use efficiency_audit::analysis::facts::Val;
-use efficiency_audit::analysis::{FileAnalysis, analyze_file};
-use efficiency_audit::config::Rules;
+mod common;
 
-fn run(src: &str) -> FileAnalysis {
-    analyze_file("t.py", src.as_bytes(), &Rules::default())
-}
+use common::analyse as run;
+use efficiency_audit::analysis::FileAnalysis;
 
 fn rules_of(a: &FileAnalysis) -> Vec<String> {
     a.findings.iter().map(|f| f.rule.clone()).collect()

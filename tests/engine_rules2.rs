@@ -8,20 +8,9 @@
     reason = "test helpers fail loudly"
 )]
 
-use efficiency_audit::analysis::{FileAnalysis, analyze_file};
-use efficiency_audit::config::Rules;
+mod common;
 
-fn run(src: &str) -> FileAnalysis {
-    analyze_file("t.py", src.as_bytes(), &Rules::default())
-}
-
-fn lines_of(a: &FileAnalysis, rule: &str) -> Vec<usize> {
-    a.findings
-        .iter()
-        .filter(|f| f.rule == rule)
-        .map(|f| f.line)
-        .collect()
-}
+use common::{analyse as run, rule_lines as lines_of};
 
 const BENCH: &str = "import torch
 from contextlib import nullcontext

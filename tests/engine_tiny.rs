@@ -8,16 +8,9 @@
     reason = "test helpers fail loudly"
 )]
 
-use efficiency_audit::analysis::analyze_file;
-use efficiency_audit::config::Rules;
+mod common;
 
-fn rules(src: &str) -> Vec<String> {
-    analyze_file("t.py", src.as_bytes(), &Rules::default())
-        .findings
-        .iter()
-        .map(|f| f.rule.clone())
-        .collect()
-}
+use common::rule_ids as rules;
 
 fn script(fc: &str) -> String {
     format!(

@@ -172,3 +172,30 @@ pub fn walk_python(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// Analyses `src` as a file `t.py` with every rule enabled.
+pub fn analyse(src: &str) -> efficiency_audit::analysis::FileAnalysis {
+    efficiency_audit::analysis::analyze_file(
+        "t.py",
+        src.as_bytes(),
+        &efficiency_audit::config::Rules::default(),
+    )
+}
+
+/// The ids of the rules that fire on `src`, in report order.
+pub fn rule_ids(src: &str) -> Vec<String> {
+    analyse(src)
+        .findings
+        .iter()
+        .map(|f| f.rule.clone())
+        .collect()
+}
+
+/// The lines where `rule` fires.
+pub fn rule_lines(a: &efficiency_audit::analysis::FileAnalysis, rule: &str) -> Vec<usize> {
+    a.findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.line)
+        .collect()
+}

@@ -503,14 +503,11 @@ pub(crate) fn framework_config_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
     hf_args_call(m).or_else(|| lightning_trainer_call(m))
 }
 
-/// A DataLoader over a `TensorDataset` of tensors already on the GPU
-/// (`TensorDataset(x.to(device), y.to(device))`): there is nothing for workers to load, and
-/// pinning a CUDA tensor is an error.
-pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
-    let Some(ds) = m.pos(c, 0).or_else(|| m.kw(c, "dataset")) else {
-        return false;
-    };
-    let ctor = match ds.vkind {
+/// The call that built DataLoader `c`'s dataset: the argument itself (`DataLoader(Items(x))`)
+/// or the latest assignment of the name it passes (`ds = Items(x)` ... `DataLoader(ds)`).
+fn dataset_ctor<'a>(m: &'a Model<'_>, c: &Call) -> Option<&'a Call> {
+    let ds = m.pos(c, 0).or_else(|| m.kw(c, "dataset"))?;
+    match ds.vkind {
         ValKind::Call => m.calls.iter().find(|x| x.span == ds.value),
         ValKind::Ident => {
             let name = m.text(ds.value);
@@ -524,8 +521,14 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
                 .and_then(|ci| m.calls.get(ci as usize))
         }
         _ => None,
-    };
-    ctor.is_some_and(|t| {
+    }
+}
+
+/// A DataLoader over a `TensorDataset` of tensors already on the GPU
+/// (`TensorDataset(x.to(device), y.to(device))`): there is nothing for workers to load, and
+/// pinning a CUDA tensor is an error.
+pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
+    dataset_ctor(m, c).is_some_and(|t| {
         let args = m.text(t.args_span).to_ascii_lowercase();
         m.last_name(t) == "TensorDataset"
             && (args.contains(".cuda(")
@@ -749,22 +752,7 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
 /// [`CHEAP_ITEM_CALLS`]): those keep their findings.
 // Ex) class Ids(Dataset): def __getitem__(self, i): return torch.tensor(self.enc[i])
 pub(crate) fn cheap_local_dataset(m: &Model<'_>, c: &Call) -> Option<CheapItems> {
-    let ds = m.pos(c, 0).or_else(|| m.kw(c, "dataset"))?;
-    let ctor = match ds.vkind {
-        ValKind::Call => m.calls.iter().find(|x| x.span == ds.value),
-        ValKind::Ident => {
-            let name = m.text(ds.value);
-            m.assigns
-                .iter()
-                .rev()
-                .find(|a| {
-                    a.span.end <= c.span.start && a.targets.len() == 1 && m.text(a.left) == name
-                })
-                .and_then(|a| a.rhs_call)
-                .and_then(|ci| m.calls.get(ci as usize))
-        }
-        _ => None,
-    }?;
+    let ctor = dataset_ctor(m, c)?;
     if ctor.method.is_some() {
         return None;
     }
