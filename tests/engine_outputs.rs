@@ -76,3 +76,24 @@ fn a_context_chosen_among_autocast_and_others_leaves_precision_unknown() {
     let src = "import torch\nfrom torch import autocast\nfrom contextlib import nullcontext\nmodel = Net().cuda()\nscope = autocast if opt.precision == 'autocast' else nullcontext\nwith torch.no_grad():\n    with scope('cuda'):\n        for x in batches:\n            out = model(x.cuda())\n";
     assert!(!rules(src).iter().any(|r| r == "EA202"), "{:?}", rules(src));
 }
+
+#[test]
+fn a_modulo_by_one_is_no_cadence_guard() {
+    let src = |interval: &str| {
+        format!(
+            "import torch\nlog_interval = {interval}\nmodel = Net().cuda()\nopt = torch.optim.AdamW(model.parameters())\nfor it in range(100000):\n    loss = model(*get_batch())\n    loss.backward()\n    opt.step()\n    if it % log_interval == 0:\n        lossf = loss.item()\n"
+        )
+    };
+    assert!(
+        rules(&src("1")).iter().any(|r| r == "EA301"),
+        "{:?}",
+        rules(&src("1"))
+    );
+    assert!(!rules(&src("10")).iter().any(|r| r == "EA301"));
+    // an unknown interval stays a guard
+    let unknown = src("1").replace(
+        "log_interval = 1\n",
+        "log_interval = int(os.environ['N'])\n",
+    );
+    assert!(!rules(&unknown).iter().any(|r| r == "EA301"));
+}

@@ -70,6 +70,82 @@ pub(crate) fn step_ctx_loop(m: &Model<'_>, li: u32) -> bool {
     false
 }
 
+/// Is the only cadence guard between call `c` and step loop `l` a `% N` whose `N` resolves to 1
+/// (`if iter_num % log_interval == 0:` with `log_interval = 1`, nanoGPT's default)? Such a
+/// branch runs every step. Any other guard on the way (a `% N` with another or unknown `N`, a
+/// test of another kind, an `else`, a body that leaves the loop) keeps the call guarded.
+// Ex) log_interval = 1 ... if it % log_interval == 0: lossf = loss.item()
+fn modulo_by_one(m: &Model<'_>, c: &Call, l: &super::facts::Loop) -> bool {
+    use super::facts::{Span, Val, field};
+    let Some(mut node) = m.node(c.span) else {
+        return false;
+    };
+    let mut found = false;
+    for _ in 0..64 {
+        let Some(parent) = node.parent() else {
+            return false;
+        };
+        if parent.start_byte() <= l.span.start {
+            return found;
+        }
+        if matches!(node.kind(), "else_clause" | "elif_clause") {
+            return false;
+        }
+        if parent.kind() == "if_statement" {
+            let Some(cond) = field::get(parent, field::CONDITION) else {
+                return false;
+            };
+            if cond.id() == node.id() {
+                node = parent;
+                continue;
+            }
+            // the divisors of every `%` in the test
+            let mut divisors = Vec::new();
+            let mut stack = vec![cond];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "binary_operator"
+                    && field::get(n, field::OPERATOR).is_some_and(|o| {
+                        m.text(Span {
+                            start: o.start_byte(),
+                            end: o.end_byte(),
+                        }) == "%"
+                    })
+                    && let Some(r) = field::get(n, field::RIGHT)
+                {
+                    divisors.push(Span {
+                        start: r.start_byte(),
+                        end: r.end_byte(),
+                    });
+                }
+                let mut w = n.walk();
+                stack.extend(n.named_children(&mut w));
+            }
+            let leaves = node.kind() == "block"
+                && node
+                    .named_child(
+                        u32::try_from(node.named_child_count().saturating_sub(1)).unwrap_or(0),
+                    )
+                    .is_some_and(|last| {
+                        matches!(
+                            last.kind(),
+                            "break_statement" | "return_statement" | "raise_statement"
+                        )
+                    });
+            if divisors.is_empty()
+                || leaves
+                || !divisors
+                    .iter()
+                    .all(|d| m.resolve_expr(*d, c.span.start, c.ctx.func) == Val::Int(1))
+            {
+                return false;
+            }
+            found = true;
+        }
+        node = parent;
+    }
+    false
+}
+
 /// Where a call sits relative to the step loop that encloses it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StepCtx {
@@ -101,6 +177,10 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
             // a step loop of a few known iterations (`for i in range(opt.steps)`, default 15)
             // is not hot: what it does per iteration happens a handful of times
             let few = few_iterations(m, l);
+            // `if it % log_interval == 0:` with `log_interval = 1` runs every step
+            if mod_guard && modulo_by_one(m, c, l) {
+                mod_guard = false;
+            }
             return Some(StepCtx {
                 loop_: i,
                 under_if: under_if || few,
