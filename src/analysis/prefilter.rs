@@ -430,7 +430,8 @@ impl Table {
         let mut hits: Vec<(Context, Effect)> = Vec::new();
         // one logical line at a time: the first trigger that makes the file matter stops the scan
         let stopped = for_each_line(src, |tokens, whole| {
-            let line = line_flags(src, tokens);
+            // the line's flags, worked out at its first hit (most lines have none)
+            let mut line: Option<LineFlags> = None;
             for (i, tok) in tokens.iter().enumerate() {
                 let Kind::Word { code } = tok.kind else {
                     continue;
@@ -451,10 +452,13 @@ impl Table {
                 }
                 let cx = if !whole {
                     None // a piece of a huge line: no context to check
-                } else if code {
-                    Some(Ctx::at(src, tokens, i, line))
                 } else {
-                    Some(Ctx::text(i, line))
+                    let line = *line.get_or_insert_with(|| line_flags(src, tokens));
+                    Some(if code {
+                        Ctx::at(src, tokens, i, line)
+                    } else {
+                        Ctx::text(i, line)
+                    })
                 };
                 for (context, effect) in &hits {
                     if cx.as_ref().is_none_or(|cx| cx.fits(*context)) {
@@ -647,12 +651,8 @@ fn line_flags(src: &[u8], tokens: &[Token]) -> LineFlags {
     let mut flags = LineFlags::default();
     let mut is_class = false;
     let mut first = true;
-    let code: Vec<(usize, &Token)> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !matches!(t.kind, Kind::Word { code: false }))
-        .collect();
-    for (k, &(i, tok)) in code.iter().enumerate() {
+    let is_code = |t: &&Token| !matches!(t.kind, Kind::Word { code: false });
+    for (i, tok) in tokens.iter().enumerate().filter(|(_, t)| is_code(t)) {
         let was_first = std::mem::replace(&mut first, false);
         if tok.kind == Kind::Punct(b'(') && is_class && flags.bases_from.is_none() {
             flags.bases_from = Some(i);
@@ -668,9 +668,12 @@ fn line_flags(src: &[u8], tokens: &[Token]) -> LineFlags {
             flags.for_from = Some(i);
         }
         if ITER_WRAPPERS.iter().any(|w| w.as_bytes() == word)
-            && code
-                .get(k + 1)
-                .is_some_and(|(_, t)| t.kind == Kind::Punct(b'('))
+            && tokens
+                .get(i + 1..)
+                .unwrap_or_default()
+                .iter()
+                .find(is_code)
+                .is_some_and(|t| t.kind == Kind::Punct(b'('))
         {
             flags.has_wrapper = true;
         }

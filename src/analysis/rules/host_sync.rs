@@ -201,12 +201,6 @@ fn feeds_host_sink(
     l: &crate::analysis::facts::Loop,
     c: &crate::analysis::facts::Call,
 ) -> bool {
-    let words = |t: &str| -> Vec<String> {
-        t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
     let is_sink = |k: &crate::analysis::facts::Call| {
         HOST_SINKS.contains(&m.last_name(k))
             && k.recv.is_none_or(|r| {
@@ -222,13 +216,13 @@ fn feeds_host_sink(
     {
         return true;
     }
-    let names: Vec<String> = m
+    let names: Vec<&str> = m
         .assigns
         .iter()
         .filter(|a| in_body(a.span) && a.value.contains(c.span))
-        .flat_map(|a| a.targets.iter().map(|t| m.text(*t).to_string()))
+        .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
         .collect();
-    let uses = |text: &str| words(text).iter().any(|w| names.contains(w));
+    let uses = |text: &str| super::words(text).any(|w| names.contains(&w));
     m.calls.iter().any(|k| {
         in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
     })

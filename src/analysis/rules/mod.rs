@@ -146,6 +146,12 @@ fn modulo_by_one(m: &Model<'_>, c: &Call, l: &super::facts::Loop) -> bool {
     false
 }
 
+/// The identifier-like words of a piece of source text (`a[i, j + 1]` → `a`, `i`, `j`, `1`).
+pub(crate) fn words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+        .filter(|w| !w.is_empty())
+}
+
 /// Where a call sits relative to the step loop that encloses it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StepCtx {

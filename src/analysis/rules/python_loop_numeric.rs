@@ -120,13 +120,8 @@ fn slices_by(m: &Model<'_>, a: &crate::analysis::facts::Assign, var: &str) -> bo
             return false;
         };
         let idx = index_text(m, s.value.end, sub.end_byte());
-        a.value.contains(s.value) && whole_axis(idx) && words(idx).any(|w| w == var)
+        a.value.contains(s.value) && whole_axis(idx) && super::words(idx).any(|w| w == var)
     })
-}
-
-fn words(s: &str) -> impl Iterator<Item = &str> {
-    s.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
-        .filter(|w| !w.is_empty())
 }
 
 impl Rule for PythonLoopNumeric {
@@ -231,7 +226,8 @@ impl Rule for PythonLoopNumeric {
                         || (idx.contains(',') && !idx.contains(':'))
                         || over_shape;
                     if array
-                        && (words(idx).any(|w| w == var) || words(&outer_idx).any(|w| w == var))
+                        && (super::words(idx).any(|w| w == var)
+                            || super::words(&outer_idx).any(|w| w == var))
                     {
                         return !reduction_pass(m, a, var);
                     }
@@ -254,7 +250,7 @@ impl Rule for PythonLoopNumeric {
                         .any(|s| {
                             a.value.contains(s.value)
                                 && m.kinds.get(m.text(s.value)) == Some(&VarKind::Tensor)
-                                && words(m.text(s.index)).any(|w| w == var)
+                                && super::words(m.text(s.index)).any(|w| w == var)
                         });
                 }
                 false
@@ -312,5 +308,5 @@ fn reduction_pass(
         && !m
             .subs
             .iter()
-            .any(|s| a.value.contains(s.value) && words(m.text(s.index)).any(|w| w == var))
+            .any(|s| a.value.contains(s.value) && super::words(m.text(s.index)).any(|w| w == var))
 }

@@ -99,7 +99,7 @@ impl Rule for RedundantWorkInLoop {
             };
             let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
             let mentions_target = |text: &str| {
-                text.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                super::words(text)
                     .any(|w| targets.contains(&w) || l.info.batch_names.iter().any(|b| b == w))
             };
             if mentions_target(m.text(c.args_span))

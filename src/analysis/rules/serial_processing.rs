@@ -160,11 +160,9 @@ impl Rule for SerialProcessing {
             }
             let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
             let mentions = |t: &str, names: &[&str]| {
-                names.iter().any(|v| {
-                    t == *v
-                        || t.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
-                            .any(|w| w == *v)
-                })
+                names
+                    .iter()
+                    .any(|v| t == *v || super::words(t).any(|w| w == *v))
             };
             // names derived from the file in the body: `path = "./videos/" + vid`
             let mut derived = targets.clone();
@@ -258,25 +256,11 @@ impl Rule for SerialProcessing {
                 || in_loop().any(|c| {
                     per_file(c.ctx.loop_)
                         && c.method.is_some()
-                        && matches!(
-                            m.last_name(c),
-                            "append"
-                                | "extend"
-                                | "write"
-                                | "writelines"
-                                | "save"
-                                | "to_csv"
-                                | "to_parquet"
-                                | "add"
-                                | "update"
-                                | "put"
-                                | "writerow"
-                                | "savez"
-                                | "imwrite"
-                                | "dump"
-                                | "write_text"
-                                | "write_bytes"
-                        )
+                        && (OUTPUTS.contains(&m.last_name(c))
+                            || matches!(
+                                m.last_name(c),
+                                "append" | "extend" | "add" | "update" | "put" | "writerow"
+                            ))
                 })
                 || m.assigns.iter().any(|a| {
                     // `skipped += 1` counts files, it keeps no result of them
@@ -330,7 +314,8 @@ fn imported_work(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
     })
 }
 
-/// Method calls that write a result out.
+/// Method calls that write a result out (collecting one in memory, `append`, `update`, ..., is
+/// listed where the loop's own calls are read).
 const OUTPUTS: &[&str] = &[
     "write",
     "writelines",
