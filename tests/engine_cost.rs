@@ -302,3 +302,36 @@ for x, y in loader:
     let a = run(src);
     assert_eq!(lines(&a, "EA203"), [16], "{:?}", a.findings);
 }
+
+#[test]
+fn row_loop_over_a_handful_of_rows_is_not_reported() {
+    // a frame cut to a few known rows, directly or through its variable
+    let few = "\
+import pandas as pd
+df = pd.read_csv('visits.csv')
+test = df[:5]
+for i, row in test.iterrows():
+    print(row)
+for row in df.head().itertuples():
+    print(row)
+top = df.sample(10)
+top['s'] = top.apply(lambda r: r['a'] + r['b'], axis=1)
+";
+    assert_eq!(lines(&run(few), "EA601"), Vec::<usize>::new());
+    // the whole frame, a long cut, a cut of unknown size, a name also assigned the whole frame
+    let many = "\
+import pandas as pd
+df = pd.read_csv('visits.csv')
+for i, row in df.iterrows():
+    print(row)
+for row in df[:5000].itertuples():
+    print(row)
+for row in df.head(n_rows).itertuples():
+    print(row)
+part = df[:5]
+part = df
+for i, row in part.iterrows():
+    print(row)
+";
+    assert_eq!(lines(&run(many), "EA601"), vec![3, 5, 7, 11]);
+}

@@ -6,6 +6,9 @@ declare_rule! {
     /// ## What it does
     /// Flags row-by-row pandas: `for ... in df.iterrows()` / `itertuples()`,
     /// `df.apply(f, axis=1)`, and `for i in range(len(df))` loops indexing `df.loc` / `df.iloc`.
+    /// Not reported for a frame cut to a known handful of rows (`df.head()`, `df[:5]`,
+    /// `df.sample(10)`, directly or through the variable it is assigned to): a few rows cost
+    /// nothing, whatever the loop does.
     ///
     /// ## Why is this slow?
     /// Each row becomes a Python object (a `Series` for `iterrows`), so the work runs in the
@@ -75,7 +78,8 @@ impl Rule for PandasRowLoop {
                         .loops
                         .iter()
                         .find(|l| l.iter.is_some_and(|it| it.contains(c.span)));
-                    if let Some(l) = in_loop_header {
+                    let few = c.recv.is_some_and(|r| few_rows(m, r));
+                    if let Some(l) = in_loop_header.filter(|_| !few) {
                         cx.at(
                             &Self::META,
                             l.line,
@@ -91,7 +95,7 @@ impl Rule for PandasRowLoop {
                         (a.vkind == ValKind::Int && m.text(a.value) == "1")
                             || m.text(a.value).contains("columns")
                     });
-                    if axis1 {
+                    if axis1 && !c.recv.is_some_and(|r| few_rows(m, r)) {
                         cx.at_call(
                             &Self::META,
                             c,
@@ -138,4 +142,58 @@ impl Rule for PandasRowLoop {
             }
         }
     }
+}
+
+/// At most this many rows make a row loop harmless.
+const FEW_ROWS: i64 = 100;
+
+/// Is `frame` a DataFrame expression cut to at most [`FEW_ROWS`] known rows: `x.head()`,
+/// `x.head(n)` / `x.tail(n)` / `x.sample(n)`, `x[:n]` / `x.iloc[:n]` (n a known integer), or a
+/// name every assignment of which is one of these?
+// Ex) test = pd.read_csv("data.csv")[:5]; for i, row in test.iterrows(): ...
+fn few_rows(m: &crate::analysis::facts::Model<'_>, frame: crate::analysis::facts::Span) -> bool {
+    use crate::analysis::facts::Val;
+    let known_few = |v: Val| matches!(v, Val::Int(n) if (0..=FEW_ROWS).contains(&n));
+    let cut = |value: crate::analysis::facts::Span| {
+        if let Some(c) = m.calls.iter().find(|c| c.span == value) {
+            return match (
+                c.method.map(|s| m.text(s)),
+                m.pos(c, 0).or_else(|| m.kw(c, "n")),
+            ) {
+                (Some("head" | "tail"), None) => c.splat.is_none() && !c.star,
+                (Some("head" | "tail" | "sample"), Some(n)) => {
+                    known_few(m.resolve_expr(n.value, c.span.start, c.ctx.func))
+                }
+                _ => false,
+            };
+        }
+        let text = m.text(value).trim_end();
+        let Some(open) = text.strip_suffix(']').and_then(|t| t.rfind('[')) else {
+            return false;
+        };
+        let slice = &text[open + 1..text.len() - 1];
+        let Some((lo, hi)) = slice.split_once(':') else {
+            return false;
+        };
+        let int = |s: &str| s.trim().parse::<i64>().ok();
+        let lo = if lo.trim().is_empty() {
+            Some(0)
+        } else {
+            int(lo)
+        };
+        matches!((lo, int(hi)), (Some(lo), Some(hi)) if 0 <= lo && lo <= hi && hi - lo <= FEW_ROWS)
+    };
+    if cut(frame) {
+        return true;
+    }
+    let name = m.text(frame);
+    if !name.chars().all(|ch| ch == '_' || ch.is_alphanumeric()) {
+        return false;
+    }
+    let mut assigned = m
+        .assigns
+        .iter()
+        .filter(|a| !a.augmented && a.targets.len() == 1 && m.text(a.targets[0]) == name)
+        .peekable();
+    assigned.peek().is_some() && assigned.all(|a| cut(a.value))
 }
