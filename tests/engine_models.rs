@@ -175,3 +175,36 @@ def evaluate(data_loader, model, device):
     let a = run(src);
     assert!(lines_of(&a, "EA401").is_empty(), "{:?}", all(&a));
 }
+
+#[test]
+fn loop_calling_a_function_that_runs_the_model_drives_the_model() {
+    // `predict(image)` runs the model outside any loop of its own: the file loop around it is
+    // an inference loop (decode there is EA502), not a serial batch of CPU work (EA602)
+    let src = "\
+import os
+import torch
+from PIL import Image
+device = torch.device('cuda')
+model = torch.load('model.pt')
+model.eval().to(device)
+
+def predict(image):
+    x = transform(image).unsqueeze(0).to(device)
+    return model(x).argmax(1)
+
+preds = []
+for name in os.listdir('data/test'):
+    image = Image.open(os.path.join('data/test', name))
+    preds.append(predict(image))
+";
+    let a = run(src);
+    assert_eq!(lines_of(&a, "EA502"), vec![14]);
+    assert_eq!(lines_of(&a, "EA602"), Vec::<usize>::new());
+    // a helper with its own loop over the data is an evaluation pass, not one step
+    let pass = src.replace(
+        "    x = transform(image).unsqueeze(0).to(device)\n    return model(x).argmax(1)",
+        "    for crop in crops(image):\n        out = model(crop.to(device))\n    return out",
+    );
+    let a = run(&pass);
+    assert_eq!(lines_of(&a, "EA502"), Vec::<usize>::new());
+}

@@ -993,6 +993,16 @@ pub(crate) fn runs_model(m: &Model<'_>, c: &super::facts::Call) -> bool {
     if is_model_call(m, c) {
         return true;
     }
+    model_method(m, c)
+        && m.call_args(c).iter().any(|a| {
+            let t = m.text(a.value);
+            t.contains(".to(") || t.contains(".cuda(") || per_iteration(m, c, t)
+        })
+}
+
+/// Is a call a method of a model variable that may run it: not module housekeeping
+/// (placement, mode, state, hooks, saving), and not a library API that batches by itself?
+fn model_method(m: &Model<'_>, c: &super::facts::Call) -> bool {
     let (Some(_), Some(recv)) = (c.method, c.recv) else {
         return false;
     };
@@ -1021,10 +1031,26 @@ pub(crate) fn runs_model(m: &Model<'_>, c: &super::facts::Call) -> bool {
     {
         return false;
     }
-    m.call_args(c).iter().any(|a| {
-        let t = m.text(a.value);
-        t.contains(".to(") || t.contains(".cuda(") || per_iteration(m, c, t)
-    })
+    true
+}
+
+/// Does a call, outside any loop of its function, run the model on what the function is
+/// given: `output = model(inputs)`, `model.transcribe(filename)` in `def predict(filename):`?
+/// Such a function does one inference step; a loop that calls it drives the model.
+fn infers_per_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    if c.ctx.loop_.is_some() {
+        return false;
+    }
+    let Some(f) = c.ctx.func.and_then(|f| m.funcs.get(f as usize)) else {
+        return false;
+    };
+    is_model_call(m, c)
+        || (model_method(m, c)
+            && m.call_args(c).iter().any(|a| {
+                m.text(a.value)
+                    .split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                    .any(|w| f.params.iter().any(|(p, _)| m.text(*p) == w))
+            }))
 }
 
 /// Is an argument's root variable bound per iteration of a loop around the call: a loop target,
@@ -1086,6 +1112,24 @@ fn loops(m: &mut Model<'_>) {
             }
         }
     }
+    // functions that do one inference step (the model runs outside any loop of their own):
+    // a loop calling one drives the model (`for f in files: predict(load(f))`)
+    let mut fn_infer = vec![false; m.funcs.len()];
+    for c in &m.calls {
+        if let Some(f) = c.ctx.func
+            && infers_per_call(m, c)
+            && let Some(i) = fn_infer.get_mut(f as usize)
+        {
+            *i = true;
+        }
+    }
+    let infer_fns: std::collections::HashSet<&str> = m
+        .funcs
+        .iter()
+        .zip(&fn_infer)
+        .filter(|(f, b)| **b && f.class.is_none())
+        .map(|(f, _)| m.text(f.name))
+        .collect();
     let train_fns: std::collections::HashSet<&str> = m
         .funcs
         .iter()
@@ -1120,6 +1164,8 @@ fn loops(m: &mut Model<'_>) {
             // `trainer.train_step(sample)`: a method of a class defined here that does one
             // training step
             info.backward = true;
+        } else if c.method.is_none() && infer_fns.contains(m.text(c.func)) {
+            info.model_call = true;
         }
     }
     for info in &mut infos {
