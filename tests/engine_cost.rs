@@ -335,3 +335,47 @@ for i, row in part.iterrows():
 ";
     assert_eq!(lines(&run(many), "EA601"), vec![3, 5, 7, 11]);
 }
+
+#[test]
+fn tf32_advice_needs_matmul_work_the_file_shows() {
+    let head = "\
+import torch
+import torch.nn as nn
+device = torch.device('cuda')
+";
+    let step = "\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+    loss.backward()
+    optimizer.step()
+";
+    let at = |model: &str| {
+        let src = format!("{head}{model}{step}");
+        lines(&run(&src), "EA202")
+    };
+    // layers out of view, or a convolutional family by name: silent
+    assert_eq!(
+        at("from models import Net\nmodel = Net().to(device)\n"),
+        Vec::<usize>::new()
+    );
+    assert_eq!(
+        at("from models.resnet import CAResNet18\nmodel = CAResNet18(num_classes=10).to(device)\n"),
+        Vec::<usize>::new()
+    );
+    // a recurrent decoder named so, a transformer named so, an MLP of Linear layers: reported
+    assert_eq!(
+        at("from model import EncoderCNN, DecoderRNN\nmodel = DecoderRNN(512, 10000).to(device)\n"),
+        vec![5]
+    );
+    assert_eq!(
+        at("from model import GPT\nmodel = GPT(cfg).to(device)\n"),
+        vec![5]
+    );
+    assert_eq!(
+        at(
+            "model = nn.Sequential(nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 512)).to(device)\n"
+        ),
+        vec![4]
+    );
+}

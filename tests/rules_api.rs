@@ -422,7 +422,7 @@ fn no_grad_fix_keeps_tab_indentation_and_imports_in_try_blocks_are_skipped() {
         apply_fixes(src, &fixes).expect("applies"),
         "import torch\nmodel.eval()\nwith torch.no_grad():\n\tfor x in loader:\n\t\tout = model(x)\n"
     );
-    let src = "import torch\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\ndevice = torch.device('cuda')\nmodel = Net().to(device)\nmodel.eval()\nwith torch.no_grad():\n    out = model(x)\n";
+    let src = "import torch\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\ndevice = torch.device('cuda')\nmodel = GPT(cfg).to(device)\nmodel.eval()\nwith torch.no_grad():\n    out = model(x)\n";
     let out = fixed(src);
     assert!(
         out.starts_with("import torch\ntorch.set_float32_matmul_precision(\"high\")\ntry:"),

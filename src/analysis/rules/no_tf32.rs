@@ -13,10 +13,15 @@ declare_rule! {
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and TF32 changes nothing measurable.
     ///
-    /// Not reported for a convolutional network without attention or recurrent layers: cuDNN
-    /// runs convolutions in TF32 already (`torch.backends.cudnn.allow_tf32` defaults to
-    /// `True`), and the matmul setting only reaches its few Linear layers. Nor for a float64
-    /// model (`.double()`): TF32 does not touch fp64 matmuls.
+    /// Reported only where the file shows matmul work: attention, transformer or recurrent
+    /// layers (by call, or named: `GPT`, `vit_b_16`, `DecoderRNN`, `import transformers`), or
+    /// `nn.Linear` layers in a network without convolutions. Not reported for a convolutional
+    /// network without attention or recurrent layers (its layers, or its family's name:
+    /// `resnet50()`, `MobileNet()`): cuDNN runs convolutions in TF32 already
+    /// (`torch.backends.cudnn.allow_tf32` defaults to `True`), and the matmul setting only
+    /// reaches its few Linear layers. Nor for a model whose layers the file does not show
+    /// (`from models import Net`): it may be either. Nor for a float64 model (`.double()`):
+    /// TF32 does not touch fp64 matmuls.
     ///
     /// ## Why is this slow?
     /// PyTorch computes fp32 matmuls on CUDA cores by default. On Ampere and newer GPUs, TF32
@@ -26,22 +31,24 @@ declare_rule! {
     /// ## Example
     /// ```python
     /// import torch
+    /// from transformers import AutoModel
     ///
-    /// model = Net().to("cuda")
+    /// model = AutoModel.from_pretrained("bert-base-uncased").to("cuda")
     /// model.eval()
     /// with torch.no_grad():
-    ///     out = model(batch)
+    ///     out = model(**batch)
     /// ```
     ///
     /// Use instead:
     /// ```python
     /// import torch
+    /// from transformers import AutoModel
     /// torch.set_float32_matmul_precision("high")
     ///
-    /// model = Net().to("cuda")
+    /// model = AutoModel.from_pretrained("bert-base-uncased").to("cuda")
     /// model.eval()
     /// with torch.no_grad():
-    ///     out = model(batch)
+    ///     out = model(**batch)
     /// ```
     ///
     /// ## Fix safety
@@ -82,7 +89,11 @@ impl Rule for NoTf32 {
             // (a training loop in another module may well run under autocast)
             return;
         }
-        if conv_only(m) && p.cudnn_allow_tf32 != Some(false) {
+        let arch = architecture(m);
+        let exempt_conv = arch.conv && !arch.attention && p.cudnn_allow_tf32 != Some(false);
+        if !(arch.attention || arch.linear) || exempt_conv {
+            // a model whose layers the file does not show (`from models import Net`) may be a
+            // convolutional network, which cuDNN already runs in TF32: unknown stays silent
             return;
         }
         // a Hugging Face or Lightning script is configured in its `TrainingArguments` / `Trainer`
@@ -146,22 +157,73 @@ const TRANSFORMER_WORDS: &[&str] = &[
     "bert",
     "gpt",
     "llama",
+    "lstm",
+    "gru",
+    "rnn",
 ];
 
-/// Is the network convolutional, with no attention or recurrent layers, so that cuDNN's
-/// default TF32 convolutions already cover its heavy work?
-fn conv_only(m: &crate::analysis::facts::Model<'_>) -> bool {
-    if !m.facts.conv
-        || m.calls
-            .iter()
-            .any(|c| MATMUL_LAYERS.contains(&m.last_name(c)))
-    {
-        return false;
+/// The parts of a CamelCase name: `DecoderRNN` → `Decoder`, `RNN`; `TransformerModel` →
+/// `Transformer`, `Model`. A part starts at an upper-case letter after a lower-case one or a
+/// digit, or at the last upper-case letter of a run followed by a lower-case one.
+fn camel_parts(word: &str) -> impl Iterator<Item = &str> {
+    let b = word.as_bytes();
+    let mut start = 0;
+    let mut i = 1;
+    std::iter::from_fn(move || {
+        if start >= b.len() {
+            return None;
+        }
+        while i < b.len() {
+            let (prev, cur) = (b[i - 1], b[i]);
+            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let boundary = cur.is_ascii_uppercase()
+                && (prev.is_ascii_lowercase()
+                    || prev.is_ascii_digit()
+                    || (prev.is_ascii_uppercase() && next_lower));
+            i += 1;
+            if boundary {
+                let part = &word[start..i - 1];
+                start = i - 1;
+                return Some(part);
+            }
+        }
+        let part = &word[start..];
+        start = b.len();
+        Some(part)
+    })
+}
+
+/// What the file shows of its network's layers.
+struct Architecture {
+    /// Convolution layers, or a convolutional model by name (`resnet50()`, `MobileNet()`).
+    conv: bool,
+    /// Attention, transformer or recurrent layers (by call or by name, `vit_b_16`,
+    /// `import transformers`): matmul work the TF32 switch governs.
+    attention: bool,
+    /// `nn.Linear` layers or matrix products (`torch.matmul`).
+    linear: bool,
+}
+
+/// Reads [`Architecture`] from the calls and the names and strings of the code (not its
+/// comments or docstrings).
+fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
+    let mut arch = Architecture {
+        conv: m.facts.conv,
+        attention: false,
+        linear: false,
+    };
+    for c in &m.calls {
+        let last = m.last_name(c);
+        arch.attention |= MATMUL_LAYERS.contains(&last);
+        arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP" | "matmul" | "mm");
+        arch.conv |= conv_family(last);
     }
-    // the code's names and strings, not its comments or docstrings
     let mut cursor = m.tree.walk();
     let mut stack = vec![m.tree.root_node()];
     while let Some(n) = stack.pop() {
+        if arch.attention {
+            break;
+        }
         let word = match n.kind() {
             "identifier" => true,
             "string" => n
@@ -175,16 +237,48 @@ fn conv_only(m: &crate::analysis::facts::Model<'_>) -> bool {
                 .unwrap_or("")
                 .split(|ch: char| !ch.is_ascii_alphanumeric())
                 .any(|part| {
-                    TRANSFORMER_WORDS
-                        .iter()
-                        .any(|w| part.eq_ignore_ascii_case(w))
+                    let named =
+                        |p: &str| TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w));
+                    named(part) || camel_parts(part).any(named)
                 })
         {
-            return false;
+            arch.attention = true;
         }
         if n.kind() != "string" {
             stack.extend(n.children(&mut cursor));
         }
     }
-    true
+    arch
+}
+
+/// Families of convolutional networks, as their constructors are named (`ResNet18`,
+/// `CAResNet18`, `mobilenet_v2`, `EfficientNet.from_name`, `UNet`, `EncoderCNN`).
+const CONV_FAMILIES: &[&str] = &[
+    "resnet",
+    "resnext",
+    "mobilenet",
+    "efficientnet",
+    "densenet",
+    "vgg",
+    "alexnet",
+    "inception",
+    "googlenet",
+    "squeezenet",
+    "shufflenet",
+    "mnasnet",
+    "regnet",
+    "convnext",
+    "unet",
+    "lenet",
+    "xception",
+    "darknet",
+    "deeplab",
+    "hrnet",
+    "cnn",
+];
+
+/// Does a constructor's name name a convolutional network family?
+fn conv_family(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    CONV_FAMILIES.iter().any(|f| lower.contains(f))
 }
