@@ -35,3 +35,27 @@ fn a_large_or_unsized_model_keeps_the_advice() {
     let unknown = rules(&script("nn.Linear(hidden, 120)"));
     assert!(unknown.iter().any(|x| x == "EA201"), "{unknown:?}");
 }
+
+#[test]
+fn layer_sizes_by_keyword_and_inline_sequences_are_counted() {
+    // `nn.Conv2d(3, 6, kernel_size=5)`: the kernel by keyword
+    let r = rules(
+        &script("nn.Linear(16 * 5 * 5, 120)")
+            .replace("nn.Conv2d(3, 6, 5)", "nn.Conv2d(3, 6, kernel_size=5)"),
+    );
+    assert!(!r.iter().any(|x| x == "EA201"), "{r:?}");
+    // an MLP built on the spot: 93·64 + 64 + 64 + 1 = 6,081 parameters
+    let mlp = "import torch\nimport torch.nn as nn\ndevice = torch.device('cuda')\nmodel = nn.Sequential(nn.Linear(93, 64, bias=True), nn.ReLU(), nn.Linear(64, 1)).to(device)\nopt = torch.optim.Adam(model.parameters())\nfor x, y in loader:\n    loss = nn.functional.mse_loss(model(x.to(device)), y.to(device))\n    loss.backward()\n    opt.step()\n";
+    let r = rules(mlp);
+    for rule in ["EA201", "EA202"] {
+        assert!(!r.iter().any(|x| x == rule), "{rule} in {r:?}");
+    }
+    // the same shape at width 4096 is no toy
+    let wide = mlp
+        .replace("nn.Linear(93, 64, bias=True)", "nn.Linear(4096, 4096)")
+        .replace("nn.Linear(64, 1)", "nn.Linear(4096, 1)");
+    let r = rules(&wide);
+    for rule in ["EA201", "EA202"] {
+        assert!(r.iter().any(|x| x == rule), "{rule} not in {r:?}");
+    }
+}

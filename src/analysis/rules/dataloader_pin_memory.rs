@@ -12,7 +12,7 @@ declare_rule! {
     /// is not flagged: its batches are a few KB of token ids; nor is one over a `Dataset` class
     /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
     /// device, nor a loader read for a single batch (`next(iter(DataLoader(...)))`): there is no
-    /// stream of copies to overlap. A file whose every model is a module class of its own with
+    /// stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable.
     ///

@@ -990,11 +990,13 @@ fn only_arg_of<'t>(
 }
 
 /// The parameter count of the file's models, when every model is built from a module class of
-/// this file whose layers have literal sizes (`nn.Linear(16 * 5 * 5, 120)`, `nn.Conv2d(3, 6, 5)`,
-/// `nn.Embedding(1000, 64)`): the sum over the layers those classes build. `None` when a model
-/// comes from elsewhere (torchvision, timm, `from_pretrained`, an imported class), or a layer's
-/// size is not a literal, or a layer is of a kind this count does not know.
+/// this file, or is an `nn.Sequential(...)` of layers written inline, whose layers have literal
+/// sizes (`nn.Linear(16 * 5 * 5, 120)`, `nn.Conv2d(3, 6, 5)`, `nn.Embedding(1000, 64)`): the
+/// sum over the layers those classes and sequences build. `None` when a model comes from
+/// elsewhere (torchvision, timm, `from_pretrained`, an imported class), or a layer's size is not
+/// a literal, or a layer is of a kind this count does not know.
 // Ex) class Net(nn.Module): conv1 = nn.Conv2d(3, 6, 5); fc1 = nn.Linear(400, 120) → 56,574
+// Ex) model = nn.Sequential(nn.Linear(93, 64), nn.ReLU(), nn.Linear(64, 1)) → 6,081
 pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
     use super::facts::VarKind;
     let classes: Vec<usize> = (0..m.classes.len())
@@ -1004,10 +1006,9 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
                 .is_some_and(|k| local_module_class(m, m.text(k.name)))
         })
         .collect();
-    if classes.is_empty() {
-        return None;
-    }
-    // every model variable is an instance of one of these classes (`Net().to(device)` too)
+    let mut total: u64 = 0;
+    // every model variable is an instance of one of these classes (`Net().to(device)` too),
+    // or a sequence of layers built on the spot
     let mut any = false;
     for a in &m.assigns {
         // (a module's own layers, `self.fc = nn.Linear(...)`, are what is counted below)
@@ -1024,7 +1025,13 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
                 _ => break,
             }
         }
-        if call.method.is_some() || !local_module_class(m, m.text(call.func)) {
+        if m.qual(call) == "torch.nn.Sequential" {
+            for c in &m.calls {
+                if call.args_span.contains(c.span) {
+                    total = total.checked_add(layer_params(m, c)?)?;
+                }
+            }
+        } else if call.method.is_some() || !local_module_class(m, m.text(call.func)) {
             return None;
         }
         any = true;
@@ -1032,7 +1039,6 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
     if !any {
         return None;
     }
-    let mut total: u64 = 0;
     for c in &m.calls {
         // the layers a module builds in its `__init__`
         let in_init = c.ctx.class.is_some_and(|k| classes.contains(&(k as usize)))
@@ -1040,50 +1046,62 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
                 .func
                 .and_then(|f| m.funcs.get(f as usize))
                 .is_some_and(|f| m.text(f.name) == "__init__");
-        if !in_init {
-            continue;
+        if in_init {
+            total = total.checked_add(layer_params(m, c)?)?;
         }
-        let last = m.last_name(c);
-        let int = |i: usize| m.pos(c, i).and_then(|a| literal_int(m.text(a.value)));
-        let params = match last {
-            "Linear" => int(0)?.checked_mul(int(1)?)?.checked_add(int(1)?)?,
-            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose2d" => {
-                let dims = match last {
-                    "Conv1d" => 1,
-                    "Conv3d" => 3,
-                    _ => 2,
-                };
-                int(0)?
-                    .checked_mul(int(1)?)?
-                    .checked_mul(int(2)?.checked_pow(dims)?)?
-            }
-            "Embedding" => int(0)?.checked_mul(int(1)?)?,
-            "LSTM" | "GRU" | "RNN" => {
-                let gates = match last {
-                    "LSTM" => 4,
-                    "GRU" => 3,
-                    _ => 1,
-                };
-                let (i, h) = (int(0)?, int(1)?);
-                gates * (i * h + h * h + 2 * h)
-            }
-            // no parameters, or a handful per channel
-            "ReLU" | "GELU" | "SiLU" | "Tanh" | "Sigmoid" | "Softmax" | "LogSoftmax"
-            | "LeakyReLU" | "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool2d"
-            | "AdaptiveAvgPool2d" | "Dropout" | "Dropout2d" | "Flatten" | "Identity"
-            | "BatchNorm1d" | "BatchNorm2d" | "LayerNorm" | "Sequential" | "ModuleList"
-            | "super" | "__init__" | "view" | "flatten" | "size" | "relu" | "max_pool2d"
-            | "log_softmax" | "softmax" | "dropout" | "sigmoid" | "tanh" | "gelu" | "reshape"
-            | "permute" | "mean" | "sum" | "cat" | "stack" | "zeros" | "ones" | "to" => 0,
-            _ if m.text(c.func).starts_with("nn.") || m.text(c.func).starts_with("torch.") => {
-                return None; // a layer this count does not size
-            }
-            _ if local_module_class(m, m.text(c.func)) => 0, // counted with its own class
-            _ => return None,
-        };
-        total = total.checked_add(params)?;
     }
     Some(total)
+}
+
+/// The parameters a call in a module's construction adds: a layer of literal size, `0` for a
+/// layer without parameters (or a class of this file, counted with its own layers), `None`
+/// for a layer this count does not size.
+fn layer_params(m: &Model<'_>, c: &Call) -> Option<u64> {
+    let last = m.last_name(c);
+    // by position or by keyword (`nn.Conv2d(1, 10, kernel_size=5)`)
+    let int = |i: usize, name: &str| {
+        m.pos(c, i)
+            .or_else(|| m.kw(c, name))
+            .and_then(|a| literal_int(m.text(a.value)))
+    };
+    Some(match last {
+        "Linear" => int(0, "in_features")?
+            .checked_mul(int(1, "out_features")?)?
+            .checked_add(int(1, "out_features")?)?,
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose2d" => {
+            let dims = match last {
+                "Conv1d" => 1,
+                "Conv3d" => 3,
+                _ => 2,
+            };
+            int(0, "in_channels")?
+                .checked_mul(int(1, "out_channels")?)?
+                .checked_mul(int(2, "kernel_size")?.checked_pow(dims)?)?
+        }
+        "Embedding" => int(0, "num_embeddings")?.checked_mul(int(1, "embedding_dim")?)?,
+        "LSTM" | "GRU" | "RNN" => {
+            let gates = match last {
+                "LSTM" => 4,
+                "GRU" => 3,
+                _ => 1,
+            };
+            let (i, h) = (int(0, "input_size")?, int(1, "hidden_size")?);
+            gates * (i * h + h * h + 2 * h)
+        }
+        // no parameters, or a handful per channel
+        "ReLU" | "GELU" | "SiLU" | "Tanh" | "Sigmoid" | "Softmax" | "LogSoftmax" | "LeakyReLU"
+        | "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool2d" | "AdaptiveAvgPool2d"
+        | "Dropout" | "Dropout2d" | "Flatten" | "Identity" | "BatchNorm1d" | "BatchNorm2d"
+        | "LayerNorm" | "Sequential" | "ModuleList" | "super" | "__init__" | "view" | "flatten"
+        | "size" | "relu" | "max_pool2d" | "log_softmax" | "softmax" | "dropout" | "sigmoid"
+        | "tanh" | "gelu" | "reshape" | "permute" | "mean" | "sum" | "cat" | "stack" | "zeros"
+        | "ones" | "to" => 0,
+        _ if m.text(c.func).starts_with("nn.") || m.text(c.func).starts_with("torch.") => {
+            return None; // a layer this count does not size
+        }
+        _ if local_module_class(m, m.text(c.func)) => 0, // counted with its own class
+        _ => return None,
+    })
 }
 
 /// Below this many parameters a model's step is kernel-launch bound: mixed precision, TF32,

@@ -7,7 +7,7 @@ declare_rule! {
     /// ## What it does
     /// Flags a CUDA file that trains or runs a convolutional network (`nn.Conv*d`, torchvision
     /// or timm models) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
-    /// deterministic algorithms are left alone. A file whose every model is a module class of its own with
+    /// deterministic algorithms are left alone. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and autotuning changes nothing measurable.
     ///
@@ -19,9 +19,9 @@ declare_rule! {
     /// ## Example
     /// ```python
     /// import torch
-    /// import torch.nn as nn
+    /// import torchvision
     ///
-    /// model = nn.Sequential(nn.Conv2d(3, 64, 3), nn.ReLU()).to("cuda")
+    /// model = torchvision.models.resnet50().to("cuda")
     /// model.eval()
     /// with torch.autocast("cuda", dtype=torch.bfloat16), torch.no_grad():
     ///     out = model(images)
@@ -30,10 +30,10 @@ declare_rule! {
     /// Use instead:
     /// ```python
     /// import torch
-    /// import torch.nn as nn
+    /// import torchvision
     /// torch.backends.cudnn.benchmark = True
     ///
-    /// model = nn.Sequential(nn.Conv2d(3, 64, 3), nn.ReLU()).to("cuda")
+    /// model = torchvision.models.resnet50().to("cuda")
     /// model.eval()
     /// with torch.autocast("cuda", dtype=torch.bfloat16), torch.no_grad():
     ///     out = model(images)

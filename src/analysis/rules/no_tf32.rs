@@ -9,7 +9,7 @@ declare_rule! {
     /// model) that does not enable TF32 for matrix multiplies
     /// (`torch.set_float32_matmul_precision("high")` or
     /// `torch.backends.cuda.matmul.allow_tf32 = True`). Reported where the model an optimizer
-    /// trains is placed on the device (not a frozen teacher placed before it). A file whose every model is a module class of its own with
+    /// trains is placed on the device (not a frozen teacher placed before it). A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and TF32 changes nothing measurable.
     ///
@@ -217,6 +217,19 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         arch.attention |= MATMUL_LAYERS.contains(&last);
         arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP" | "matmul" | "mm");
         arch.conv |= conv_family(last);
+    }
+    // `class Layer(nn.Linear):` builds Linear layers by subclassing
+    for k in &m.classes {
+        for base in k
+            .bases
+            .map(|b| m.text(b))
+            .unwrap_or("")
+            .split([',', '(', ')'])
+        {
+            let last = base.trim().rsplit('.').next().unwrap_or("");
+            arch.attention |= MATMUL_LAYERS.contains(&last);
+            arch.linear |= matches!(last, "Linear" | "LazyLinear");
+        }
     }
     let mut cursor = m.tree.walk();
     let mut stack = vec![m.tree.root_node()];
