@@ -14,7 +14,9 @@ declare_rule! {
     /// device, nor a loader read for a single batch (`next(iter(DataLoader(...)))`): there is no
     /// stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
-    /// alone: its step is kernel-launch bound, and pinning changes nothing measurable.
+    /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
+    /// a file that feeds a text model token ids only (it tokenizes, and handles no image,
+    /// audio or video): a batch of ids is a few kilobytes.
     ///
     /// ## Why is this slow?
     /// Batches in pageable host memory are first copied by the driver into a pinned staging
@@ -80,6 +82,7 @@ impl Rule for DataloaderPinMemory {
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
+                || token_batches(m)
                 || super::cheap_local_dataset(m, c).is_some_and(|d| d.device_or_ids)
                 || loader_arg(m, c, "pin_memory", 7) != Val::Absent
             {
@@ -97,4 +100,41 @@ impl Rule for DataloaderPinMemory {
             );
         }
     }
+}
+
+/// Packages whose data are images, audio or video: their batches are large.
+const MEDIA: &[&str] = &[
+    "torchvision",
+    "PIL",
+    "cv2",
+    "skimage",
+    "imageio",
+    "timm",
+    "albumentations",
+    "torchaudio",
+    "librosa",
+    "soundfile",
+    "decord",
+    "av",
+];
+
+/// Does the file feed a text model token ids only: it tokenizes, and nothing in it handles
+/// images, audio or video (no such package, no convolution, no image or audio processor)? A
+/// batch of ids is a few kilobytes, whose copy pinning cannot shorten measurably.
+// Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
+pub(crate) fn token_batches(m: &crate::analysis::facts::Model<'_>) -> bool {
+    use crate::analysis::facts::VarKind;
+    let tokenizes = m.kinds.values().any(|k| *k == VarKind::Tokenizer)
+        || m.imports
+            .values()
+            .any(|q| q.ends_with("Tokenizer") || q.ends_with("TokenizerFast"));
+    let media = m.facts.conv
+        || m.imports.values().any(|q| {
+            let top = q.split('.').next().unwrap_or(q);
+            MEDIA.contains(&top)
+                || ["ImageProcessor", "FeatureExtractor", "Processor", "Image"]
+                    .iter()
+                    .any(|s| q.ends_with(s))
+        });
+    tokenizes && !media
 }

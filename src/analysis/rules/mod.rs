@@ -625,18 +625,17 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
 
 /// A loader over text tokenised ahead of time whose collate only pads: a Hugging Face
 /// `datasets` split built by `.map(tokenize)` (no `set_transform` / `with_transform`), batched by
-/// a `DataCollator*`, `default_data_collator` or a function that only pads (`tokenizer.pad`,
-/// `pad_sequence`). A batch is a few row lookups and a pad of integer ids (about a millisecond,
+/// a `DataCollator*`, `default_data_collator`, a function that only pads (`tokenizer.pad`,
+/// `pad_sequence`), or PyTorch's default collate (no `collate_fn`: it stacks the ids). A batch is a few row lookups and a pad of integer ids (about a millisecond,
 /// a few KB): nothing for worker processes to overlap, nothing for pinning to speed up.
 // Ex) DataLoader(tokenized["train"], collate_fn=DataCollatorWithPadding(tokenizer), batch_size=32)
 pub(crate) fn pretokenized_text_loader(m: &Model<'_>, c: &Call) -> bool {
-    let Some(collate) = m.kw(c, "collate_fn").or_else(|| m.pos(c, 6)) else {
-        return false;
-    };
     let Some(ds) = m.pos(c, 0).or_else(|| m.kw(c, "dataset")) else {
         return false;
     };
-    padding_collate(m, collate.value, c) && tokenized_dataset(m, ds.value, c)
+    // without a collate, PyTorch's default one stacks the rows `.map` already padded
+    let collate = m.kw(c, "collate_fn").or_else(|| m.pos(c, 6));
+    collate.is_none_or(|k| padding_collate(m, k.value, c)) && tokenized_dataset(m, ds.value, c)
 }
 
 /// How many assignments and calls are followed back from a loader's dataset or collate.
