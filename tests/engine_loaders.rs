@@ -446,3 +446,35 @@ for batch in loader:
     let a = common::analyse(&images);
     assert!(has(&a, "EA101") && has(&a, "EA102"), "{:?}", rules_of(&a));
 }
+
+#[test]
+fn loaders_rebuilt_each_pass_or_over_a_dataset_changed_each_epoch_keep_no_workers() {
+    let head = "\
+import torch
+from torch.utils.data import DataLoader
+device = torch.device('cuda')
+model = Net().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+";
+    let step = "        loss = model(x.to(device)).sum()\n        loss.backward()\n        optimizer.step()\n";
+    // built inside the function every epoch calls
+    let rebuilt = format!(
+        "{head}def validate(valset):\n    loader = DataLoader(valset, num_workers=2, batch_size=64)\n    for x in loader:\n        model(x.to(device))\n\
+train_loader = DataLoader(train_set, num_workers=4, batch_size=64)\n\
+for epoch in range(100):\n    for x in train_loader:\n{step}    validate(val_set)\n"
+    );
+    let a = common::analyse(&rebuilt);
+    assert_eq!(
+        common::rule_lines(&a, "EA103"),
+        vec![10],
+        "{:?}",
+        rules_of(&a)
+    );
+    // the dataset resamples its negatives every epoch: workers must fork anew to see them
+    let resampled = format!(
+        "{head}train_loader = DataLoader(train_set, num_workers=4, batch_size=64)\n\
+for epoch in range(100):\n    train_loader.dataset.ng_sample()\n    for x in train_loader:\n{step}"
+    );
+    let a = common::analyse(&resampled);
+    assert!(!has(&a, "EA103"), "{:?}", rules_of(&a));
+}

@@ -9,7 +9,10 @@ declare_rule! {
     /// ## What it does
     /// Flags a `DataLoader` with a known `num_workers > 0` and no `persistent_workers`, when it
     /// is iterated once per epoch (in an epoch loop, passed to a per-epoch function, or given to
-    /// a Lightning `Trainer.fit`).
+    /// a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside
+    /// the epoch loop, or in a function it calls): it has no workers to keep. Nor when an epoch
+    /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`):
+    /// persistent workers would keep serving the samples they forked with.
     ///
     /// ## Why is this slow?
     /// Without `persistent_workers=True`, every epoch shuts the worker processes down and starts
@@ -115,7 +118,9 @@ impl Rule for DataloaderPersistent {
                             .is_some_and(|f| m.text(f.name).ends_with("_dataloader"))
                 }
             };
-            if !per_epoch {
+            // a loader built anew for each pass (`def validate(): loader = DataLoader(...)`
+            // called every epoch) has no workers to keep between passes
+            if !per_epoch || built_per_epoch(m, c) || dataset_changes_per_epoch(m, c, var) {
                 continue;
             }
             let fix = add_kwarg(m, c, "persistent_workers=True").map(|e| Fix {
@@ -157,6 +162,56 @@ fn loop_per_epoch(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::fa
     m.calls
         .iter()
         .any(|c| c.method.is_none() && m.text(c.func) == name && in_epoch(m, c.ctx.loop_))
+}
+
+/// Does the DataLoader call `c` run once per epoch: inside an epoch loop, or in a function
+/// that an epoch loop calls?
+// Ex) def validate(model, valset): val_loader = DataLoader(valset, num_workers=1) ...
+fn built_per_epoch(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    if in_epoch(m, c.ctx.loop_) {
+        return true;
+    }
+    let Some(name) = c
+        .ctx
+        .func
+        .and_then(|f| m.funcs.get(f as usize))
+        .map(|f| m.text(f.name))
+    else {
+        return false;
+    };
+    m.calls
+        .iter()
+        .any(|o| o.method.is_none() && m.text(o.func) == name && in_epoch(m, o.ctx.loop_))
+}
+
+/// Does an epoch loop call a method of the loader's dataset (`train_loader.dataset.ng_sample()`,
+/// `train_set.resample()`)? Persistent workers keep the copy of the dataset they forked with
+/// and would go on serving the old samples: restarting them is what makes the change visible.
+fn dataset_changes_per_epoch(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+    var: Option<&str>,
+) -> bool {
+    let dataset = m
+        .pos(c, 0)
+        .or_else(|| m.kw(c, "dataset"))
+        .map(|a| m.text(a.value))
+        .filter(|t| {
+            t.chars()
+                .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
+        });
+    let through_loader = var.map(|v| format!("{v}.dataset"));
+    m.calls.iter().any(|o| {
+        o.method.is_some()
+            && in_epoch(m, o.ctx.loop_)
+            && o.recv.is_some_and(|r| {
+                let r = m.text(r);
+                Some(r) == dataset || through_loader.as_deref() == Some(r)
+            })
+    })
 }
 
 /// Is loop `li` (or one of its ancestors) an epoch loop?
