@@ -154,7 +154,7 @@ fn the_else_of_a_parameter_that_defaults_to_on_does_not_run() {
 fn half_precision_under_an_off_flag_leaves_the_model_in_fp32() {
     let src = |flag: &str| {
         format!(
-            "import argparse\nimport torch\nparser = argparse.ArgumentParser()\nparser.add_argument('--fp16', {flag})\nargs = parser.parse_args()\nmodel = Net()\nif args.fp16:\n    model = model.cuda().half()\nelse:\n    model = model.cuda()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in train_loader:\n    x = x.cuda()\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n"
+            "import argparse\nimport torch\nparser = argparse.ArgumentParser()\nparser.add_argument('--fp16', {flag})\nargs = parser.parse_args()\nmodel = GPT()\nif args.fp16:\n    model = model.cuda().half()\nelse:\n    model = model.cuda()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in train_loader:\n    x = x.cuda()\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n"
         )
     };
     let off = run(&src("action='store_true'"));
@@ -197,4 +197,30 @@ fn legacy_spellings_of_non_blocking_and_no_grad() {
     let legacy = run(&src("async=True", "Variable(x, volatile=True)"));
     assert!(!fires(&legacy, "EA303"), "{:?}", legacy.findings);
     assert!(!fires(&legacy, "EA401"), "{:?}", legacy.findings);
+}
+
+#[test]
+fn a_comparison_with_a_default_that_fails_is_a_branch_that_does_not_run() {
+    let src = "\
+import argparse
+import pandas as pd
+parser = argparse.ArgumentParser()
+parser.add_argument('--image_data', default='train_with_label.csv')
+parser.add_argument('--mode', default='train')
+args = parser.parse_args()
+df = pd.read_csv(args.image_data)
+if 'info' in args.image_data:
+    df['c'] = df.apply(lambda x: f(x['a']), axis=1)
+if args.mode == 'eval':
+    df['d'] = df.apply(lambda x: f(x['a']), axis=1)
+if args.mode != 'eval':
+    df['e'] = df.apply(lambda x: f(x['a']), axis=1)
+if args.mode == some_mode:
+    df['g'] = df.apply(lambda x: f(x['a']), axis=1)
+";
+    // only the branches that run as shipped (13) or cannot be told (15)
+    assert_eq!(
+        common::rule_lines(&common::analyse(src), "EA601"),
+        vec![13, 15]
+    );
 }

@@ -66,6 +66,42 @@ pub(crate) fn condition(
                 .then_some(m.facts.device == super::facts::Device::Cuda)
         }
         "identifier" | "attribute" => name_condition(m, node, at, func, depth),
+        "comparison_operator" => comparison(m, node, at, func),
+        _ => None,
+    }
+}
+
+/// `a == b`, `a != b`, `a in b`, `a not in b` between two values the engine can resolve to
+/// constants (literals, argparse defaults, module constants): `'info' in args.data` with
+/// `default="train.csv"` is false as shipped.
+fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Option<bool> {
+    if node.named_child_count() != 2 {
+        return None;
+    }
+    let (l, r) = (node.named_child(0)?, node.named_child(1)?);
+    let op: String = {
+        let mut c = node.walk();
+        node.children(&mut c)
+            .filter(|ch| !ch.is_named())
+            .map(|ch| m.text(span(ch)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (a, b) = (
+        m.resolve_expr(span(l), at, func),
+        m.resolve_expr(span(r), at, func),
+    );
+    let known = |v: &Val| matches!(v, Val::Int(_) | Val::Bool(_) | Val::Str(_) | Val::None);
+    if !known(&a) || !known(&b) {
+        return None;
+    }
+    match op.as_str() {
+        "==" => Some(a == b),
+        "!=" => Some(a != b),
+        "in" | "not in" => match (&a, &b) {
+            (Val::Str(x), Val::Str(y)) => Some(y.contains(x.as_str()) == (op == "in")),
+            _ => None,
+        },
         _ => None,
     }
 }

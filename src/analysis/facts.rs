@@ -726,10 +726,20 @@ impl<'s> Walker<'s> {
         }
     }
 
-    /// A conjunct as a switch: `flag` → (flag, true), `not flag` → (flag, false).
+    /// A conjunct as a switch: `flag` → (flag, true), `not flag` → (flag, false), and a
+    /// comparison of a switch with a literal (`args.mode == "train"`, `"info" in args.data`) →
+    /// (the comparison, true).
     fn switch_of(node: Node<'_>) -> Option<(Span, bool)> {
         if Self::switch_like(node) {
             return Some((Span::of(node), true));
+        }
+        if node.kind() == "comparison_operator" && node.named_child_count() == 2 {
+            let literal =
+                |n: Node<'_>| matches!(n.kind(), "string" | "integer" | "true" | "false" | "none");
+            let (l, r) = (node.named_child(0)?, node.named_child(1)?);
+            if (Self::switch_like(l) && literal(r)) || (literal(l) && Self::switch_like(r)) {
+                return Some((Span::of(node), true));
+            }
         }
         if node.kind() == "not_operator"
             && let Some(inner) = node.named_child(0)

@@ -1852,6 +1852,25 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
             None if g.func.is_some_and(|f| binds_in(m, Some(f), name)) => None,
             None => module_constant(m, name),
         },
+        // `args.mode == "train"`, `"info" in args.data`: both sides known as shipped, and the
+        // file never reassigns the switch it compares
+        "comparison_operator" => {
+            let mut c = node.walk();
+            let reassigned = node.named_children(&mut c).any(|side| {
+                let t = m.text(Span {
+                    start: side.start_byte(),
+                    end: side.end_byte(),
+                });
+                side.kind() == "attribute"
+                    && m.assigns
+                        .iter()
+                        .any(|a| a.targets.iter().any(|x| m.text(*x) == t))
+            });
+            if reassigned {
+                return None;
+            }
+            super::as_shipped::condition(m, node, g.at, g.func, 0)
+        }
         _ => None,
     }
 }

@@ -68,7 +68,8 @@ impl Rule for PandasRowLoop {
         let m = cx.m;
         for c in &m.calls {
             let last = m.last_name(c);
-            if c.method.is_none() {
+            // a branch that never runs as shipped (`if "info" in args.data:`) costs nothing
+            if c.method.is_none() || m.dead(&c.ctx) {
                 continue;
             }
             match last {
@@ -109,7 +110,9 @@ impl Rule for PandasRowLoop {
         }
         // for i in range(len(df)): df.loc[i, ...]
         for (li, l) in m.loops.iter().enumerate() {
-            let Some(it) = l.iter else { continue };
+            let Some(it) = l.iter.filter(|_| !m.dead(&l.ctx)) else {
+                continue;
+            };
             let t = m.text(it);
             let Some(inner) = t
                 .strip_prefix("range(len(")

@@ -137,6 +137,7 @@ impl Rule for SerialProcessing {
         for (li, l) in m.loops.iter().enumerate() {
             if l.info.step
                 || l.info.epoch
+                || m.dead(&l.ctx)
                 || l.ctx.getitem
                 || l.targets.is_empty()
                 || !is_record_loop(m, l)
