@@ -379,3 +379,33 @@ for x, y in loader:
         vec![4]
     );
 }
+
+#[test]
+fn precision_decided_elsewhere_or_a_transformers_utility_gives_no_tf32_advice() {
+    let step = "\
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+for x in loader:
+    loss = model(x.to('cuda')).sum()
+    loss.backward()
+    optimizer.step()
+";
+    let ea202 = |head: &str| lines(&run(&format!("import torch\n{head}{step}")), "EA202");
+    // OpenAI CLIP's weights load in fp16 on CUDA
+    assert_eq!(
+        ea202("import clip\nmodel, preprocess = clip.load('ViT-L/14', device='cuda')\n"),
+        Vec::<usize>::new()
+    );
+    // a hub model with its own code picks its dtype; naming one makes it known again
+    let remote = "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=True).to('cuda')\n";
+    assert_eq!(ea202(remote), Vec::<usize>::new());
+    assert_eq!(
+        ea202(&remote.replace(
+            "trust_remote_code=True",
+            "trust_remote_code=True, torch_dtype=torch.float32"
+        )),
+        vec![3]
+    );
+    // a scheduler imported from transformers does not make a timm backbone a transformer
+    let timm = "import timm\nfrom transformers import get_cosine_schedule_with_warmup\nmodel = timm.create_model(cfg['name']).to('cuda')\n";
+    assert_eq!(ea202(timm), Vec::<usize>::new());
+}

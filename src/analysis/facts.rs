@@ -270,7 +270,8 @@ pub struct Precision {
     pub autocast: bool,
     /// A `GradScaler`.
     pub grad_scaler: bool,
-    /// `.half()` / `.bfloat16()` / a 16-bit dtype.
+    /// `.half()` / `.bfloat16()` / a 16-bit dtype (also OpenAI CLIP's `clip.load`, which
+    /// loads fp16 weights on CUDA).
     pub half: bool,
     /// TF32 enabled (`allow_tf32 = True`, `set_float32_matmul_precision("high"|"medium")`, HF `tf32=True`).
     pub tf32: bool,
@@ -282,7 +283,9 @@ pub struct Precision {
     /// Precision (or compilation) is set from something the analysis cannot read: a launcher
     /// configuration (`Accelerator()` without `mixed_precision=`, or with a value that resolves
     /// to `None`) or a variable without a readable default (`precision=cfg.precision`). A
-    /// variable with an argparse default is read as shipped (`default="no"` is fp32).
+    /// variable with an argparse default is read as shipped (`default="no"` is fp32). A
+    /// `from_pretrained(..., trust_remote_code=True)` without a dtype runs the hub's own model
+    /// code, which may pick one (Qwen selects bf16).
     /// Precision rules stay silent.
     pub unresolved: bool,
 }

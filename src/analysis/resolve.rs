@@ -657,7 +657,22 @@ fn precision(m: &mut Model<'_>) {
             {
                 deterministic = true;
             }
-            "from_pretrained" => from_pretrained = true,
+            "from_pretrained" => {
+                from_pretrained = true;
+                // the model's code comes from the hub and picks its own dtype (Qwen's selects
+                // bf16 by itself) unless the call names one
+                if m.kw(c, "trust_remote_code")
+                    .is_some_and(|a| a.vkind == ValKind::True)
+                    && m.kw(c, "torch_dtype")
+                        .or_else(|| m.kw(c, "dtype"))
+                        .is_none()
+                {
+                    p.unresolved = true;
+                }
+            }
+            // OpenAI CLIP loads its weights in fp16 on CUDA (`convert_weights`)
+            "load" if q == "clip.load" => p.half = true,
+            "convert_weights" if q.starts_with("clip.") => p.half = true,
             // `amp_autocast()`, `maybe_autocast()`: a context chosen at run time (timm)
             _ if last.to_ascii_lowercase().contains("autocast") => p.unresolved = true,
             // `scope = autocast if opt.precision == "autocast" else nullcontext` ...

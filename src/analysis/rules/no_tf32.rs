@@ -214,7 +214,20 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
     };
     for c in &m.calls {
         let last = m.last_name(c);
-        arch.attention |= MATMUL_LAYERS.contains(&last);
+        // a Hugging Face transformers model class (`AutoModelForCausalLM.from_pretrained`) or
+        // Trainer; its tokenizers, processors and configs are not models
+        let q = m.qual(c);
+        let hf_model = (q.starts_with("transformers.")
+            && (last == "pipeline" || matches!(last, "from_pretrained" | "from_config"))
+            && !["Tokenizer", "Processor", "Config", "FeatureExtractor"]
+                .iter()
+                .any(|w| m.text(c.func).contains(w)))
+            // its Trainer trains (nearly always) one of its models
+            || ((q.starts_with("transformers.") || q.starts_with("trl."))
+                && (last.ends_with("Trainer")
+                    || last.ends_with("TrainingArguments")
+                    || last == "SFTConfig"));
+        arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
         arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP" | "matmul" | "mm");
         arch.conv |= conv_family(last);
     }
@@ -238,6 +251,18 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             break;
         }
         let word = match n.kind() {
+            // importing from Hugging Face transformers is not building a transformer (`from
+            // transformers import get_cosine_schedule_with_warmup`): its models are known by
+            // their `from_pretrained` (and `pipeline`) calls above
+            "import_statement" | "import_from_statement"
+                if m.src.get(n.start_byte()..n.end_byte()).is_some_and(|t| {
+                    let mut w = t.split_whitespace();
+                    w.nth(1)
+                        .is_some_and(|module| module.split('.').next() == Some("transformers"))
+                }) =>
+            {
+                continue;
+            }
             "identifier" => true,
             "string" => n
                 .parent()
