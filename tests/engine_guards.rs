@@ -224,3 +224,55 @@ if args.mode == some_mode:
         vec![13, 15]
     );
 }
+
+#[test]
+fn a_function_the_script_never_calls_gets_no_finding() {
+    let src = "\
+import torch
+from torch.utils.data import DataLoader
+device = torch.device('cuda')
+
+def train(model, data):
+    loader = DataLoader(data, batch_size=64)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+        loss.backward()
+        opt.step()
+        print(loss.item())
+
+def classify(model, data):
+    loader = DataLoader(data, batch_size=64)
+    with torch.no_grad():
+        for x in loader:
+            print(model(x.to(device)).argmax(1).tolist())
+
+def main():
+    model = torch.load('model.pt').to(device)
+    # train(model, train_set)
+    classify(model, test_set)
+
+if __name__ == '__main__':
+    main()
+";
+    let a = run(src);
+    let lines: Vec<usize> = a.findings.iter().map(|f| f.line).collect();
+    assert!(
+        lines.iter().all(|&l| !(5..=12).contains(&l)),
+        "{:?}",
+        a.findings
+    );
+    assert!(
+        lines.iter().any(|&l| (14..=18).contains(&l)),
+        "{:?}",
+        a.findings
+    );
+    // the same functions in a module other files import: every one may run
+    let library = src.replace("if __name__ == '__main__':\n    main()\n", "");
+    let a = run(&library);
+    assert!(
+        a.findings.iter().any(|f| (5..=12).contains(&f.line)),
+        "{:?}",
+        a.findings
+    );
+}

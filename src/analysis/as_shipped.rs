@@ -478,3 +478,75 @@ fn span(n: Node<'_>) -> Span {
         end: n.end_byte(),
     }
 }
+
+/// The line ranges (1-based, inclusive) of a script's top-level functions that nothing in the
+/// script calls or names: when the script runs, they do not. A file with no module-level code
+/// that calls one of its own functions (a library module, whose functions other files call)
+/// has none. Names count in code only, not in comments or strings.
+// Ex) def train(...): ...  (its call commented out in main) → train's lines
+pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
+    let root = m.tree.root_node();
+    let mut funcs: Vec<(&str, Node<'_>)> = Vec::new();
+    let mut module_names: Vec<&str> = Vec::new();
+    let mut cursor = root.walk();
+    for child in root.named_children(&mut cursor) {
+        let def = match child.kind() {
+            "function_definition" => Some(child),
+            "decorated_definition" => child
+                .child_by_field_name("definition")
+                .filter(|d| d.kind() == "function_definition"),
+            _ => None,
+        };
+        match def.and_then(|d| d.child_by_field_name("name")) {
+            // a decorator may register the function (`@app.route(...)`): it counts as called
+            Some(name) if child.kind() == "decorated_definition" => {
+                module_names.push(m.text(span(name)));
+            }
+            Some(name) => funcs.push((m.text(span(name)), child)),
+            None => module_names.extend(identifiers(m, child)),
+        }
+    }
+    let defined: std::collections::HashSet<&str> = funcs.iter().map(|(n, _)| *n).collect();
+    // a script: its module-level code calls (or names) one of its functions
+    let mut reached: std::collections::HashSet<&str> = module_names
+        .iter()
+        .copied()
+        .filter(|w| defined.contains(w))
+        .collect();
+    if reached.is_empty() {
+        return Vec::new();
+    }
+    let mut frontier: Vec<&str> = reached.iter().copied().collect();
+    while let Some(name) = frontier.pop() {
+        for (f, node) in &funcs {
+            if *f != name {
+                continue;
+            }
+            for w in identifiers(m, *node) {
+                if defined.contains(w) && reached.insert(w) {
+                    frontier.push(w);
+                }
+            }
+        }
+    }
+    funcs
+        .iter()
+        .filter(|(name, _)| !reached.contains(name))
+        .map(|(_, node)| (node.start_position().row + 1, node.end_position().row + 1))
+        .collect()
+}
+
+/// The identifiers under `node` (names in code; strings and comments hold none).
+fn identifiers<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    let mut cursor = node.walk();
+    while let Some(n) = stack.pop() {
+        if n.kind() == "identifier" {
+            out.push(m.text(span(n)));
+        } else if !matches!(n.kind(), "string" | "comment") {
+            stack.extend(n.named_children(&mut cursor));
+        }
+    }
+    out
+}

@@ -91,6 +91,9 @@ fn markdown() -> String {
          its expected cost. Silence a finding with `# efficiency-audit: ignore[RULE]` on its line \
          (a rule id or a category; `ignore` alone silences all), or in the configuration with \
          `rules: {select: [...], ignore: [...]}`.\n\n\
+         Every rule reads the code as it runs when shipped: a branch behind a switch that is off \
+         by default, and a function of a script that nothing in the script calls, get no \
+         finding.\n\n\
          | Rule | Name | Category | Resource | Severity |\n|---|---|---|---|---|\n",
     );
     for r in RULES {

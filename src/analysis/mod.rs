@@ -145,7 +145,11 @@ fn analyze(
         }
     }
     let mut findings = cx.out;
-    findings.retain(|f| !suppressed(&m, f));
+    // a script's function that nothing calls does not run as shipped
+    let uncalled = as_shipped::uncalled_functions(&m);
+    findings.retain(|f| {
+        !suppressed(&m, f) && !uncalled.iter().any(|&(a, b)| a <= f.line && f.line <= b)
+    });
     findings.sort_by(|a, b| (a.line, a.column, &a.rule).cmp(&(b.line, b.column, &b.rule)));
     // one finding per rule and line; their fixes are merged (`x.cuda(), y.cuda()`)
     findings.dedup_by(|later, kept| {
