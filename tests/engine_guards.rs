@@ -276,3 +276,25 @@ if __name__ == '__main__':
         a.findings
     );
 }
+
+#[test]
+fn an_empty_collection_filled_on_the_first_pass_is_a_lazy_init() {
+    let src = |cond: &str| {
+        format!(
+            "import numpy as np\nimport torch\ndevice = torch.device('cuda')\nmodel = Net().to(device)\ny_true = np.array([])\nfor bx, by in loader:\n    out = model(bx.to(device))\n    if {cond}:\n        y_true = out.cpu().numpy()\n    else:\n        y_true = np.hstack((y_true, out.cpu().numpy()))\n"
+        )
+    };
+    for cond in ["len(y_true) == 0", "not y_true"] {
+        // the first branch runs once; the `else` every step
+        assert_eq!(
+            common::rule_lines(&run(&src(cond)), "EA301"),
+            vec![11],
+            "{cond}"
+        );
+    }
+    // a test on something the branch does not fill is not a first pass
+    assert_eq!(
+        common::rule_lines(&run(&src("len(bx) == 0")), "EA301"),
+        vec![9, 11]
+    );
+}

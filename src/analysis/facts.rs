@@ -824,11 +824,33 @@ impl<'s> Walker<'s> {
                 .any(|c| self.counter_is_literal(c) || self.lazy_init(c, block))
     }
 
-    /// `x is None` where the block assigns `x` a value: after the first pass the test fails.
+    /// `x is None` (or `len(x) == 0`, `not x`) where the block assigns `x` a value: after the
+    /// first pass the test fails.
     fn lazy_init(&self, cond: Node<'_>, block: Node<'_>) -> bool {
         // Ex) if features is None: features = torch.zeros(n, d)
+        // Ex) if len(y_true) == 0: y_true = y.cpu().numpy()
+        if cond.kind() == "not_operator"
+            && let Some(a) = cond.named_child(0)
+            && Self::switch_like(a)
+        {
+            return self.assigns_name(block, self.text(a));
+        }
         if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
             return false;
+        }
+        if let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1))
+            && b.kind() == "integer"
+            && self.text(b) == "0"
+            && self
+                .src
+                .get(a.end_byte()..b.start_byte())
+                .is_some_and(|op| op.trim() == "==")
+            && a.kind() == "call"
+            && field::get(a, field::FUNCTION).is_some_and(|f| self.text(f) == "len")
+            && let Some(arg) = field::get(a, field::ARGUMENTS).and_then(|x| x.named_child(0))
+            && Self::switch_like(arg)
+        {
+            return self.assigns_name(block, self.text(arg));
         }
         let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1)) else {
             return false;
