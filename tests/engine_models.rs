@@ -208,3 +208,36 @@ for name in os.listdir('data/test'):
     let a = run(&pass);
     assert_eq!(lines_of(&a, "EA502"), Vec::<usize>::new());
 }
+
+#[test]
+fn pretrained_weights_placed_on_the_device_are_a_model_and_pipelines_disable_autograd() {
+    // `X.from_pretrained(...).to(device)` of any class: loaded weights placed on a device
+    let src = "\
+import os
+import cv2
+import torch
+from depth_anything.dpt import DepthAnything
+DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'
+depth_anything = DepthAnything.from_pretrained('x').to(DEVICE)
+depth_anything.eval()
+for filename in os.listdir('imgs'):
+    raw_image = cv2.imread(filename)
+    image = torch.from_numpy(raw_image).unsqueeze(0).to(DEVICE)
+    with torch.no_grad():
+        depth = depth_anything(image)
+    cv2.imwrite('out/' + filename, depth.cpu().numpy())
+";
+    let a = run(src);
+    assert_eq!(lines_of(&a, "EA502"), vec![9], "{:?}", all(&a));
+    assert_eq!(lines_of(&a, "EA602"), Vec::<usize>::new());
+    // a diffusers pipeline runs its `__call__` under no_grad itself
+    let pipe = "\
+import torch
+from diffusers import StableDiffusionPipeline
+pipe = StableDiffusionPipeline.from_pretrained('sd', torch_dtype=torch.float16).to('cuda')
+for i, prompt in enumerate(prompts):
+    image = pipe(prompt).images[0]
+    image.save(f'out/{i}.png')
+";
+    assert_eq!(lines_of(&run(pipe), "EA401"), Vec::<usize>::new());
+}

@@ -247,7 +247,8 @@ fn kinds(m: &mut Model<'_>) {
             "to" | "cuda" | "half" | "float" | "bfloat16" | "eval" | "train" | "cpu"
         ) && c.method.is_some()
         {
-            recv_kind
+            // (the whole chain: what `.to(device)` places is a module)
+            recv_kind.or_else(|| ctor_kind(m, c, &local_modules))
         } else if (q.starts_with("torch.") || q.starts_with("numpy.") || recv == "np")
             && TENSOR_CTORS.contains(&last)
         {
@@ -346,10 +347,11 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
         }
         let q = m.qual(cur);
         let recv = cur.recv.map_or("", |r| m.text(r));
+        // `DepthAnything.from_pretrained(...).to(DEVICE)`: loaded weights placed on a device
         if last == "from_pretrained"
             && !recv.contains("Tokenizer")
             && !recv.contains("Processor")
-            && (recv.contains("Model") || recv.contains("For"))
+            && (recv.contains("Model") || recv.contains("For") || placed)
         {
             return Some(VarKind::Model);
         }

@@ -10,7 +10,8 @@ declare_rule! {
     /// Flags an evaluation or inference loop (the model is in `eval()` mode, or the function is
     /// an eval/test/predict one, or the file only infers) that calls the model with autograd
     /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it and no backward in the
-    /// function.
+    /// function. A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
+    /// counted: its `__call__` disables autograd itself.
     ///
     /// ## Why is this slow?
     /// With autograd on, every forward records the graph and keeps the activations it would
@@ -104,6 +105,7 @@ impl Rule for NoGradMissing {
                 .take_while(|c| c.span.start < l.span.end)
                 .filter(|c| c.ctx.loop_ == Some(li as u32) && is_model_call(m, c) && !c.ctx.no_grad)
                 .filter(|c| c.method.is_none_or(|meth| m.text(meth) == "forward"))
+                .filter(|c| !pipeline(m, m.text(c.func)))
                 .count();
             if bare_calls == 0 {
                 continue;
@@ -209,5 +211,16 @@ fn wrap_fix(m: &crate::analysis::facts::Model<'_>, start: usize, end: usize) -> 
             end,
             content: out,
         }],
+    })
+}
+
+/// Is `name` a Hugging Face pipeline (`StableDiffusionPipeline.from_pretrained(...)`,
+/// `pipeline("text-generation")`)? Its `__call__` runs under `torch.no_grad()` itself.
+fn pipeline(m: &crate::analysis::facts::Model<'_>, name: &str) -> bool {
+    m.assigns.iter().any(|a| {
+        a.targets.len() == 1 && m.text(a.left) == name && {
+            let v = m.text(a.value);
+            v.contains("Pipeline") || v.starts_with("pipeline(")
+        }
     })
 }
