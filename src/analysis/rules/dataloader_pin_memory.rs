@@ -124,7 +124,10 @@ const MEDIA: &[&str] = &[
 // Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
 pub(crate) fn token_batches(m: &crate::analysis::facts::Model<'_>) -> bool {
     use crate::analysis::facts::VarKind;
-    let tokenizes = m.kinds.values().any(|k| *k == VarKind::Tokenizer)
+    let tokenizes = m
+        .assigns
+        .iter()
+        .any(|a| m.var_kind(m.text(a.left)) == Some(VarKind::Tokenizer))
         || m.imports
             .values()
             .any(|q| q.ends_with("Tokenizer") || q.ends_with("TokenizerFast"));
