@@ -146,7 +146,11 @@ fn analyze(
     }
     let mut findings = cx.out;
     // a script's function that nothing calls does not run as shipped
-    let uncalled = as_shipped::uncalled_functions(&m);
+    let uncalled = if findings.is_empty() {
+        Vec::new()
+    } else {
+        as_shipped::uncalled_functions(&m)
+    };
     findings.retain(|f| {
         !suppressed(&m, f) && !uncalled.iter().any(|&(a, b)| a <= f.line && f.line <= b)
     });

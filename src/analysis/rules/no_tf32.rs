@@ -275,8 +275,11 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                 .unwrap_or("")
                 .split(|ch: char| !ch.is_ascii_alphanumeric())
                 .any(|part| {
-                    let named =
-                        |p: &str| TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w));
+                    // (`CodeFormer`, `segformer`, `Informer`: the -former family too)
+                    let named = |p: &str| {
+                        TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
+                            || p.to_ascii_lowercase().ends_with("former")
+                    };
                     named(part) || camel_parts(part).any(named)
                 })
         {
