@@ -373,6 +373,10 @@ for x, y in loader:
         vec![5]
     );
     assert_eq!(
+        at("from basicsr.archs import CodeFormer\nmodel = CodeFormer(dim=512).to(device)\n"),
+        vec![5]
+    );
+    assert_eq!(
         at(
             "model = nn.Sequential(nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 512)).to(device)\n"
         ),
