@@ -413,3 +413,17 @@ for x in loader:
     let timm = "import timm\nfrom transformers import get_cosine_schedule_with_warmup\nmodel = timm.create_model(cfg['name']).to('cuda')\n";
     assert_eq!(ea202(timm), Vec::<usize>::new());
 }
+
+#[test]
+fn a_convolutional_family_by_name_gets_cudnn_autotuning_advice() {
+    let src = |model: &str| {
+        format!(
+            "import torch\n{model}optimizer = torch.optim.Adam(model.parameters())\nfor x, y in loader:\n    loss = (model(x.cuda()) - y.cuda()).abs().mean()\n    loss.backward()\n    optimizer.step()\n"
+        )
+    };
+    let unet = src("from unet import UNet\nmodel = UNet(n_channels=3, n_classes=1).cuda()\n");
+    assert_eq!(lines(&run(&unet), "EA204"), vec![3]);
+    // a model named for nothing in particular: its layers are out of view, no advice
+    let net = src("from models import Net\nmodel = Net().cuda()\n");
+    assert_eq!(lines(&run(&net), "EA204"), Vec::<usize>::new());
+}

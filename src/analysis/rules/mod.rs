@@ -1103,6 +1103,38 @@ fn layer_params(m: &Model<'_>, c: &Call) -> Option<u64> {
     })
 }
 
+/// Families of convolutional networks, as their constructors are named (`ResNet18`,
+/// `CAResNet18`, `mobilenet_v2`, `EfficientNet.from_name`, `UNet`, `EncoderCNN`).
+const CONV_FAMILIES: &[&str] = &[
+    "resnet",
+    "resnext",
+    "mobilenet",
+    "efficientnet",
+    "densenet",
+    "vgg",
+    "alexnet",
+    "inception",
+    "googlenet",
+    "squeezenet",
+    "shufflenet",
+    "mnasnet",
+    "regnet",
+    "convnext",
+    "unet",
+    "lenet",
+    "xception",
+    "darknet",
+    "deeplab",
+    "hrnet",
+    "cnn",
+];
+
+/// Does a constructor's name name a convolutional network family?
+pub(crate) fn conv_family(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    CONV_FAMILIES.iter().any(|f| lower.contains(f))
+}
+
 /// Below this many parameters a model's step is kernel-launch bound: mixed precision, TF32,
 /// cuDNN autotuning and pinned copies change nothing a user would measure.
 pub(crate) const TINY_MODEL_PARAMS: u64 = 100_000;

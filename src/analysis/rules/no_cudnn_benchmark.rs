@@ -6,7 +6,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a CUDA file that trains or runs a convolutional network (`nn.Conv*d`, torchvision
-    /// or timm models) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
+    /// or timm models, or a model built by a constructor named for a convolutional family:
+    /// `UNet`, `ResNet18`, `MobileNet`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
     /// deterministic algorithms are left alone. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and autotuning changes nothing measurable.
@@ -65,7 +66,7 @@ impl Rule for NoCudnnBenchmark {
         let m = cx.m;
         if !super::cuda(m)
             || !super::trains_or_infers(m)
-            || !m.facts.conv
+            || !(m.facts.conv || m.calls.iter().any(|c| super::conv_family(m.last_name(c))))
             || m.facts.cudnn_benchmark.is_some()
             || m.deterministic
             || super::tiny_model(m)

@@ -229,7 +229,7 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                     || last == "SFTConfig"));
         arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
         arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP" | "matmul" | "mm");
-        arch.conv |= conv_family(last);
+        arch.conv |= super::conv_family(last);
     }
     // `class Layer(nn.Linear):` builds Linear layers by subclassing
     for k in &m.classes {
@@ -290,36 +290,4 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         }
     }
     arch
-}
-
-/// Families of convolutional networks, as their constructors are named (`ResNet18`,
-/// `CAResNet18`, `mobilenet_v2`, `EfficientNet.from_name`, `UNet`, `EncoderCNN`).
-const CONV_FAMILIES: &[&str] = &[
-    "resnet",
-    "resnext",
-    "mobilenet",
-    "efficientnet",
-    "densenet",
-    "vgg",
-    "alexnet",
-    "inception",
-    "googlenet",
-    "squeezenet",
-    "shufflenet",
-    "mnasnet",
-    "regnet",
-    "convnext",
-    "unet",
-    "lenet",
-    "xception",
-    "darknet",
-    "deeplab",
-    "hrnet",
-    "cnn",
-];
-
-/// Does a constructor's name name a convolutional network family?
-fn conv_family(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    CONV_FAMILIES.iter().any(|f| lower.contains(f))
 }
