@@ -241,3 +241,27 @@ for i, prompt in enumerate(prompts):
 ";
     assert_eq!(lines_of(&run(pipe), "EA401"), Vec::<usize>::new());
 }
+
+#[test]
+fn a_move_to_the_device_by_keyword_is_a_host_to_device_copy() {
+    let src = "\
+import torch
+from torch.utils.data import DataLoader
+device = torch.device('cuda')
+model = UNet(3, 1).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+loader = DataLoader(train_set, batch_size=8, num_workers=8, pin_memory=True)
+for batch in loader:
+    imgs = batch['image'].to(device=device, dtype=torch.float32)
+    loss = model(imgs).mean()
+    loss.backward()
+    optimizer.step()
+";
+    assert_eq!(lines_of(&run(src), "EA303"), vec![8]);
+    // a dtype conversion alone stays on the host
+    let cast = src.replace(
+        ".to(device=device, dtype=torch.float32)",
+        ".to(dtype=torch.float32)",
+    );
+    assert_eq!(lines_of(&run(&cast), "EA303"), Vec::<usize>::new());
+}

@@ -6,7 +6,7 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags `.to(device)` / `.cuda()` of a batch in a step loop without `non_blocking=True`,
+    /// Flags `.to(device)` (also `.to(device=...)`) / `.cuda()` of a batch in a step loop without `non_blocking=True`,
     /// when the loop iterates a `DataLoader` with `pin_memory=True`.
     ///
     /// ## Why is this slow?
@@ -70,8 +70,13 @@ impl Rule for H2dBlocking {
             {
                 continue;
             }
-            if last == "to" {
-                let Some(a) = m.pos(c, 0) else { continue };
+            // `.to(device=device, dtype=torch.float32)`: a move to the device by keyword
+            if last == "to" && m.pos(c, 0).is_none() && m.kw(c, "device").is_none() {
+                continue;
+            }
+            if last == "to"
+                && let Some(a) = m.pos(c, 0)
+            {
                 let t = m.text(a.value);
                 if t.contains("cpu")
                     || t.contains("dtype")
