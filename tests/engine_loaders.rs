@@ -478,3 +478,19 @@ for epoch in range(100):\n    train_loader.dataset.ng_sample()\n    for x in tra
     let a = common::analyse(&resampled);
     assert!(!has(&a, "EA103"), "{:?}", rules_of(&a));
 }
+
+#[test]
+fn a_trainer_over_token_ids_needs_no_workers() {
+    let src = "\
+from transformers import AutoTokenizer, AutoModelForCausalLM, Trainer, TrainingArguments
+tokenizer = AutoTokenizer.from_pretrained('gpt2')
+model = AutoModelForCausalLM.from_pretrained('gpt2')
+ds = raw.map(lambda e: tokenizer(e['text']), batched=True)
+args = TrainingArguments('out', per_device_train_batch_size=16, bf16=True)
+Trainer(model=model, args=args, train_dataset=ds).train()
+";
+    assert!(!has(&common::analyse(src), "EA101"));
+    // a per-item transform is work the workers would overlap
+    let transformed = src.replace("args = ", "ds.set_transform(augment)\nargs = ");
+    assert!(has(&common::analyse(&transformed), "EA101"));
+}

@@ -18,7 +18,9 @@ declare_rule! {
     /// what `__init__` prepared and wraps it in tensors (no decoding, transform, tokenizer or
     /// file): workers have nothing to overlap.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, or a name only
-    /// ever used that way): starting workers for one batch costs more than it saves.
+    /// ever used that way): starting workers for one batch costs more than it saves. Nor is a
+    /// Hugging Face `TrainingArguments` in a file that feeds a text model token ids only (it
+    /// tokenizes, handles no image, audio or video, and sets no per-item transform).
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training
@@ -126,9 +128,17 @@ impl Rule for DataloaderWorkers {
             );
         }
         // HF `TrainingArguments` loads in the main process unless `dataloader_num_workers` is set.
+        // (a Trainer over text only collates token ids: padding them costs about a
+        // millisecond; a per-item transform is work again)
+        let text_only = super::dataloader_pin_memory::token_batches(m)
+            && !m
+                .calls
+                .iter()
+                .any(|x| matches!(m.last_name(x), "set_transform" | "with_transform"));
         if let Some(c) = super::hf_args_call(m)
             && c.splat.is_none()
             && !c.star
+            && !text_only
         {
             let v = m
                 .kw(c, "dataloader_num_workers")
