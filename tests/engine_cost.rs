@@ -427,3 +427,16 @@ fn a_convolutional_family_by_name_gets_cudnn_autotuning_advice() {
     let net = src("from models import Net\nmodel = Net().cuda()\n");
     assert_eq!(lines(&run(&net), "EA204"), Vec::<usize>::new());
 }
+
+#[test]
+fn int8_weights_get_no_compile_advice() {
+    let src = "\
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+model = AutoModelForCausalLM.from_pretrained('llama', load_in_8bit=True, device_map='auto')
+args = TrainingArguments('out', per_device_train_batch_size=4, fp16=True)
+Trainer(model=model, args=args, train_dataset=ds).train()
+";
+    assert_eq!(lines(&run(src), "EA203"), Vec::<usize>::new());
+    let full = src.replace(", load_in_8bit=True", "");
+    assert_eq!(lines(&run(&full), "EA203"), vec![3]);
+}

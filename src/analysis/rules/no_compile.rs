@@ -8,7 +8,8 @@ declare_rule! {
     /// Flags a CUDA training script that never calls `torch.compile` (nor sets HF
     /// `torch_compile=True`). Reported where the model is placed on the device. Not reported
     /// when every training loop runs a few known iterations (`for i in range(15)`): the
-    /// compilation would take longer than it could save.
+    /// compilation would take longer than it could save. Nor for int8/4-bit weights
+    /// (`load_in_8bit=True`, `quantization_config=`), where `torch.compile` support is patchy.
     ///
     /// ## Why is this slow?
     /// Eager PyTorch launches one kernel per operation and writes every intermediate to GPU
@@ -80,6 +81,10 @@ impl Rule for NoCompile {
         {
             return;
         }
+        // int8/4-bit weights (bitsandbytes): where `torch.compile` support is patchy
+        if quantized(m) {
+            return;
+        }
         // `for i in range(opt.steps)` with `--steps` defaulting to 15: compiling costs seconds
         // to minutes up front, more than a handful of steps can win back
         let mut train_loops = m.loops.iter().filter(|l| l.info.train).peekable();
@@ -139,4 +144,19 @@ impl Rule for NoCompile {
             fix,
         );
     }
+}
+
+/// Does the file load int8/4-bit weights (`load_in_8bit=True`, `load_in_4bit=True`, a
+/// `quantization_config=`)?
+fn quantized(m: &crate::analysis::facts::Model<'_>) -> bool {
+    use crate::analysis::facts::ValKind;
+    m.calls.iter().any(|c| {
+        m.call_args(c)
+            .iter()
+            .any(|a| match a.name.map(|n| m.text(n)) {
+                Some("load_in_8bit" | "load_in_4bit") => a.vkind == ValKind::True,
+                Some("quantization_config") => true,
+                _ => false,
+            })
+    })
 }
