@@ -97,3 +97,32 @@ fn a_modulo_by_one_is_no_cadence_guard() {
     );
     assert!(!rules(&unknown).iter().any(|r| r == "EA301"));
 }
+
+#[test]
+fn an_output_written_a_few_steps_later_or_by_a_named_writer_is_the_product() {
+    let src = |tail: &str| {
+        format!(
+            "import cv2\nimport torch\ndevice = torch.device('cuda')\nmodel = DepthNet().to(device).eval()\nfor name in names:\n    x = load(name).to(device)\n    with torch.no_grad():\n        out = model(x)\n    depth = out.squeeze().cpu().numpy()\n{tail}"
+        )
+    };
+    // through two names derived from it, to an image written in the same iteration
+    let derived = src(
+        "    scaled = (depth * 255).astype('uint8')\n    color = cv2.applyColorMap(scaled, cv2.COLORMAP_INFERNO)\n    cv2.imwrite(name + '.png', color)\n",
+    );
+    assert_eq!(
+        common::rule_lines(&common::analyse(&derived), "EA301"),
+        Vec::<usize>::new()
+    );
+    // a writer of this project, known by its name
+    let writer = src("    utils.write_depth(name, depth)\n");
+    assert_eq!(
+        common::rule_lines(&common::analyse(&writer), "EA301"),
+        Vec::<usize>::new()
+    );
+    // kept for later: still a read the loop could have deferred
+    let kept = src("    results.append(depth.mean())\n");
+    assert_eq!(
+        common::rule_lines(&common::analyse(&kept), "EA301"),
+        vec![9]
+    );
+}

@@ -7,8 +7,9 @@ declare_rule! {
     /// inference) on CUDA, when not under a `step % N == 0` guard (nor in a branch that runs
     /// once, like `if i == 0:`, behind a command-line switch that is off by default, or in a
     /// step loop of at most 16 known iterations). A `.cpu()` / `.numpy()` / `.tolist()` whose
-    /// value is written out in the same iteration (an image or a file saved, an environment
-    /// stepped with the action) is the loop's product, not a read that could wait.
+    /// value is written out in the same iteration (an image or a file saved, by a library call
+    /// or a writer named `write_*` / `save_*`, directly or through values computed from it; an
+    /// environment stepped with the action) is the loop's product, not a read that could wait.
     ///
     /// ## Why is this slow?
     /// Reading a GPU value on the host waits until every queued kernel has run: the CPU stops
@@ -202,7 +203,10 @@ fn feeds_host_sink(
     c: &crate::analysis::facts::Call,
 ) -> bool {
     let is_sink = |k: &crate::analysis::facts::Call| {
-        HOST_SINKS.contains(&m.last_name(k))
+        let last = m.last_name(k);
+        // `write_depth(path, out)`, `save_output(name, pred)`: a writer by its name
+        let writer = ["write_", "save_"].iter().any(|p| last.starts_with(p));
+        (HOST_SINKS.contains(&last) || writer)
             && k.recv.is_none_or(|r| {
                 let r = m.text(r).to_ascii_lowercase();
                 !(r.contains("optim") || r.contains("sched") || r.contains("scaler") || r == "opt")
@@ -216,12 +220,31 @@ fn feeds_host_sink(
     {
         return true;
     }
-    let names: Vec<&str> = m
+    let mut names: Vec<&str> = m
         .assigns
         .iter()
         .filter(|a| in_body(a.span) && a.value.contains(c.span))
         .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
         .collect();
+    // and what is computed from it in the body, a few steps on (`depth = out.cpu().numpy()`,
+    // `color = cv2.applyColorMap(depth, ...)`, `cv2.imwrite(path, color)`)
+    for _ in 0..4 {
+        let more: Vec<&str> = m
+            .assigns
+            .iter()
+            .filter(|a| {
+                in_body(a.span)
+                    && a.span.start > c.span.end
+                    && super::words(m.text(a.value)).any(|w| names.contains(&w))
+            })
+            .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+            .filter(|t| !names.contains(t))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        names.extend(more);
+    }
     let uses = |text: &str| super::words(text).any(|w| names.contains(&w));
     m.calls.iter().any(|k| {
         in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
