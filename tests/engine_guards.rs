@@ -298,3 +298,25 @@ fn an_empty_collection_filled_on_the_first_pass_is_a_lazy_init() {
         vec![9, 11]
     );
 }
+
+#[test]
+fn a_branch_that_fills_a_short_list_runs_a_few_times() {
+    let src = |cond: &str| {
+        format!(
+            "import torch\ndevice = torch.device('cuda')\nmodel = Net().to(device)\nmodel.eval()\nexamples = []\nfor x, y in loader:\n    out = model(x.to(device))\n    if {cond}:\n        examples.append(out.squeeze().detach().cpu().numpy())\n"
+        )
+    };
+    assert_eq!(
+        common::rule_lines(&run(&src("len(examples) < 5")), "EA301"),
+        Vec::<usize>::new()
+    );
+    // a long list, or a test of something else, runs every step
+    assert_eq!(
+        common::rule_lines(&run(&src("len(examples) < 5000")), "EA301"),
+        vec![9]
+    );
+    assert_eq!(
+        common::rule_lines(&run(&src("len(others) < 5")), "EA301"),
+        vec![9]
+    );
+}

@@ -825,7 +825,8 @@ impl<'s> Walker<'s> {
     }
 
     /// `x is None` (or `len(x) == 0`, `not x`) where the block assigns `x` a value: after the
-    /// first pass the test fails.
+    /// first pass the test fails. Also `len(x) < N` (N ≤ 16) where the block appends to `x`:
+    /// it runs at most N times.
     fn lazy_init(&self, cond: Node<'_>, block: Node<'_>) -> bool {
         // Ex) if features is None: features = torch.zeros(n, d)
         // Ex) if len(y_true) == 0: y_true = y.cpu().numpy()
@@ -837,6 +838,27 @@ impl<'s> Walker<'s> {
         }
         if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
             return false;
+        }
+        // Ex) if len(adv_examples) < 5: adv_examples.append(...)  (at most 5 times)
+        if let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1))
+            && b.kind() == "integer"
+            && self.text(b).parse::<u32>().is_ok_and(|n| n <= 16)
+            && self
+                .src
+                .get(a.end_byte()..b.start_byte())
+                .is_some_and(|op| matches!(op.trim(), "<" | "<="))
+            && a.kind() == "call"
+            && field::get(a, field::FUNCTION).is_some_and(|f| self.text(f) == "len")
+            && let Some(arg) = field::get(a, field::ARGUMENTS).and_then(|x| x.named_child(0))
+            && Self::switch_like(arg)
+        {
+            let name = self.text(arg);
+            let grows = [".append(", ".extend("]
+                .iter()
+                .any(|m| self.text(block).contains(&format!("{name}{m}")));
+            if grows {
+                return true;
+            }
         }
         if let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1))
             && b.kind() == "integer"
