@@ -151,9 +151,12 @@ fn loop_per_epoch(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::fa
             None => break,
         }
     }
-    let Some(name) = top
-        .ctx
-        .func
+    called_per_epoch(m, top.ctx.func)
+}
+
+/// Is function `f` (by name) called from inside an epoch loop?
+fn called_per_epoch(m: &crate::analysis::facts::Model<'_>, f: Option<u32>) -> bool {
+    let Some(name) = f
         .and_then(|f| m.funcs.get(f as usize))
         .map(|f| m.text(f.name))
     else {
@@ -171,20 +174,7 @@ fn built_per_epoch(
     m: &crate::analysis::facts::Model<'_>,
     c: &crate::analysis::facts::Call,
 ) -> bool {
-    if in_epoch(m, c.ctx.loop_) {
-        return true;
-    }
-    let Some(name) = c
-        .ctx
-        .func
-        .and_then(|f| m.funcs.get(f as usize))
-        .map(|f| m.text(f.name))
-    else {
-        return false;
-    };
-    m.calls
-        .iter()
-        .any(|o| o.method.is_none() && m.text(o.func) == name && in_epoch(m, o.ctx.loop_))
+    in_epoch(m, c.ctx.loop_) || called_per_epoch(m, c.ctx.func)
 }
 
 /// Does an epoch loop call a method of the loader's dataset (`train_loader.dataset.ng_sample()`,
