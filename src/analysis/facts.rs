@@ -840,39 +840,14 @@ impl<'s> Walker<'s> {
             return false;
         }
         // Ex) if len(adv_examples) < 5: adv_examples.append(...)  (at most 5 times)
-        if let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1))
-            && b.kind() == "integer"
-            && self.text(b).parse::<u32>().is_ok_and(|n| n <= 16)
-            && self
-                .src
-                .get(a.end_byte()..b.start_byte())
-                .is_some_and(|op| matches!(op.trim(), "<" | "<="))
-            && a.kind() == "call"
-            && field::get(a, field::FUNCTION).is_some_and(|f| self.text(f) == "len")
-            && let Some(arg) = field::get(a, field::ARGUMENTS).and_then(|x| x.named_child(0))
-            && Self::switch_like(arg)
-        {
-            let name = self.text(arg);
-            let grows = [".append(", ".extend("]
-                .iter()
-                .any(|m| self.text(block).contains(&format!("{name}{m}")));
-            if grows {
-                return true;
-            }
-        }
-        if let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1))
-            && b.kind() == "integer"
-            && self.text(b) == "0"
-            && self
-                .src
-                .get(a.end_byte()..b.start_byte())
-                .is_some_and(|op| op.trim() == "==")
-            && a.kind() == "call"
-            && field::get(a, field::FUNCTION).is_some_and(|f| self.text(f) == "len")
-            && let Some(arg) = field::get(a, field::ARGUMENTS).and_then(|x| x.named_child(0))
-            && Self::switch_like(arg)
-        {
-            return self.assigns_name(block, self.text(arg));
+        if let Some((name, op, n)) = self.len_comparison(cond) {
+            return match op {
+                "<" | "<=" if n <= 16 => [".append(", ".extend("]
+                    .iter()
+                    .any(|m| self.text(block).contains(&format!("{name}{m}"))),
+                "==" if n == 0 => self.assigns_name(block, name),
+                _ => false,
+            };
         }
         let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1)) else {
             return false;
@@ -884,6 +859,21 @@ impl<'s> Walker<'s> {
                 .get(a.end_byte()..b.start_byte())
                 .is_some_and(|op| op.trim() == "is")
             && self.assigns_name(block, self.text(a))
+    }
+
+    /// `len(x) OP N` with `x` a switch-like name and `N` a literal integer: (x, OP, N).
+    fn len_comparison(&self, cond: Node<'_>) -> Option<(&'s str, &'s str, u32)> {
+        let (a, b) = (cond.named_child(0)?, cond.named_child(1)?);
+        if b.kind() != "integer"
+            || a.kind() != "call"
+            || field::get(a, field::FUNCTION).is_none_or(|f| self.text(f) != "len")
+        {
+            return None;
+        }
+        let arg = field::get(a, field::ARGUMENTS).and_then(|x| x.named_child(0))?;
+        let op = self.src.get(a.end_byte()..b.start_byte())?.trim();
+        let n = self.text(b).parse::<u32>().ok()?;
+        Self::switch_like(arg).then(|| (self.text(arg), op, n))
     }
 
     /// `i == 0` where `i` is bound by an enclosing loop's target.

@@ -539,6 +539,17 @@ fn device(m: &mut Model<'_>) {
     };
 }
 
+/// Does a keyword argument load int8/4-bit weights: `from_pretrained(..., load_in_8bit=True)`
+/// (or `load_in_4bit=True`), or a `quantization_config=` (a `BitsAndBytesConfig`: quantized
+/// weights, whatever the compute dtype)?
+pub(crate) fn quantized_weights(m: &Model<'_>, a: &super::facts::Arg) -> bool {
+    match a.name.map(|n| m.text(n)) {
+        Some("load_in_8bit" | "load_in_4bit") => a.vkind == ValKind::True,
+        Some("quantization_config") => true,
+        _ => false,
+    }
+}
+
 /// A dtype named by a variable: is every assignment that can reach `name` at `at` (earlier in
 /// the same function, else at module level, never in a loop) a `torch.` dtype constant, and
 /// are they all 16-bit (`Some(true)`) or all not (`Some(false)`)? `None` when any is not.
@@ -737,10 +748,8 @@ fn precision(m: &mut Model<'_>) {
                 }
                 "fp16" | "bf16" if a.vkind == ValKind::True => p.autocast = true,
                 "tf32" if a.vkind == ValKind::True => p.tf32 = true,
-                // `from_pretrained(..., load_in_8bit=True)`: int8/4-bit weights, not an fp32 model
-                "load_in_8bit" | "load_in_4bit" if a.vkind == ValKind::True => p.half = true,
-                // a `BitsAndBytesConfig`: quantized weights, whatever the compute dtype
-                "quantization_config" => p.half = true,
+                // int8/4-bit weights, not an fp32 model
+                _ if quantized_weights(m, a) => p.half = true,
                 "torch_compile" if a.vkind == ValKind::True => compile = true,
                 "benchmark" if last == "Trainer" => {
                     cudnn_benchmark = Some(a.vkind == ValKind::True);
@@ -1064,8 +1073,7 @@ fn infers_per_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
     is_model_call(m, c)
         || (model_method(m, c)
             && m.call_args(c).iter().any(|a| {
-                m.text(a.value)
-                    .split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                super::rules::words(m.text(a.value))
                     .any(|w| f.params.iter().any(|(p, _)| m.text(*p) == w))
             }))
 }

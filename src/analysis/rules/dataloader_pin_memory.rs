@@ -74,7 +74,11 @@ impl Rule for DataloaderPinMemory {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        if !super::cuda(m) || !super::trains_or_infers(m) || super::tiny_model(m) {
+        if !super::cuda(m)
+            || !super::trains_or_infers(m)
+            || super::tiny_model(m)
+            || super::token_batches(m)
+        {
             return;
         }
         for c in &m.calls {
@@ -82,7 +86,6 @@ impl Rule for DataloaderPinMemory {
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
-                || token_batches(m)
                 || super::cheap_local_dataset(m, c).is_some_and(|d| d.device_or_ids)
                 || loader_arg(m, c, "pin_memory", 7) != Val::Absent
             {
@@ -100,44 +103,4 @@ impl Rule for DataloaderPinMemory {
             );
         }
     }
-}
-
-/// Packages whose data are images, audio or video: their batches are large.
-const MEDIA: &[&str] = &[
-    "torchvision",
-    "PIL",
-    "cv2",
-    "skimage",
-    "imageio",
-    "timm",
-    "albumentations",
-    "torchaudio",
-    "librosa",
-    "soundfile",
-    "decord",
-    "av",
-];
-
-/// Does the file feed a text model token ids only: it tokenizes, and nothing in it handles
-/// images, audio or video (no such package, no convolution, no image or audio processor)? A
-/// batch of ids is a few kilobytes, whose copy pinning cannot shorten measurably.
-// Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
-pub(crate) fn token_batches(m: &crate::analysis::facts::Model<'_>) -> bool {
-    use crate::analysis::facts::VarKind;
-    let tokenizes = m
-        .assigns
-        .iter()
-        .any(|a| m.var_kind(m.text(a.left)) == Some(VarKind::Tokenizer))
-        || m.imports
-            .values()
-            .any(|q| q.ends_with("Tokenizer") || q.ends_with("TokenizerFast"));
-    let media = m.facts.conv
-        || m.imports.values().any(|q| {
-            let top = q.split('.').next().unwrap_or(q);
-            MEDIA.contains(&top)
-                || ["ImageProcessor", "FeatureExtractor", "Processor", "Image"]
-                    .iter()
-                    .any(|s| q.ends_with(s))
-        });
-    tokenizes && !media
 }

@@ -130,7 +130,7 @@ impl Rule for DataloaderWorkers {
         // HF `TrainingArguments` loads in the main process unless `dataloader_num_workers` is set.
         // (a Trainer over text only collates token ids: padding them costs about a
         // millisecond; a per-item transform is work again)
-        let text_only = super::dataloader_pin_memory::token_batches(m)
+        let text_only = super::token_batches(m)
             && !m
                 .calls
                 .iter()

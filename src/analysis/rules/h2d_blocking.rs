@@ -70,23 +70,23 @@ impl Rule for H2dBlocking {
             {
                 continue;
             }
-            // `.to(device=device, dtype=torch.float32)`: a move to the device by keyword
-            if last == "to" && m.pos(c, 0).is_none() && m.kw(c, "device").is_none() {
-                continue;
-            }
-            if last == "to"
-                && let Some(a) = m.pos(c, 0)
-            {
-                let t = m.text(a.value);
-                if t.contains("cpu")
-                    || t.contains("dtype")
-                    || t.contains("float")
-                    || t.contains("long")
-                    || t.contains("int")
-                    || t.contains("bool")
-                    || t.contains("half")
-                    || m.pos(c, 1).is_some()
-                {
+            if last == "to" {
+                let moves = match m.pos(c, 0) {
+                    Some(a) => {
+                        let t = m.text(a.value);
+                        !(t.contains("cpu")
+                            || t.contains("dtype")
+                            || t.contains("float")
+                            || t.contains("long")
+                            || t.contains("int")
+                            || t.contains("bool")
+                            || t.contains("half")
+                            || m.pos(c, 1).is_some())
+                    }
+                    // `.to(device=device, dtype=torch.float32)`: a move to the device by keyword
+                    None => m.kw(c, "device").is_some(),
+                };
+                if !moves {
                     continue;
                 }
             }

@@ -638,6 +638,46 @@ pub(crate) fn pretokenized_text_loader(m: &Model<'_>, c: &Call) -> bool {
     collate.is_none_or(|k| padding_collate(m, k.value, c)) && tokenized_dataset(m, ds.value, c)
 }
 
+/// Packages whose data are images, audio or video: their batches are large.
+const MEDIA: &[&str] = &[
+    "torchvision",
+    "PIL",
+    "cv2",
+    "skimage",
+    "imageio",
+    "timm",
+    "albumentations",
+    "torchaudio",
+    "librosa",
+    "soundfile",
+    "decord",
+    "av",
+];
+
+/// Does the file feed a text model token ids only: it tokenizes, and nothing in it handles
+/// images, audio or video (no such package, no convolution, no image or audio processor)? A
+/// batch of ids is a few kilobytes, whose copy pinning cannot shorten measurably.
+// Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
+pub(crate) fn token_batches(m: &Model<'_>) -> bool {
+    use super::facts::VarKind;
+    let tokenizes = m
+        .assigns
+        .iter()
+        .any(|a| m.var_kind(m.text(a.left)) == Some(VarKind::Tokenizer))
+        || m.imports
+            .values()
+            .any(|q| q.ends_with("Tokenizer") || q.ends_with("TokenizerFast"));
+    let media = m.facts.conv
+        || m.imports.values().any(|q| {
+            let top = q.split('.').next().unwrap_or(q);
+            MEDIA.contains(&top)
+                || ["ImageProcessor", "FeatureExtractor", "Processor", "Image"]
+                    .iter()
+                    .any(|s| q.ends_with(s))
+        });
+    tokenizes && !media
+}
+
 /// How many assignments and calls are followed back from a loader's dataset or collate.
 const CHAIN_STEPS: usize = 12;
 
@@ -1130,9 +1170,15 @@ const CONV_FAMILIES: &[&str] = &[
 ];
 
 /// Does a constructor's name name a convolutional network family?
-pub(crate) fn conv_family(name: &str) -> bool {
+fn conv_family(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     CONV_FAMILIES.iter().any(|f| lower.contains(f))
+}
+
+/// Does the file build a convolutional network: convolution layers, a torchvision / timm /
+/// MONAI model (`FileFacts::conv`), or a call named for a convolutional family?
+pub(crate) fn convolutional(m: &Model<'_>) -> bool {
+    m.facts.conv || m.calls.iter().any(|c| conv_family(m.last_name(c)))
 }
 
 /// Below this many parameters a model's step is kernel-launch bound: mixed precision, TF32,

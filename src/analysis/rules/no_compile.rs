@@ -146,17 +146,12 @@ impl Rule for NoCompile {
     }
 }
 
-/// Does the file load int8/4-bit weights (`load_in_8bit=True`, `load_in_4bit=True`, a
-/// `quantization_config=`)?
+/// Does the file load int8/4-bit weights anywhere (`load_in_8bit=True`, `load_in_4bit=True`,
+/// a `quantization_config=`), even behind a switch?
 fn quantized(m: &crate::analysis::facts::Model<'_>) -> bool {
-    use crate::analysis::facts::ValKind;
     m.calls.iter().any(|c| {
         m.call_args(c)
             .iter()
-            .any(|a| match a.name.map(|n| m.text(n)) {
-                Some("load_in_8bit" | "load_in_4bit") => a.vkind == ValKind::True,
-                Some("quantization_config") => true,
-                _ => false,
-            })
+            .any(|a| crate::analysis::resolve::quantized_weights(m, a))
     })
 }

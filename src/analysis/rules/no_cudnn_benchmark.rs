@@ -66,7 +66,7 @@ impl Rule for NoCudnnBenchmark {
         let m = cx.m;
         if !super::cuda(m)
             || !super::trains_or_infers(m)
-            || !(m.facts.conv || m.calls.iter().any(|c| super::conv_family(m.last_name(c))))
+            || !super::convolutional(m)
             || m.facts.cudnn_benchmark.is_some()
             || m.deterministic
             || super::tiny_model(m)

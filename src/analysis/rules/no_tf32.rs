@@ -208,7 +208,7 @@ struct Architecture {
 /// comments or docstrings).
 fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
     let mut arch = Architecture {
-        conv: m.facts.conv,
+        conv: super::convolutional(m),
         attention: false,
         linear: false,
     };
@@ -229,7 +229,6 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                     || last == "SFTConfig"));
         arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
         arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP" | "matmul" | "mm");
-        arch.conv |= super::conv_family(last);
     }
     // `class Layer(nn.Linear):` builds Linear layers by subclassing
     for k in &m.classes {
