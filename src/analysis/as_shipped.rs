@@ -98,6 +98,15 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
     match op.as_str() {
         "==" => Some(a == b),
         "!=" => Some(a != b),
+        "<" | "<=" | ">" | ">=" => {
+            let (x, y) = (a.int()?, b.int()?);
+            Some(match op.as_str() {
+                "<" => x < y,
+                "<=" => x <= y,
+                ">" => x > y,
+                _ => x >= y,
+            })
+        }
         "in" | "not in" => match (&a, &b) {
             (Val::Str(x), Val::Str(y)) => Some(y.contains(x.as_str()) == (op == "in")),
             _ => None,
@@ -549,4 +558,71 @@ fn identifiers<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
         }
     }
     out
+}
+
+/// The least value an integer expression has as shipped, when the engine can tell: a constant
+/// (literal, assignment, argparse default), the machine's core count (`os.cpu_count()`,
+/// `multiprocessing.cpu_count()`: at least 1), `min(...)` / `max(...)` of such (also of one
+/// list), `int(x)`, and `a if cond else b` with the condition known as shipped (else the lesser
+/// of both).
+// Ex) nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8]) → 1 with batch_size = 32
+pub(crate) fn at_least(
+    m: &Model<'_>,
+    node: Node<'_>,
+    at: usize,
+    func: Option<u32>,
+    depth: u8,
+) -> Option<i64> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let next = depth + 1;
+    match node.kind() {
+        "parenthesized_expression" => at_least(m, node.named_child(0)?, at, func, next),
+        "identifier" => match binding(m, m.text(span(node)), at, func) {
+            Some(a) => at_least(m, m.node(a.value)?, a.span.start, a.ctx.func, next),
+            None => m.resolve_expr(span(node), at, func).int(),
+        },
+        "conditional_expression" => {
+            let (body, cond, alt) = (
+                node.named_child(0)?,
+                node.named_child(1)?,
+                node.named_child(2)?,
+            );
+            match condition(m, cond, at, func, next) {
+                Some(true) => at_least(m, body, at, func, next),
+                Some(false) => at_least(m, alt, at, func, next),
+                None => {
+                    Some(at_least(m, body, at, func, next)?.min(at_least(m, alt, at, func, next)?))
+                }
+            }
+        }
+        "call" => {
+            let f = m.text(span(field::get(node, field::FUNCTION)?));
+            let args = field::get(node, field::ARGUMENTS)?;
+            let mut c = args.walk();
+            let mut items: Vec<Node<'_>> = args.named_children(&mut c).collect();
+            if let [one] = items.as_slice()
+                && matches!(one.kind(), "list" | "tuple")
+            {
+                let one = *one;
+                let mut c = one.walk();
+                items = one.named_children(&mut c).collect();
+            }
+            match f {
+                _ if f == "cpu_count" || f.ends_with(".cpu_count") => Some(1),
+                "min" if !items.is_empty() => items
+                    .iter()
+                    .map(|x| at_least(m, *x, at, func, next))
+                    .try_fold(i64::MAX, |acc, v| v.map(|v| acc.min(v))),
+                "max" => items
+                    .iter()
+                    .filter_map(|x| at_least(m, *x, at, func, next))
+                    .max(),
+                "int" if items.len() == 1 => at_least(m, *items.first()?, at, func, next),
+                _ => m.resolve_expr(span(node), at, func).int(),
+            }
+        }
+        _ => m.resolve_expr(span(node), at, func).int(),
+    }
 }

@@ -265,6 +265,33 @@ fn kinds(m: &mut Model<'_>) {
             known.remove(target);
         }
     }
+    // `net = DepthAnythingV2(**cfg)` … `net.to(DEVICE)` (or `net = net.to(DEVICE).eval()`): an
+    // object built from a class and later placed on a device is a module, as when both happen
+    // in one expression
+    for c in &m.calls {
+        let (Some(recv), "to" | "cuda") = (c.recv, m.last_name(c)) else {
+            continue;
+        };
+        let name = m.text(recv);
+        if known.contains_key(name) || !placement_arg(m, c) {
+            continue;
+        }
+        let built = m
+            .assigns
+            .iter()
+            .filter(|a| {
+                !a.augmented
+                    && a.targets.len() == 1
+                    && a.span.end <= c.span.start
+                    && a.ctx.func == c.ctx.func
+                    && m.text(a.left) == name
+            })
+            .last()
+            .and_then(|a| m.calls.get(a.rhs_call? as usize));
+        if built.is_some_and(|b| b.method.is_none() && is_module_ctor(m, b)) {
+            known.insert(name, VarKind::Model);
+        }
+    }
     // `model: torch.nn.Module`, `optimizer: torch.optim.Optimizer`: a parameter's annotation
     // says its kind
     for (name, ty) in &m.param_types {
@@ -322,6 +349,25 @@ fn kinds(m: &mut Model<'_>) {
         }
     }
     m.kinds = known;
+}
+
+/// Does `.to(...)` / `.cuda(...)` move to a device (`.to(device)`, `.to(device=d)`), rather than
+/// cast (`.to(torch.float16)`, `.to(x.dtype)`)?
+fn placement_arg(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    if m.last_name(c) == "cuda" {
+        return true;
+    }
+    match m.pos(c, 0) {
+        Some(a) => {
+            let t = m.text(a.value).to_ascii_lowercase();
+            ![
+                "dtype", "float", "half", "int", "long", "bool", "bf16", "fp16",
+            ]
+            .iter()
+            .any(|w| t.contains(w))
+        }
+        None => m.kw(c, "device").is_some(),
+    }
 }
 
 /// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
@@ -1819,6 +1865,19 @@ pub(crate) fn loader_arg(m: &Model<'_>, c: &super::facts::Call, name: &str, pos:
         return splat_value(m, s, name, c);
     }
     Val::Absent
+}
+
+/// The least number of worker processes a DataLoader starts as shipped, when the engine can
+/// tell: `num_workers` resolved, or a floor of its expression
+/// ([`super::as_shipped::at_least`]: `min(os.cpu_count(), 8)` starts at least one).
+pub(crate) fn workers_at_least(m: &Model<'_>, c: &super::facts::Call) -> Option<i64> {
+    match loader_arg(m, c, "num_workers", 5) {
+        Val::Unknown => {
+            let a = m.kw(c, "num_workers").or_else(|| m.pos(c, 5))?;
+            super::as_shipped::at_least(m, m.node(a.value)?, c.span.start, c.ctx.func, 0)
+        }
+        v => v.int(),
+    }
 }
 
 /// Looks `name` up in a `**kwargs` dict as it stands at the call, on the file's device.

@@ -1,13 +1,14 @@
 use crate::analysis::facts::Val;
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Fix};
-use crate::analysis::resolve::{is_dataloader, loader_arg};
+use crate::analysis::resolve::{is_dataloader, loader_arg, workers_at_least};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags a `DataLoader` with a known `num_workers > 0` and no `persistent_workers`, when it
+    /// Flags a `DataLoader` with `num_workers > 0` as shipped (a constant, or a floor such as
+    /// `min(os.cpu_count(), 8)`) and no `persistent_workers`, when it
     /// is iterated once per epoch (in an epoch loop, passed to a per-epoch function, or given to
     /// a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside
     /// the epoch loop, or in a function it calls): it has no workers to keep. Nor when an epoch
@@ -80,9 +81,7 @@ impl Rule for DataloaderPersistent {
             {
                 continue;
             }
-            if loader_arg(m, c, "num_workers", 5)
-                .int()
-                .is_none_or(|n| n <= 0)
+            if workers_at_least(m, c).is_none_or(|n| n <= 0)
                 || loader_arg(m, c, "persistent_workers", usize::MAX) != Val::Absent
             {
                 continue;

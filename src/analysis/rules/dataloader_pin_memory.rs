@@ -11,8 +11,9 @@ declare_rule! {
     /// loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads
     /// is not flagged: its batches are a few KB of token ids; nor is one over a `Dataset` class
     /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
-    /// device, nor a loader read for a single batch (`next(iter(DataLoader(...)))`): there is no
-    /// stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
+    /// device, nor a loader read for a single batch (`next(iter(DataLoader(...)))`) or never
+    /// read, nor one over a dataset built with the device (`MelDataset(path, device)`): there
+    /// is no stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
     /// a file that feeds a text model token ids only (it tokenizes, and handles no image,

@@ -18,7 +18,10 @@ declare_rule! {
     /// what `__init__` prepared and wraps it in tensors (no decoding, transform, tokenizer or
     /// file): workers have nothing to overlap.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, or a name only
-    /// ever used that way): starting workers for one batch costs more than it saves. Nor is a
+    /// ever used that way): starting workers for one batch costs more than it saves; nor a
+    /// function's loader that nothing reads. Nor is a loader over a dataset built with the
+    /// device (`MelDataset(path, device)`, also through a helper that builds the loader): its
+    /// samples are already on the GPU, where forked workers cannot reach. Nor is a
     /// Hugging Face `TrainingArguments` in a file that feeds a text model token ids only (it
     /// tokenizes, handles no image, audio or video, and sets no per-item transform).
     ///

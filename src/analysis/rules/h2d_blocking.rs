@@ -7,7 +7,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags `.to(device)` (also `.to(device=...)`) / `.cuda()` of a batch in a step loop without `non_blocking=True`,
-    /// when the loop iterates a `DataLoader` with `pin_memory=True`.
+    /// when the loop iterates a `DataLoader` with `pin_memory=True` — also of the batch's
+    /// parts in a comprehension (`[b.to(device) for b in boxes]`).
     ///
     /// ## Why is this slow?
     /// A blocking copy makes the host wait for the transfer before it can queue the forward
@@ -111,6 +112,8 @@ impl Rule for H2dBlocking {
             let Some(root) = c.recv_root.map(|r| m.text(r)) else {
                 continue;
             };
+            // `[b.to(device) for b in boxes]`: a comprehension over a part of the batch
+            let root = super::comprehension_source(m, c, root).unwrap_or(root);
             if !l.info.batch_names.iter().any(|b| b == root) {
                 continue;
             }

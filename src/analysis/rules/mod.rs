@@ -1,6 +1,6 @@
 //! The rule registry: one rule per file, one static slice.
 
-use super::facts::{Call, Device, Loop, Model, Val, ValKind};
+use super::facts::{Arg, Call, Device, Loop, Model, Val, ValKind};
 use super::model::CodeKind;
 use super::rule::Rule;
 
@@ -593,33 +593,71 @@ pub(crate) fn framework_config_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
 /// or the latest assignment of the name it passes (`ds = Items(x)` ... `DataLoader(ds)`).
 fn dataset_ctor<'a>(m: &'a Model<'_>, c: &Call) -> Option<&'a Call> {
     let ds = m.pos(c, 0).or_else(|| m.kw(c, "dataset"))?;
-    match ds.vkind {
-        ValKind::Call => m.calls.iter().find(|x| x.span == ds.value),
+    built_by(m, ds, c, 0)
+}
+
+/// The call that built the value of argument `a` of call `at`: the call itself, the nearest
+/// assignment before it, or — for a parameter of the enclosing function that nothing there
+/// rebinds — what the file's one plain call of that function passes for it
+/// (`def make_loader(ds): return DataLoader(ds)` … `make_loader(AudioSet(files))`).
+fn built_by<'a>(m: &'a Model<'_>, a: Arg, at: &Call, depth: u8) -> Option<&'a Call> {
+    match a.vkind {
+        ValKind::Call => m.calls.iter().find(|x| x.span == a.value),
         ValKind::Ident => {
-            let name = m.text(ds.value);
-            m.assigns
+            let name = m.text(a.value);
+            let assigned = m.assigns.iter().rev().find(|x| {
+                x.span.end <= at.span.start && x.targets.len() == 1 && m.text(x.left) == name
+            });
+            if let Some(x) = assigned {
+                return x.rhs_call.and_then(|ci| m.calls.get(ci as usize));
+            }
+            if depth > 0 {
+                return None;
+            }
+            let fi = at.ctx.func?;
+            let f = m.funcs.get(fi as usize)?;
+            let p = f.params.iter().position(|(n, _)| m.text(*n) == name)?;
+            if f.class.is_some() || p >= f.positional {
+                return None;
+            }
+            let fname = m.text(f.name);
+            let mut callers = m
+                .calls
                 .iter()
-                .rev()
-                .find(|a| {
-                    a.span.end <= c.span.start && a.targets.len() == 1 && m.text(a.left) == name
-                })
-                .and_then(|a| a.rhs_call)
-                .and_then(|ci| m.calls.get(ci as usize))
+                .filter(|x| x.method.is_none() && m.text(x.func) == fname);
+            let caller = callers.next()?;
+            if callers.next().is_some() {
+                return None;
+            }
+            let arg = m.kw(caller, name).or_else(|| m.pos(caller, p))?;
+            built_by(m, arg, caller, depth + 1)
         }
         _ => None,
     }
 }
 
-/// A DataLoader over a `TensorDataset` of tensors already on the GPU
-/// (`TensorDataset(x.to(device), y.to(device))`): there is nothing for workers to load, and
+/// A DataLoader over a dataset whose items are already on the GPU: a `TensorDataset` of CUDA
+/// tensors (`TensorDataset(x.to(device), y.to(device))`), or a dataset built with the device
+/// (`MelDataset(path, device)`, `AudioSet(files, device=device)`: it moves its samples there
+/// itself). There is nothing for workers to load (CUDA cannot run in forked workers), and
 /// pinning a CUDA tensor is an error.
 pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
     dataset_ctor(m, c).is_some_and(|t| {
         let args = m.text(t.args_span).to_ascii_lowercase();
-        m.last_name(t) == "TensorDataset"
+        (m.last_name(t) == "TensorDataset"
             && (args.contains(".cuda(")
                 || args.contains(".to(device")
-                || args.contains(".to(\"cuda"))
+                || args.contains(".to(\"cuda")))
+            || m.call_args(t).iter().any(|a| {
+                a.name.is_some_and(|n| m.text(n) == "device")
+                    || (a.vkind == ValKind::Ident && {
+                        let v = m.text(a.value);
+                        let l = v.to_ascii_lowercase();
+                        l == "device"
+                            || l.ends_with("_device")
+                            || m.var_kind(v) == Some(super::facts::VarKind::Device)
+                    })
+            })
     })
 }
 
@@ -956,9 +994,11 @@ const CHEAP_ITEM_CALLS: &[&str] = &[
 ];
 /// A loader read for one batch and dropped: `next(iter(DataLoader(...)))`, or a name bound to
 /// a loader whose every use is `next(iter(name))` (never looped over, returned, or handed to a
-/// trainer). Worker processes would start, fill their prefetch queues and be torn down for a
-/// single batch: they cost more than they save, and pinning one batch saves nothing.
+/// trainer) — or that nothing reads at all. Worker processes would start, fill their prefetch
+/// queues and be torn down for a single batch: they cost more than they save, and pinning one
+/// batch saves nothing; a loader nobody iterates costs nothing.
 // Ex) images, _ = next(iter(DataLoader(val_set, batch_size=8)))
+// Ex) val_loader = DataLoader(val_set, batch_size=1)  # and `val_loader` appears nowhere else
 pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     let Some(node) = m.node(c.span) else {
         return false;
@@ -1007,7 +1047,8 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         let mut cur = n.walk();
         stack.extend(n.named_children(&mut cur));
     }
-    uses > 0
+    // no use at all: only for a function's local (a module-level loader may be imported)
+    uses > 0 || a.ctx.func.is_some()
 }
 
 /// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?
@@ -1167,6 +1208,12 @@ const CONV_FAMILIES: &[&str] = &[
     "deeplab",
     "hrnet",
     "cnn",
+    // video networks of 3D convolutions
+    "c3d",
+    "r2plus1d",
+    "i3d",
+    "x3d",
+    "slowfast",
 ];
 
 /// Does a constructor's name name a convolutional network family?
@@ -1176,9 +1223,36 @@ fn conv_family(name: &str) -> bool {
 }
 
 /// Does the file build a convolutional network: convolution layers, a torchvision / timm /
-/// MONAI model (`FileFacts::conv`), or a call named for a convolutional family?
+/// MONAI model (`FileFacts::conv`), a call named for a convolutional family (`resnet18()`,
+/// `EfficientNet.from_pretrained(...)`), or a model builder given one by name
+/// (`timm.create_model("resnet50")`, `build_model(model_name=args.arch)` with
+/// `default="efficientnet_b0"`).
 pub(crate) fn convolutional(m: &Model<'_>) -> bool {
-    m.facts.conv || m.calls.iter().any(|c| conv_family(m.last_name(c)))
+    m.facts.conv
+        || m.calls.iter().any(|c| {
+            let last = m.last_name(c);
+            conv_family(last)
+                || (matches!(last, "from_pretrained" | "from_name")
+                    && c.recv.is_some_and(|r| conv_family(m.text(r))))
+                || ((last.to_ascii_lowercase().contains("model")
+                    || matches!(last, "from_pretrained" | "from_name" | "load"))
+                    && m.call_args(c).iter().any(|a| {
+                        matches!(m.resolve(a, c.span.start, c.ctx.func), Val::Str(v) if names_conv(&v))
+                    }))
+        })
+}
+
+/// Does a model name given as a string start one of its words with a convolutional family
+/// (`"resnet50"`, `"microsoft/resnet-50"`, `"deeplabv2_resnet101"`, not `"SimpleNet"`)? "cnn"
+/// is left out: it also names a text corpus (`cnn_dailymail`).
+fn names_conv(v: &str) -> bool {
+    v.to_ascii_lowercase()
+        .split(|ch: char| !ch.is_ascii_alphanumeric())
+        .any(|w| {
+            CONV_FAMILIES
+                .iter()
+                .any(|f| *f != "cnn" && w.starts_with(f))
+        })
 }
 
 /// Below this many parameters a model's step is kernel-launch bound: mixed precision, TF32,
@@ -1202,4 +1276,67 @@ fn literal_int(text: &str) -> Option<u64> {
         sum = sum.checked_add(product)?;
     }
     Some(sum)
+}
+
+/// What a comprehension variable runs over, by the root name of the iterable: `boxes` for `b`
+/// in `[b.to(device) for b in boxes]`, `batch` for `v` in
+/// `{k: v.to(device) for k, v in batch.items()}`. `None` when `name` is not bound by a
+/// comprehension around the call.
+pub(crate) fn comprehension_source<'a>(m: &Model<'a>, c: &Call, name: &str) -> Option<&'a str> {
+    let mut n = m.node(c.span)?;
+    while let Some(p) = n.parent() {
+        n = p;
+        if !matches!(
+            n.kind(),
+            "list_comprehension"
+                | "set_comprehension"
+                | "dictionary_comprehension"
+                | "generator_expression"
+        ) {
+            continue;
+        }
+        let mut cur = n.walk();
+        for clause in n
+            .named_children(&mut cur)
+            .filter(|k| k.kind() == "for_in_clause")
+        {
+            let (Some(left), Some(right)) = (
+                clause.child_by_field_name("left"),
+                clause.child_by_field_name("right"),
+            ) else {
+                continue;
+            };
+            let mut stack = vec![left];
+            let mut binds = false;
+            while let Some(x) = stack.pop() {
+                if x.kind() == "identifier" && m.src.get(x.start_byte()..x.end_byte()) == Some(name)
+                {
+                    binds = true;
+                    break;
+                }
+                let mut w = x.walk();
+                stack.extend(x.named_children(&mut w));
+            }
+            if !binds {
+                continue;
+            }
+            let mut root = right;
+            for _ in 0..64 {
+                let next = match root.kind() {
+                    "call" => root.child_by_field_name("function"),
+                    "attribute" => root.child_by_field_name("object"),
+                    "subscript" => root.child_by_field_name("value"),
+                    _ => None,
+                };
+                match next {
+                    Some(x) => root = x,
+                    None => break,
+                }
+            }
+            return (root.kind() == "identifier")
+                .then(|| m.src.get(root.start_byte()..root.end_byte()))
+                .flatten();
+        }
+    }
+    None
 }

@@ -7,7 +7,8 @@ declare_rule! {
     /// ## What it does
     /// Flags a CUDA file that trains or runs a convolutional network (`nn.Conv*d`, torchvision
     /// or timm models, or a model built by a constructor named for a convolutional family:
-    /// `UNet`, `ResNet18`, `MobileNet`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
+    /// `UNet`, `ResNet18`, `EfficientNet.from_pretrained`, or given one by name:
+    /// `timm.create_model("resnet50")`, `build_model(args.arch)` with `default="vgg16"`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
     /// deterministic algorithms are left alone. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and autotuning changes nothing measurable.

@@ -10,7 +10,9 @@ declare_rule! {
     /// Flags an evaluation or inference loop (the model is in `eval()` mode, or the function is
     /// an eval/test/predict one, or the file only infers) that calls the model with autograd
     /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it and no backward in the
-    /// function. A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
+    /// function. The call may sit in a function of the file the loop calls, which runs the
+    /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
+    /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
     /// counted: its `__call__` disables autograd itself.
     ///
     /// ## Why is this slow?
@@ -77,6 +79,16 @@ impl Rule for NoGradMissing {
             .filter(|c| c.ctx.no_grad)
             .map(|c| m.last_name(c))
             .collect();
+        // functions of this file that run the model once per call with autograd on (`def
+        // test_net(net, image): ... y = net(x)`): a loop calling one runs the model
+        let forward_fns: std::collections::HashSet<(bool, &str)> = m
+            .calls
+            .iter()
+            .filter(|c| c.ctx.loop_.is_none() && !c.ctx.no_grad && direct_forward(m, c))
+            .filter_map(|c| m.funcs.get(c.ctx.func? as usize))
+            .filter(|f| !f.backward)
+            .map(|f| (f.class.is_some(), m.text(f.name)))
+            .collect();
         let module_backward = m
             .calls
             .iter()
@@ -103,9 +115,18 @@ impl Rule for NoGradMissing {
                 .unwrap_or(&[])
                 .iter()
                 .take_while(|c| c.span.start < l.span.end)
-                .filter(|c| c.ctx.loop_ == Some(li as u32) && is_model_call(m, c) && !c.ctx.no_grad)
-                .filter(|c| c.method.is_none_or(|meth| m.text(meth) == "forward"))
-                .filter(|c| !pipeline(m, m.text(c.func)))
+                .filter(|c| c.ctx.loop_ == Some(li as u32) && !c.ctx.no_grad)
+                .filter(|c| {
+                    direct_forward(m, c)
+                        || match (c.method, c.recv) {
+                            (None, _) => forward_fns.contains(&(false, m.text(c.func))),
+                            // `self._process_one_batch(...)`: a method of the same class
+                            (Some(meth), Some(r)) => {
+                                m.text(r) == "self" && forward_fns.contains(&(true, m.text(meth)))
+                            }
+                            _ => false,
+                        }
+                })
                 .count();
             if bare_calls == 0 {
                 continue;
@@ -169,6 +190,14 @@ impl Rule for NoGradMissing {
             );
         }
     }
+}
+
+/// A forward pass written out: `model(x)` or `model.forward(x)` of a model (not a Hugging Face
+/// pipeline, which disables autograd itself).
+fn direct_forward(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    is_model_call(m, c)
+        && c.method.is_none_or(|meth| m.text(meth) == "forward")
+        && !pipeline(m, m.text(c.func))
 }
 
 /// Wraps the statement at `start..end` in `with torch.no_grad():`, re-indenting its lines.

@@ -1,0 +1,231 @@
+//! The fourth accuracy round: shapes real public scripts use that the engine read wrongly —
+//! worker counts over the machine's cores, datasets that hold their samples on the device,
+//! loaders nothing reads, copies inside comprehensions, convolutional networks named by a
+//! string, models placed after they are built, and evaluation through a local helper.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::analyse as run;
+use efficiency_audit::analysis::FileAnalysis;
+
+fn rules_of(a: &FileAnalysis) -> Vec<String> {
+    a.findings.iter().map(|f| f.rule.clone()).collect()
+}
+
+fn lines_of(a: &FileAnalysis, rule: &str) -> Vec<usize> {
+    a.findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.line)
+        .collect()
+}
+
+const HEAD: &str = "import os
+import argparse
+import torch
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument('--batch-size', type=int, default=32)
+args = parser.parse_args()
+device = torch.device('cuda')
+";
+
+const EPOCHS: &str = "
+model = Net().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8])
+#[test]
+fn workers_over_the_core_count_start_at_least_one() {
+    let src = format!(
+        "{HEAD}batch_size = args.batch_size
+nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8])
+loader = DataLoader(ds, batch_size=batch_size, num_workers=nw, pin_memory=True)
+{EPOCHS}"
+    );
+    assert_eq!(lines_of(&run(&src), "EA103"), vec![11]);
+    // with a batch of one the same expression starts no worker: nothing to keep
+    let one = src.replace("default=32", "default=1");
+    assert!(lines_of(&run(&one), "EA103").is_empty(), "{one}");
+    // a floor the engine cannot read stays silent
+    let unknown = src.replace("os.cpu_count()", "workers_from_config()");
+    assert!(lines_of(&run(&unknown), "EA103").is_empty());
+}
+
+// Ex) train_set = MelDataset(args.train_file, device); DataLoader(train_set, num_workers=0)
+#[test]
+fn a_dataset_built_with_the_device_needs_no_workers_or_pinning() {
+    let src = format!(
+        "{HEAD}from dataset import MelDataset
+train_set = MelDataset('train.csv', device)
+loader = DataLoader(train_set, batch_size=64, num_workers=0)
+{EPOCHS}"
+    );
+    let a = run(&src);
+    assert!(
+        lines_of(&a, "EA101").is_empty() && lines_of(&a, "EA102").is_empty(),
+        "{:?}",
+        rules_of(&a)
+    );
+    // the same loader over a dataset that does not hold the device keeps both findings
+    let plain = src.replace("MelDataset('train.csv', device)", "MelDataset('train.csv')");
+    let b = run(&plain);
+    assert_eq!(lines_of(&b, "EA101"), vec![11], "{:?}", rules_of(&b));
+    assert_eq!(lines_of(&b, "EA102"), vec![11], "{:?}", rules_of(&b));
+}
+
+// Ex) def create_data_loader(data, bs): return DataLoader(data, batch_size=bs)
+//     loader = create_data_loader(UrbanSoundDataset(files, device), 128)
+#[test]
+fn a_dataset_passed_through_a_helper_is_followed_to_its_constructor() {
+    let src = format!(
+        "{HEAD}from urbansound import UrbanSoundDataset
+def create_data_loader(data, bs):
+    return DataLoader(data, batch_size=bs)
+usd = UrbanSoundDataset('a.csv', device=device)
+loader = create_data_loader(usd, 128)
+{EPOCHS}"
+    );
+    let a = run(&src);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", rules_of(&a));
+    let plain = src.replace(
+        "UrbanSoundDataset('a.csv', device=device)",
+        "UrbanSoundDataset('a.csv')",
+    );
+    assert_eq!(lines_of(&run(&plain), "EA101"), vec![11]);
+}
+
+// Ex) val_loader = DataLoader(val_set, batch_size=1)  # and nothing reads val_loader
+#[test]
+fn a_local_loader_nothing_reads_gets_no_finding() {
+    let src = format!(
+        "{HEAD}def main():
+    loader = DataLoader(ds, batch_size=64)
+    val_loader = DataLoader(val_ds, batch_size=64)
+    model = Net().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(10):
+        for x, y in loader:
+            loss = model(x.to(device)).sum()
+            loss.backward()
+            opt.step()
+main()
+"
+    );
+    assert_eq!(lines_of(&run(&src), "EA101"), vec![10]);
+}
+
+// Ex) images = images.to(device); boxes = [b.to(device) for b in boxes]
+#[test]
+fn copies_of_batch_parts_in_a_comprehension_are_blocking_copies_too() {
+    let src = format!(
+        "{HEAD}loader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True)
+model = Net().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    for images, boxes, labels in loader:
+        images = images.to(device)
+        boxes = [b.to(device) for b in boxes]
+        batch = {{k: v.to(device) for k, v in labels.items()}}
+        other = [t.to(device) for t in cached]
+        loss = model(images, boxes, batch).sum()
+        loss.backward()
+        opt.step()
+"
+    );
+    assert_eq!(lines_of(&run(&src), "EA303"), vec![14, 15, 16]);
+}
+
+// Ex) model = build_model_timm(model_name=args.model_name)  # default "efficientnet_b0"
+#[test]
+fn a_convolutional_network_named_by_a_string_gets_autotuning_advice() {
+    let src = "import argparse
+import torch
+from models import build_model_timm
+parser = argparse.ArgumentParser()
+parser.add_argument('--model-name', default='efficientnet_b0')
+args = parser.parse_args()
+device = torch.device('cuda')
+model = build_model_timm(model_name=args.model_name, num_classes=2)
+model = model.to(device)
+opt = torch.optim.AdamW(model.parameters())
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.to(device)).sum()
+        loss.backward()
+        opt.step()
+";
+    assert_eq!(lines_of(&run(src), "EA204"), vec![9]);
+    // a name that only contains a family inside a word ("SimpleNet" ⊃ "lenet") is not one
+    let simple = src.replace("efficientnet_b0", "SimpleNet");
+    assert!(lines_of(&run(&simple), "EA204").is_empty());
+    // `EfficientNet.from_pretrained(...)`: the family is the receiver's name
+    let from = src.replace(
+        "build_model_timm(model_name=args.model_name, num_classes=2)",
+        "EfficientNet.from_pretrained('x')",
+    );
+    assert_eq!(lines_of(&run(&from), "EA204"), vec![9]);
+}
+
+// Ex) depth_anything = DepthAnythingV2(**cfg); depth_anything = depth_anything.to(DEVICE).eval()
+#[test]
+fn a_module_placed_after_it_is_built_is_a_model() {
+    let src = "import cv2
+import torch
+from depth_anything_v2.dpt import DepthAnythingV2
+
+def main(paths):
+    DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'
+    depth_anything = DepthAnythingV2(encoder='vitl')
+    depth_anything = depth_anything.to(DEVICE).eval()
+    for k, filename in enumerate(paths):
+        raw_image = cv2.imread(filename)
+        depth = depth_anything.infer_image(raw_image, 518)
+        cv2.imwrite(filename + '.png', depth)
+
+main(['a.jpg'])
+";
+    let a = run(src);
+    assert_eq!(a.kind, efficiency_audit::analysis::model::CodeKind::Infer);
+    assert_eq!(lines_of(&a, "EA502"), vec![10], "{:?}", rules_of(&a));
+    // cast, not placed: not evidence of a module
+    let cast = src.replace(".to(DEVICE)", ".to(torch.float16)");
+    assert!(lines_of(&run(&cast), "EA502").is_empty());
+}
+
+// Ex) def test_net(net, image): y = net(x) ... for path in images: test_net(net, load(path))
+#[test]
+fn an_evaluation_loop_through_a_local_helper_runs_the_model_with_autograd() {
+    let src = "import torch
+from craft import CRAFT
+
+def test_net(net, image):
+    x = torch.from_numpy(image).cuda()
+    y, feature = net(x)
+    return y[0].cpu().numpy()
+
+net = CRAFT().cuda()
+net.eval()
+for image_path in image_list:
+    score = test_net(net, load(image_path))
+    save(score)
+";
+    assert_eq!(lines_of(&run(src), "EA401"), vec![11]);
+    // the helper that disables autograd itself is fine
+    let guarded = src.replace("def test_net", "@torch.no_grad()\ndef test_net");
+    assert!(lines_of(&run(&guarded), "EA401").is_empty());
+}
