@@ -545,7 +545,10 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// The identifiers under `node` (names in code; strings and comments hold none).
+/// The identifiers under `node` (names in code; strings and comments hold none), leaving out
+/// the body of an `if` that never runs as shipped (`if FLAGS.train: train()` with the flag
+/// off by default). An attribute's name (`FLAGS.train`, `trainer.train()`) and a keyword's
+/// (`f(train=True)`) name no function of the module.
 fn identifiers<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
     let mut out = Vec::new();
     let mut stack = vec![node];
@@ -553,8 +556,23 @@ fn identifiers<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
     while let Some(n) = stack.pop() {
         if n.kind() == "identifier" {
             out.push(m.text(span(n)));
+        } else if n.kind() == "attribute" {
+            stack.extend(n.child_by_field_name("object"));
+        } else if n.kind() == "keyword_argument" {
+            stack.extend(n.child_by_field_name("value"));
         } else if !matches!(n.kind(), "string" | "comment") {
-            stack.extend(n.named_children(&mut cursor));
+            let dead_body = (n.kind() == "if_statement")
+                .then(|| field::get(n, field::CONDITION))
+                .flatten()
+                .filter(|c| {
+                    let c = span(*c);
+                    m.guards.iter().any(|g| g.cond == c && g.when && g.dead)
+                })
+                .and_then(|_| n.child_by_field_name("consequence"));
+            stack.extend(
+                n.named_children(&mut cursor)
+                    .filter(|ch| dead_body.is_none_or(|d| d.id() != ch.id())),
+            );
         }
     }
     out

@@ -861,6 +861,28 @@ impl<'s> Walker<'s> {
             && self.assigns_name(block, self.text(a))
     }
 
+    /// `len(x) == N` / `len(x) >= N` / `len(x) > N` with N a literal of at least 2 or a name
+    /// (`len(buffer) >= args.batch_size`): a buffer flushed when it fills, every N iterations.
+    // Ex) if len(all_desc) == 100: all_desc = torch.vstack(all_desc).cpu().numpy(); print(...)
+    fn flush_guard(&self, cond: Node<'_>) -> bool {
+        if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
+            return false;
+        }
+        let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1)) else {
+            return false;
+        };
+        let is_len = a.kind() == "call"
+            && field::get(a, field::FUNCTION).is_some_and(|f| self.text(f) == "len");
+        let op = self.src.get(a.end_byte()..b.start_byte()).map(str::trim);
+        is_len
+            && matches!(op, Some("==" | ">=" | ">"))
+            && match b.kind() {
+                "integer" => self.text(b).parse::<u32>().is_ok_and(|n| n >= 2),
+                "identifier" | "attribute" => true,
+                _ => false,
+            }
+    }
+
     /// `len(x) OP N` with `x` a switch-like name and `N` a literal integer: (x, OP, N).
     fn len_comparison(&self, cond: Node<'_>) -> Option<(&'s str, &'s str, u32)> {
         let (a, b) = (cond.named_child(0)?, cond.named_child(1)?);
@@ -921,7 +943,9 @@ impl<'s> Walker<'s> {
         };
         let conj = self.conjuncts(cond);
         if let Some(body) = Self::block_of(node) {
-            let modulo = contains_modulo(cond, self.src) || self.runs_once(node, body);
+            let modulo = contains_modulo(cond, self.src)
+                || self.runs_once(node, body)
+                || conj.iter().any(|c| self.flush_guard(*c));
             let switches = conj.iter().filter_map(|c| Self::switch_of(*c)).collect();
             self.block_watch
                 .push((body.id(), BlockMark { modulo, switches }));

@@ -59,6 +59,22 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
 
 fn argparse(m: &mut Model<'_>) {
     for c in &m.calls {
+        // absl / TF flags: `flags.DEFINE_bool("train", False, "help")` read as `FLAGS.train`
+        if m.last_name(c).starts_with("DEFINE_")
+            && c.recv.is_some_and(|r| m.text(r).ends_with("flags"))
+        {
+            let name = m
+                .pos(c, 0)
+                .or_else(|| m.kw(c, "name"))
+                .and_then(|a| m.node(a.value))
+                .and_then(|n| string_value(n, m.src))
+                .map(std::borrow::Cow::into_owned);
+            let default = m.pos(c, 1).or_else(|| m.kw(c, "default"));
+            if let Some(name) = name {
+                m.argparse.insert(name, default.map(|a| (a.value, a.vkind)));
+            }
+            continue;
+        }
         if m.last_name(c) != "add_argument" {
             continue;
         }
