@@ -437,9 +437,12 @@ for batch in loader:
     let text = mapped
         .replace("ds = ds.map(encode, batched=True)\n", "")
         .replace("DataLoader(ds,", "DataLoader(ReviewDataset(tokenizer),");
-    // (what its items cost is unknown: workers stay advised; a batch of ids is small whatever
-    // builds it: no pinning)
+    // (its items are token ids, a few row lookups each: no workers, no pinning)
     let a = common::analyse(&text);
+    assert!(!has(&a, "EA101") && !has(&a, "EA102"), "{:?}", rules_of(&a));
+    // a collate of its own may tokenize per batch: workers stay advised
+    let collated = text.replace("batch_size=8,", "batch_size=8, collate_fn=encode_batch,");
+    let a = common::analyse(&collated);
     assert!(has(&a, "EA101") && !has(&a, "EA102"), "{:?}", rules_of(&a));
     // the same loader in a file that also handles images keeps both findings
     let images = text.replace("import torch\n", "import torch\nfrom PIL import Image\n");

@@ -484,6 +484,7 @@ fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
 fn device(m: &mut Model<'_>) {
     let mut cuda = false;
     let mut weak_cuda = false;
+    let mut handed = false;
     let mut mps = false;
     let mut cpu = false;
     let mut see = |s: &str| {
@@ -502,7 +503,11 @@ fn device(m: &mut Model<'_>) {
         match last {
             "device" if q.starts_with("torch") => {
                 if let Some(a) = m.pos(c, 0) {
-                    see(m.text(a.value));
+                    // `torch.device(args.device)` with `default="cpu"`: the default decides
+                    match m.resolve(&a, c.span.start, c.ctx.func) {
+                        Val::Str(v) => see(&v),
+                        _ => see(m.text(a.value)),
+                    }
                 }
             }
             "cuda" if c.method.is_some() => see("cuda"),
@@ -511,6 +516,31 @@ fn device(m: &mut Model<'_>) {
             "to" if c.method.is_some() => {
                 if let Some(a) = m.pos(c, 0).filter(|a| a.vkind == ValKind::Str) {
                     see(m.text(a.value));
+                } else if let Some(a) = m
+                    .pos(c, 0)
+                    .or_else(|| m.kw(c, "device"))
+                    .filter(|a| matches!(a.vkind, ValKind::Ident | ValKind::Attr))
+                    .filter(|a| m.text(a.value).to_ascii_lowercase().ends_with("device"))
+                {
+                    // `.to(device)` with a device the file is handed (a parameter, a config
+                    // module's constant): code written to move work onto an accelerator
+                    match m.resolve(&a, c.span.start, c.ctx.func) {
+                        Val::Str(v) => see(&v),
+                        // `device = get_device(args.device)` with `default="cpu"`
+                        _ => match super::as_shipped::binding(
+                            m,
+                            m.text(a.value),
+                            c.span.start,
+                            c.ctx.func,
+                        )
+                        .and_then(|b| m.calls.get(b.rhs_call? as usize))
+                        .and_then(|b| m.pos(b, 0))
+                        .map(|x| m.resolve(&x, c.span.start, c.ctx.func))
+                        {
+                            Some(Val::Str(v)) => see(&v),
+                            _ => handed = true,
+                        },
+                    }
                 }
             }
             "Accelerator"
@@ -589,7 +619,7 @@ fn device(m: &mut Model<'_>) {
         see("cuda");
     }
 
-    let cuda = cuda || (weak_cuda && !cpu && !mps);
+    let cuda = cuda || ((weak_cuda || handed) && !cpu && !mps);
     m.facts.device = if cuda {
         Device::Cuda
     } else if mps {

@@ -22,8 +22,10 @@ declare_rule! {
     /// function's loader that nothing reads. Nor is a loader over a dataset built with the
     /// device (`MelDataset(path, device)`, also through a helper that builds the loader): its
     /// samples are already on the GPU, where forked workers cannot reach. Nor is a
-    /// Hugging Face `TrainingArguments` in a file that feeds a text model token ids only (it
-    /// tokenizes, handles no image, audio or video, and sets no per-item transform).
+    /// loader in a file that feeds a text model token ids only (it tokenizes or reads batches
+    /// by `input_ids`, and handles no image, audio or video) when it adds no per-item transform
+    /// and its collate, if any, only pads: a batch of ids is a few row lookups; nor a Hugging
+    /// Face `TrainingArguments` there that sets no per-item transform.
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training
@@ -90,6 +92,7 @@ impl Rule for DataloaderWorkers {
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
+                || super::token_id_loader(m, c)
                 || super::cheap_local_dataset(m, c).is_some()
             {
                 continue;

@@ -3,10 +3,10 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags `print(...)` and `logging` / `logger` calls in a training step loop, or an
-    /// inference loop over a `DataLoader`, that are not under a `step % N == 0` guard. In an
-    /// inference loop, a line of only text and shapes (`print("done:", emb.shape)`) is not
-    /// flagged: it formats no tensor and waits for nothing.
+    /// Flags `print(...)` and `logging` / `logger` calls in a training step loop that are not
+    /// under a `step % N == 0` guard. Inference and evaluation loops are left alone: a line per
+    /// image or batch is their report, and it costs microseconds beside the forward pass
+    /// (a tensor formatted into it is a host sync, EA301's matter).
     ///
     /// ## Why is this slow?
     /// Formatting a tensor for a log line copies it to the host and synchronises with the GPU;
@@ -74,17 +74,9 @@ impl Rule for LoggingInLoop {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
-            // printing each result of a per-item inference loop is its output, not logging
-            let batched = m.kind != crate::analysis::model::CodeKind::Data
-                && m.loops
-                    .get(s.loop_ as usize)
-                    .is_some_and(|l| l.info.iterates_loader.is_some());
-            if s.mod_guard || !(s.train || batched) {
-                continue;
-            }
-            // one line of text and shapes per batch of an inference loop: no tensor is
-            // formatted, nothing waits for the device, and the line costs microseconds
-            if !s.train && metadata_only(m, c) {
+            // an inference loop's line per image or batch is its report (what was read, what
+            // came out) and costs microseconds beside the forward pass it follows
+            if s.mod_guard || !s.train {
                 continue;
             }
             cx.at_call(
@@ -95,70 +87,4 @@ impl Rule for LoggingInLoop {
             );
         }
     }
-}
-
-/// Does the call log only text and shapes: string literals (f-string fields included),
-/// `x.shape` / `x.shape[i]` / `x.ndim` / `x.dtype` / `x.device`, `len(x)`, `x.size()`?
-// Ex) print("Embeddings computed for 1 batch. Shape:", emb.shape)
-fn metadata_only(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
-    let Some(args) = m.node(c.args_span) else {
-        return false;
-    };
-    let text = |n: tree_sitter::Node<'_>| m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
-    let mut stack: Vec<tree_sitter::Node<'_>> = {
-        let mut cur = args.walk();
-        args.named_children(&mut cur).collect()
-    };
-    if stack.is_empty() {
-        return false;
-    }
-    while let Some(n) = stack.pop() {
-        match n.kind() {
-            "string" | "concatenated_string" | "interpolation" | "format_specifier" => {
-                let mut cur = n.walk();
-                stack.extend(n.named_children(&mut cur).filter(|k| {
-                    !matches!(
-                        k.kind(),
-                        "string_start" | "string_content" | "string_end" | "escape_sequence"
-                    )
-                }));
-            }
-            "keyword_argument" => {
-                if let Some(v) = n.child_by_field_name("value") {
-                    stack.push(v);
-                }
-            }
-            "integer" | "true" | "false" | "none" => {}
-            "attribute" => {
-                let attr = n.child_by_field_name("attribute").map_or("", text);
-                if !matches!(attr, "shape" | "ndim" | "dtype" | "device") {
-                    return false;
-                }
-            }
-            "subscript" => {
-                let value = n.child_by_field_name("value");
-                let index_ok = n
-                    .child_by_field_name("subscript")
-                    .is_some_and(|i| matches!(i.kind(), "integer" | "unary_operator"));
-                match value {
-                    Some(v) if index_ok && v.kind() == "attribute" => stack.push(v),
-                    _ => return false,
-                }
-            }
-            "call" => {
-                let f = n.child_by_field_name("function");
-                let ok = f.is_some_and(|f| {
-                    let t = text(f);
-                    t == "len"
-                        || (f.kind() == "attribute"
-                            && f.child_by_field_name("attribute").map_or("", text) == "size")
-                });
-                if !ok {
-                    return false;
-                }
-            }
-            _ => return false,
-        }
-    }
-    true
 }

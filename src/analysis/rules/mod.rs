@@ -606,13 +606,24 @@ fn built_by<'a>(m: &'a Model<'_>, a: Arg, at: &Call, depth: u8) -> Option<&'a Ca
         ValKind::Ident => {
             let name = m.text(a.value);
             let assigned = m.assigns.iter().rev().find(|x| {
-                x.span.end <= at.span.start && x.targets.len() == 1 && m.text(x.left) == name
+                x.span.end <= at.span.start
+                    && (m.text(x.left) == name
+                        || (x.targets.len() > 1 && x.targets.iter().any(|t| m.text(*t) == name)))
             });
             if let Some(x) = assigned {
-                return x.rhs_call.and_then(|ci| m.calls.get(ci as usize));
+                let built = x.rhs_call.and_then(|ci| m.calls.get(ci as usize))?;
+                // `train, val = random_split(dataset, [n, m])`, `Subset(dataset, idx)`: parts of
+                // the dataset split hold what it holds
+                if matches!(m.last_name(built), "random_split" | "Subset")
+                    && depth < 3
+                    && let Some(whole) = m.pos(built, 0)
+                {
+                    return built_by(m, whole, built, depth + 1);
+                }
+                return (x.targets.len() == 1).then_some(built);
             }
             if depth > 0 {
-                return None;
+                return None; // one helper deep
             }
             let fi = at.ctx.func?;
             let f = m.funcs.get(fi as usize)?;
@@ -692,7 +703,8 @@ const MEDIA: &[&str] = &[
     "av",
 ];
 
-/// Does the file feed a text model token ids only: it tokenizes, and nothing in it handles
+/// Does the file feed a text model token ids only: it tokenizes (or reads its batches by
+/// `input_ids` / `attention_mask`: another module tokenized them), and nothing in it handles
 /// images, audio or video (no such package, no convolution, no image or audio processor)? A
 /// batch of ids is a few kilobytes, whose copy pinning cannot shorten measurably.
 // Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
@@ -704,7 +716,16 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
         .any(|a| m.var_kind(m.text(a.left)) == Some(VarKind::Tokenizer))
         || m.imports
             .values()
-            .any(|q| q.ends_with("Tokenizer") || q.ends_with("TokenizerFast"));
+            .any(|q| q.ends_with("Tokenizer") || q.ends_with("TokenizerFast"))
+        // batches keyed by token ids (`batch["input_ids"]`, `input_ids=...`): the dataset of
+        // another module tokenized
+        || m.args.iter().any(|a| {
+            a.name
+                .is_some_and(|n| matches!(m.text(n), "input_ids" | "attention_mask"))
+        })
+        || ["[\"input_ids\"]", "['input_ids']"]
+            .iter()
+            .any(|k| m.src.contains(k));
     let media = m.facts.conv
         || m.imports.values().any(|q| {
             let top = q.split('.').next().unwrap_or(q);
@@ -714,6 +735,18 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
                     .any(|s| q.ends_with(s))
         });
     tokenizes && !media
+}
+
+/// A loader in a [`token_batches`] file that adds no work per item: no `set_transform` /
+/// `with_transform`, and PyTorch's default collate or one that only pads. Its dataset (of
+/// another module, often) hands out token ids; a batch is a few row lookups.
+// Ex) DataLoader(GSMDataset(tokenizer, examples), batch_size=16)  # in a GPT-2 fine-tuning file
+pub(crate) fn token_id_loader(m: &Model<'_>, c: &Call) -> bool {
+    let collate = m.kw(c, "collate_fn").or_else(|| m.pos(c, 6));
+    token_batches(m)
+        && !m.src.contains("set_transform(")
+        && !m.src.contains("with_transform(")
+        && collate.is_none_or(|k| padding_collate(m, k.value, c))
 }
 
 /// How many assignments and calls are followed back from a loader's dataset or collate.
