@@ -229,3 +229,198 @@ for image_path in image_list:
     let guarded = src.replace("def test_net", "@torch.no_grad()\ndef test_net");
     assert!(lines_of(&run(&guarded), "EA401").is_empty());
 }
+
+// Ex) flags.DEFINE_bool('train', False, ...) ... def main(argv): if FLAGS.train: train()
+#[test]
+fn a_function_called_only_under_an_absl_flag_off_by_default_does_not_run() {
+    let src = "import torch
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_bool('train', False, help='train from scratch')
+
+def train():
+    model = Net().cuda()
+    opt = torch.optim.Adam(model.parameters())
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        opt.step()
+        print(loss.item())
+
+def main(argv):
+    if FLAGS.train:
+        train()
+
+if __name__ == '__main__':
+    app.run(main)
+";
+    let a = run(src);
+    assert!(a.findings.is_empty(), "{:?}", rules_of(&a));
+    // on by default: the training runs and gets its findings
+    let on = src.replace("DEFINE_bool('train', False", "DEFINE_bool('train', True");
+    let b = run(&on);
+    assert_eq!(lines_of(&b, "EA301"), vec![14], "{:?}", rules_of(&b));
+}
+
+// Ex) if len(all_desc) == 100: all_desc = torch.vstack(all_desc).cpu().numpy(); print(...)
+#[test]
+fn a_buffer_flushed_when_full_is_a_cadence_not_every_step() {
+    let src = "import torch
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+buf = []
+for x, y in loader:
+    loss = model(x.cuda()).sum()
+    loss.backward()
+    opt.step()
+    buf.append(loss.detach())
+    if len(buf) == 100:
+        print(torch.stack(buf).mean().item())
+        buf = []
+";
+    let a = run(src);
+    assert!(
+        lines_of(&a, "EA301").is_empty() && lines_of(&a, "EA504").is_empty(),
+        "{:?}",
+        rules_of(&a)
+    );
+    // `len(buf) == 1` is every step
+    let every = src.replace("len(buf) == 100", "len(buf) == 1");
+    assert_eq!(lines_of(&run(&every), "EA301"), vec![11]);
+}
+
+// Ex) def train_one_epoch(model, loader, optimizer, device): ... loss.item() per step
+#[test]
+fn a_device_the_module_is_handed_is_an_accelerator() {
+    let src = "import torch
+
+def train_one_epoch(model, loader, optimizer, criterion, device):
+    model.train()
+    total = 0.0
+    for images, targets in loader:
+        images, targets = images.to(device), targets.to(device)
+        loss = criterion(model(images), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    return total
+";
+    assert_eq!(lines_of(&run(src), "EA301"), vec![12]);
+    // a file that says where it runs decides
+    let cpu = src.replace("import torch\n", "import torch\nDEVICE = 'cpu'\n");
+    assert!(lines_of(&run(&cpu), "EA301").is_empty());
+    // `device = get_device(args.device)` with `default="cpu"`
+    let arg = "import argparse
+import torch
+from utils import get_device
+p = argparse.ArgumentParser()
+p.add_argument('--device', default='cpu')
+args = p.parse_args()
+device = get_device(args.device)
+model = Net().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for images, targets in loader:
+    loss = model(images.to(device)).sum()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+";
+    assert!(
+        lines_of(&run(arg), "EA301").is_empty(),
+        "{:?}",
+        rules_of(&run(arg))
+    );
+}
+
+// Ex) for img, path in loader: pred = model(img); print(path, pred.argmax(1))
+#[test]
+fn inference_loops_may_report_each_batch() {
+    let src = "import torch
+model = Net().cuda().eval()
+with torch.no_grad():
+    for image, name in loader:
+        pred = model(image.cuda())
+        print(name)
+";
+    assert!(lines_of(&run(src), "EA504").is_empty());
+    let train = "import torch
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for image, name in loader:
+    loss = model(image.cuda()).sum()
+    loss.backward()
+    opt.step()
+    print(name)
+";
+    assert_eq!(lines_of(&run(train), "EA504"), vec![8]);
+}
+
+// Ex) train_set, val_set = random_split(MelDataset(path, device), [n, m])
+#[test]
+fn splits_of_a_device_resident_dataset_are_device_resident() {
+    let src = format!(
+        "{HEAD}from dataset import MelDataset
+dataset = MelDataset('train.csv', device)
+train_set, val_set = torch.utils.data.random_split(dataset, [80, 20])
+loader = DataLoader(train_set, batch_size=64, num_workers=0)
+{EPOCHS}"
+    );
+    let a = run(&src);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", rules_of(&a));
+    let plain = src.replace("MelDataset('train.csv', device)", "MelDataset('train.csv')");
+    assert_eq!(lines_of(&run(&plain), "EA101"), vec![12]);
+}
+
+// Ex) for batch in loader: out = model(input_ids=batch["input_ids"].to(device), ...)
+#[test]
+fn batches_of_token_ids_from_another_module_need_no_workers() {
+    let src = "import torch
+from torch.utils.data import DataLoader
+from dataset import GSMDataset
+model = Net().cuda()
+opt = torch.optim.AdamW(model.parameters())
+loader = DataLoader(GSMDataset(examples), batch_size=16, shuffle=True)
+for epoch in range(3):
+    for batch in loader:
+        out = model(input_ids=batch['input_ids'].cuda(), attention_mask=batch['attention_mask'].cuda())
+        out.loss.backward()
+        opt.step()
+";
+    let a = run(src);
+    assert!(
+        lines_of(&a, "EA101").is_empty() && lines_of(&a, "EA102").is_empty(),
+        "{:?}",
+        rules_of(&a)
+    );
+    // the same loader in a file that also reads images keeps its findings
+    let images = src.replace("import torch\n", "import torch\nfrom PIL import Image\n");
+    assert_eq!(lines_of(&run(&images), "EA101"), vec![7]);
+}
+
+// Ex) for f in files: path = os.path.join(d, f); sig = slice_signal(path); np.save(...)
+#[test]
+fn a_file_loop_through_a_local_helper_on_a_derived_path_is_serial_work() {
+    let src = "import os
+import glob
+import numpy as np
+import librosa
+
+def slice_signal(path):
+    wav, sr = librosa.load(path, sr=16000)
+    return [wav[i:i + 16384] for i in range(0, len(wav), 8192)]
+
+for name in os.listdir('data/clean'):
+    path = os.path.join('data/clean', name)
+    slices = slice_signal(path)
+    np.save(os.path.join('out', name), np.array(slices))
+";
+    assert_eq!(lines_of(&run(src), "EA602"), vec![10]);
+    // nothing collected or written per file: not a batch job
+    let nothing = src.replace(
+        "    np.save(os.path.join('out', name), np.array(slices))\n",
+        "",
+    );
+    assert!(lines_of(&run(&nothing), "EA602").is_empty());
+}

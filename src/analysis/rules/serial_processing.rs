@@ -210,7 +210,7 @@ impl Rule for SerialProcessing {
                 if last == "open" && !opens_to_read(m, c) {
                     return false; // writing or handing out handles is not per-file work
                 }
-                (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
+                (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_file(c))
                     || (HEAVY.contains(&last) && uses_target(c))
                     || (listing && imported_work(m, c) && uses_file(c))
             });
@@ -328,6 +328,14 @@ const OUTPUTS: &[&str] = &[
     "dump",
     "write_text",
     "write_bytes",
+    "imsave",
+    "save_image",
+    "savetxt",
+    "savemat",
+    "to_json",
+    "to_pickle",
+    "to_feather",
+    "create_dataset",
 ];
 
 /// `open(p)` / `open(p, "rb")` / `open(p, "r+b")`: the file is opened to be read. A write mode, or a mode only known
