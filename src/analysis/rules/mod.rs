@@ -1249,10 +1249,37 @@ const CONV_FAMILIES: &[&str] = &[
     "slowfast",
 ];
 
-/// Does a constructor's name name a convolutional network family?
+/// Does a constructor's name name a convolutional network family, at the start of one of its
+/// words (`ResNet18`, `CAResNet18`, `EncoderCNN`, `build_vgg16`; not `Exception` ⊃ "xception",
+/// not `SimpleNet` ⊃ "lenet")?
 fn conv_family(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    CONV_FAMILIES.iter().any(|f| lower.contains(f))
+    word_starts(name).any(|rest| CONV_FAMILIES.iter().any(|f| rest.starts_with(f)))
+}
+
+/// The lowercased tails of `name` from each place a word starts: the beginning, after a
+/// character that is not a letter or digit, a capital after a lowercase letter or digit
+/// (`Encoder|CNN`), and the capital that begins a word after an acronym (`CA|ResNet`).
+fn word_starts(name: &str) -> impl Iterator<Item = String> + '_ {
+    let b = name.as_bytes();
+    (0..b.len()).filter_map(move |i| {
+        let ch = b[i];
+        if !ch.is_ascii_alphanumeric() {
+            return None;
+        }
+        let prev = i.checked_sub(1).and_then(|p| b.get(p)).copied();
+        let next = b.get(i + 1).copied();
+        let start = match prev {
+            None => true,
+            Some(p) if !p.is_ascii_alphanumeric() => true,
+            Some(p) => {
+                ch.is_ascii_uppercase()
+                    && (p.is_ascii_lowercase()
+                        || p.is_ascii_digit()
+                        || (p.is_ascii_uppercase() && next.is_some_and(|n| n.is_ascii_lowercase())))
+            }
+        };
+        start.then(|| name.get(i..).unwrap_or("").to_ascii_lowercase())
+    })
 }
 
 /// Does the file build a convolutional network: convolution layers, a torchvision / timm /
@@ -1279,13 +1306,11 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
 /// (`"resnet50"`, `"microsoft/resnet-50"`, `"deeplabv2_resnet101"`, not `"SimpleNet"`)? "cnn"
 /// is left out: it also names a text corpus (`cnn_dailymail`).
 fn names_conv(v: &str) -> bool {
-    v.to_ascii_lowercase()
-        .split(|ch: char| !ch.is_ascii_alphanumeric())
-        .any(|w| {
-            CONV_FAMILIES
-                .iter()
-                .any(|f| *f != "cnn" && w.starts_with(f))
-        })
+    word_starts(v).any(|rest| {
+        CONV_FAMILIES
+            .iter()
+            .any(|f| *f != "cnn" && rest.starts_with(f))
+    })
 }
 
 /// Below this many parameters a model's step is kernel-launch bound: mixed precision, TF32,
