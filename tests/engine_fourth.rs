@@ -424,3 +424,87 @@ for name in os.listdir('data/clean'):
     );
     assert!(lines_of(&run(&nothing), "EA602").is_empty());
 }
+
+// Ex) model = Net2d(modes, width).cpu() ... x, y = x.to(device), y.to(device)
+#[test]
+fn a_model_placed_on_the_cpu_keeps_a_handed_device_off_the_gpu() {
+    let src = "import torch
+from utilities import *
+model = Net2d(12, 32).cpu()
+opt = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    loss = (model(x) - y).pow(2).mean()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+";
+    assert!(
+        lines_of(&run(src), "EA301").is_empty(),
+        "{:?}",
+        rules_of(&run(src))
+    );
+    let gpu = src.replace("Net2d(12, 32).cpu()", "Net2d(12, 32).to(device)");
+    assert_eq!(lines_of(&run(&gpu), "EA301"), vec![10]);
+}
+
+// Ex) loader = DataLoader(TensorDataset(x_train, y_train), batch_size=20, shuffle=True)
+#[test]
+fn a_tensor_dataset_needs_no_workers() {
+    let src = format!(
+        "{HEAD}from torch.utils.data import TensorDataset
+loader = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True)
+{EPOCHS}"
+    );
+    let a = run(&src);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", rules_of(&a));
+    // a collate of its own may do per-batch work
+    let collate = src.replace("shuffle=True)", "shuffle=True, collate_fn=augment)");
+    assert_eq!(lines_of(&run(&collate), "EA101"), vec![10]);
+}
+
+// Ex) for fl in train_df.train_path.values: img = get_im_cv2(fl); X_train.append(img)
+#[test]
+fn a_loop_over_a_column_of_paths_is_a_file_loop() {
+    let src = "import cv2
+import pandas as pd
+train_df = pd.read_csv('train.csv')
+
+def get_im(path):
+    return cv2.resize(cv2.imread(path), (128, 128))
+
+X_train = []
+for fl in train_df.train_path.values:
+    X_train.append(get_im(fl))
+";
+    assert_eq!(lines_of(&run(src), "EA602"), vec![9]);
+    let ids = src.replace("train_df.train_path.values", "train_df.user_id.values");
+    assert!(lines_of(&run(&ids), "EA602").is_empty());
+}
+
+// Ex) y_real_ = torch.ones(mini_batch) ... y_real_ = Variable(y_real_.cuda())
+#[test]
+fn a_constant_built_on_the_cpu_and_moved_a_line_later_is_reported_where_it_is_built() {
+    let src = "import torch
+D = Discriminator().cuda()
+opt = torch.optim.Adam(D.parameters())
+for x_, _ in loader:
+    mini_batch = x_.size()[0]
+    y_real_ = torch.ones(mini_batch)
+    rows = torch.tensor(batch_rows)
+    x_, y_real_ = x_.cuda(), y_real_.cuda()
+    rows = rows.cuda()
+    loss = torch.nn.functional.binary_cross_entropy(D(x_).squeeze(), y_real_)
+    loss.backward()
+    opt.step()
+";
+    let a = run(src);
+    // host data (`torch.tensor(batch_rows)`) is the input's own copy, not a constant
+    assert_eq!(lines_of(&a, "EA304"), vec![6], "{:?}", rules_of(&a));
+    assert!(
+        a.findings
+            .iter()
+            .all(|f| f.rule != "EA304" || f.fix.is_none()),
+        "no fix: the name may be read on the CPU in between"
+    );
+}

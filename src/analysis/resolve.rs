@@ -485,6 +485,7 @@ fn device(m: &mut Model<'_>) {
     let mut cuda = false;
     let mut weak_cuda = false;
     let mut handed = false;
+    let mut placed_cpu = false;
     let mut mps = false;
     let mut cpu = false;
     let mut see = |s: &str| {
@@ -511,6 +512,19 @@ fn device(m: &mut Model<'_>) {
                 }
             }
             "cuda" if c.method.is_some() => see("cuda"),
+            // `model = Net2d(...).cpu()`, `model.cpu()`: the model is placed on the CPU (a
+            // `.cpu()` of a tensor copies a result back and says nothing of where work runs)
+            "cpu" if c.method.is_some() && m.call_args(c).is_empty() => {
+                let on_model = match c.recv_call.and_then(|i| m.calls.get(i as usize)) {
+                    Some(inner) => inner.method.is_none() && is_module_ctor(m, inner),
+                    None => c
+                        .recv
+                        .is_some_and(|r| m.kinds.get(m.text(r)) == Some(&VarKind::Model)),
+                };
+                if on_model && c.ctx.loop_.is_none() {
+                    placed_cpu = true;
+                }
+            }
             // `torch.cuda.is_available()` alone (a print, an assert) does not put work on the GPU
             "is_available" if q.contains("cuda") => weak_cuda = true,
             "to" if c.method.is_some() => {
@@ -619,7 +633,8 @@ fn device(m: &mut Model<'_>) {
         see("cuda");
     }
 
-    let cuda = cuda || ((weak_cuda || handed) && !cpu && !mps);
+    let cuda = cuda || ((weak_cuda || handed) && !cpu && !mps && !placed_cpu);
+    let cpu = cpu || (placed_cpu && !cuda);
     m.facts.device = if cuda {
         Device::Cuda
     } else if mps {
@@ -1743,7 +1758,27 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         "documents",
         "samples",
     ];
-    listing_loop(m, l, CALLS, NOUNS)
+    listing_loop(m, l, CALLS, NOUNS) || path_column(m, l)
+}
+
+/// A loop over a table column of paths: `for fl in train_df.train_path.values:`,
+/// `for p in df["image_path"].tolist():`.
+fn path_column(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    let Some(it) = l.iter else { return false };
+    let text = m.text(it).to_ascii_lowercase();
+    let column =
+        text.ends_with(".values") || text.ends_with(".tolist()") || text.ends_with(".unique()");
+    column
+        && text
+            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+            .any(|w| {
+                matches!(
+                    w,
+                    "path" | "file" | "filename" | "filepath" | "image" | "img"
+                ) || ["_path", "_file", "_filename", "_img"]
+                    .iter()
+                    .any(|s| w.ends_with(s))
+            })
 }
 
 /// A loop over the entries of a directory: the iterated expression (or the latest binding of

@@ -25,7 +25,9 @@ declare_rule! {
     /// Flags a tensor built on the CPU and then moved, `torch.zeros(...).to(device)`,
     /// `torch.tensor(...).cuda()`, where it runs every step: in a step loop, in a module's
     /// `forward`, or in a function called from either. A tensor built once (setup code, once
-    /// per epoch) costs one small copy and is not reported.
+    /// per epoch) costs one small copy and is not reported. Also a name bound to such a
+    /// constructor earlier in the same loop body and moved later (`y = torch.ones(n)` ...
+    /// `y.cuda()`), reported where it is built.
     ///
     /// ## Why is this slow?
     /// The tensor is allocated and filled in host memory, then copied over PCIe, with a
@@ -81,7 +83,12 @@ impl Rule for CpuTensorThenMove {
             if c.method.is_none() || !matches!(last, "to" | "cuda") {
                 continue;
             }
-            let Some(mut inner) = c.recv_call.and_then(|i| m.calls.get(i as usize)) else {
+            // `y = torch.ones(n)` ... `y.cuda()`: a name bound to a constructor just before, in the
+            // same loop body, is moved as it was built (reported where it is built, no fix: the
+            // name may be read on the CPU in between)
+            let bound = c.recv_call.is_none().then(|| bound_ctor(m, c)).flatten();
+            let Some(mut inner) = c.recv_call.and_then(|i| m.calls.get(i as usize)).or(bound)
+            else {
                 continue;
             };
             // look through shape-only methods: `torch.tensor(x).view(1, 3).to(device)`
@@ -117,6 +124,11 @@ impl Rule for CpuTensorThenMove {
             if !CTORS.contains(&ctor) || m.kw(inner, "device").is_some() || inner.splat.is_some() {
                 continue;
             }
+            // a name bound to host data (`torch.tensor(row)`) holds the input: the copy is the
+            // move of the data itself; and a constructor in a branch that never runs is none
+            if bound.is_some() && (matches!(ctor, "tensor" | "as_tensor") || m.dead(&inner.ctx)) {
+                continue;
+            }
             let args = m.call_args(c);
             let device = if last == "cuda" {
                 if !args.is_empty() {
@@ -134,6 +146,13 @@ impl Rule for CpuTensorThenMove {
                 }
                 t.to_string()
             };
+            let message = format!(
+                "`torch.{ctor}(...)` is built on the CPU and then copied; pass `device={device}` to build it on the device"
+            );
+            if bound.is_some() {
+                cx.at_call(&Self::META, inner, message, None);
+                continue;
+            }
             let fix = (!chained)
                 .then(|| add_kwarg(m, inner, &format!("device={device}")))
                 .flatten()
@@ -152,12 +171,31 @@ impl Rule for CpuTensorThenMove {
                         },
                     ],
                 });
-            cx.at_call(
-                &Self::META,
-                c,
-                format!("`torch.{ctor}(...)` is built on the CPU and then copied; pass `device={device}` to build it on the device"),
-                fix,
-            );
+            cx.at_call(&Self::META, c, message, fix);
         }
     }
+}
+
+/// The constructor call a plain name was last bound to, in the same function and loop body,
+/// before `c` moves it (`mask = torch.zeros(b, n)` ... `mask = mask.to(device)`).
+fn bound_ctor<'a>(
+    m: &'a crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> Option<&'a crate::analysis::facts::Call> {
+    let name = m.text(c.recv?);
+    if !name
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+    {
+        return None;
+    }
+    let a = m.assigns.iter().rfind(|a| {
+        a.span.end <= c.span.start
+            && a.ctx.func == c.ctx.func
+            && a.targets.iter().any(|t| m.text(*t) == name)
+    })?;
+    if a.ctx.loop_ != c.ctx.loop_ || a.augmented || a.targets.len() != 1 {
+        return None;
+    }
+    m.calls.get(a.rhs_call? as usize)
 }

@@ -93,6 +93,7 @@ impl Rule for DataloaderWorkers {
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
                 || super::token_id_loader(m, c)
+                || super::tensor_dataset(m, c)
                 || super::cheap_local_dataset(m, c).is_some()
             {
                 continue;

@@ -672,6 +672,15 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
     })
 }
 
+/// A DataLoader over a `TensorDataset` (of tensors in memory) with the default collate: an
+/// item is one index into each tensor, a batch one stack: nothing for worker processes to
+/// overlap.
+// Ex) DataLoader(TensorDataset(x_train, y_train), batch_size=20, shuffle=True)
+pub(crate) fn tensor_dataset(m: &Model<'_>, c: &Call) -> bool {
+    m.kw(c, "collate_fn").or_else(|| m.pos(c, 6)).is_none()
+        && dataset_ctor(m, c).is_some_and(|t| m.last_name(t) == "TensorDataset")
+}
+
 /// A loader over text tokenised ahead of time whose collate only pads: a Hugging Face
 /// `datasets` split built by `.map(tokenize)` (no `set_transform` / `with_transform`), batched by
 /// a `DataCollator*`, `default_data_collator`, a function that only pads (`tokenizer.pad`,
