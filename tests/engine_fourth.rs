@@ -430,6 +430,7 @@ for name in os.listdir('data/clean'):
 fn a_model_placed_on_the_cpu_keeps_a_handed_device_off_the_gpu() {
     let src = "import torch
 from utilities import *
+from models import Net2d
 model = Net2d(12, 32).cpu()
 opt = torch.optim.Adam(model.parameters())
 for x, y in loader:
@@ -445,7 +446,7 @@ for x, y in loader:
         rules_of(&run(src))
     );
     let gpu = src.replace("Net2d(12, 32).cpu()", "Net2d(12, 32).to(device)");
-    assert_eq!(lines_of(&run(&gpu), "EA301"), vec![10]);
+    assert_eq!(lines_of(&run(&gpu), "EA301"), vec![11]);
 }
 
 // Ex) loader = DataLoader(TensorDataset(x_train, y_train), batch_size=20, shuffle=True)
