@@ -509,3 +509,45 @@ for x_, _ in loader:
         "no fix: the name may be read on the CPU in between"
     );
 }
+
+// Ex) for img_path in input_img_list: img = cv2.imread(img_path) ... for face in faces: net(face)
+#[test]
+fn an_image_decoded_per_item_of_a_loop_holding_an_inference_loop() {
+    let src = "import cv2
+import torch
+from codeformer import CodeFormer
+net = CodeFormer().to('cuda').eval()
+for i, img_path in enumerate(input_img_list):
+    img = cv2.imread(img_path)
+    faces = detect_faces(img)
+    for idx, face in enumerate(faces):
+        with torch.no_grad():
+            out = net(torch.from_numpy(face).to('cuda'))
+        save(out)
+";
+    assert_eq!(lines_of(&run(src), "EA502"), vec![6]);
+    // a decode that does not read the outer item (a fixed logo) is setup per item, not input
+    let fixed = src.replace("cv2.imread(img_path)", "cv2.imread('logo.png')");
+    assert!(lines_of(&run(&fixed), "EA502").is_empty());
+}
+
+// Ex) encoder = networks.ResnetEncoder(18, False); encoder.to(device); encoder.eval()
+#[test]
+fn a_class_of_an_imported_module_placed_later_is_a_model() {
+    let src = "import cv2
+import torch
+import networks
+device = torch.device('cuda')
+encoder = networks.ResnetEncoder(18, False)
+encoder.to(device)
+encoder.eval()
+with torch.no_grad():
+    for image_path in paths:
+        image = cv2.imread(image_path)
+        features = encoder(torch.from_numpy(image).to(device))
+        save(features)
+";
+    assert_eq!(lines_of(&run(src), "EA502"), vec![10]);
+    let loss = src.replace("networks.ResnetEncoder(18, False)", "networks.SSIMLoss()");
+    assert!(lines_of(&run(&loss), "EA502").is_empty());
+}

@@ -304,7 +304,7 @@ fn kinds(m: &mut Model<'_>) {
             })
             .last()
             .and_then(|a| m.calls.get(a.rhs_call? as usize));
-        if built.is_some_and(|b| b.method.is_none() && is_module_ctor(m, b)) {
+        if built.is_some_and(|b| class_of_module(m, b)) {
             known.insert(name, VarKind::Model);
         }
     }
@@ -457,6 +457,39 @@ fn annotation_kind(ty: &str) -> Option<VarKind> {
 
 /// Is `Cls(...)` a constructor of a class imported or defined here that is not a loss, metric,
 /// criterion or transform (the non-model objects code also places on a device)?
+/// A class instantiated by name ([`is_module_ctor`]) or through an imported module
+/// (`networks.ResnetEncoder(18, False)`, `models.Generator()`): CamelCase, not a loss, metric,
+/// transform or tensor.
+fn class_of_module(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    match (c.method, c.recv) {
+        (None, _) => is_module_ctor(m, c),
+        (Some(meth), Some(recv)) => {
+            let name = m.text(meth);
+            let lower = name.to_ascii_lowercase();
+            m.imports.contains_key(m.text(recv))
+                && !m
+                    .imports
+                    .get(m.text(recv))
+                    .is_some_and(|q| q.starts_with("torch"))
+                && name.starts_with(|ch: char| ch.is_ascii_uppercase())
+                && name.chars().any(|ch| ch.is_ascii_lowercase())
+                && !NOT_MODULES.iter().any(|w| lower.contains(w))
+        }
+        _ => false,
+    }
+}
+
+/// Words in a class name that say it is not a network (placed on a device all the same).
+const NOT_MODULES: &[&str] = &[
+    "loss",
+    "criterion",
+    "metric",
+    "transform",
+    "augment",
+    "tensor",
+    "generator",
+];
+
 fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
     let name = m.text(c.func);
     let q = m.qual(c);
@@ -468,17 +501,7 @@ fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
             .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
         && (m.defined.contains(name) || m.imports.contains_key(name))
         && !q.starts_with("torchmetrics")
-        && ![
-            "loss",
-            "criterion",
-            "metric",
-            "transform",
-            "augment",
-            "tensor",
-            "generator",
-        ]
-        .iter()
-        .any(|w| lower.contains(w))
+        && !NOT_MODULES.iter().any(|w| lower.contains(w))
 }
 
 fn device(m: &mut Model<'_>) {

@@ -4,7 +4,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags image decoding (`PIL.Image.open`, `cv2.imread`, `imageio.imread`,
-    /// `torchvision.io.read_image`) inside a loop that also runs the model, outside a
+    /// `torchvision.io.read_image`) inside a loop that also runs the model (or directly holds
+    /// an inference loop: one image in, a loop over its faces or tiles), outside a
     /// `Dataset.__getitem__`.
     ///
     /// ## Why is this slow?
@@ -58,7 +59,7 @@ impl Rule for ImageDecodeInLoop {
                 continue;
             }
             let decode = is_image_decode(m, c);
-            if !decode || super::step_ctx(m, c).is_none() {
+            if !decode || (super::step_ctx(m, c).is_none() && !feeds_inner_inference(m, c)) {
                 continue;
             }
             cx.at_call(
@@ -69,6 +70,37 @@ impl Rule for ImageDecodeInLoop {
             );
         }
     }
+}
+
+/// Is the call directly in a per-item loop (not an epoch loop) whose body holds an inference
+/// loop: `for path in images: img = cv2.imread(path)` ... `for face in faces: net(face)`? The
+/// image is decoded once per outer item while the GPU waits.
+fn feeds_inner_inference(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let Some(li) = c.ctx.loop_ else {
+        return false;
+    };
+    let Some(l) = m.loops.get(li as usize) else {
+        return false;
+    };
+    // (the outer loop counts as an epoch loop for holding a step loop: what tells a loop over
+    // images is that the decode reads its target)
+    let reads_target = m.call_args(c).iter().any(|a| {
+        crate::analysis::rules::words(m.text(a.value))
+            .any(|w| l.targets.iter().any(|t| m.text(*t) == w))
+    });
+    if !l.info.has_child_step || !reads_target || l.info.train || m.dead(&c.ctx) {
+        return false;
+    }
+    m.loops.iter().any(|inner| {
+        inner.info.step
+            && !inner.info.train
+            && inner.info.model_call
+            && l.span.contains(inner.span)
+            && inner.parent == Some(li)
+    })
 }
 
 /// Does a call decode an image file (`PIL.Image.open`, `cv2.imread`, `read_image`, ...)?
