@@ -1947,6 +1947,10 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
     q == "torch.utils.data.DataLoader"
         || q == "torch.utils.data.dataloader.DataLoader"
         || (q == "DataLoader" && !m.imports.contains_key("DataLoader"))
+        // `data.DataLoader(...)` with `data` from a star import (`from src.imports import *`)
+        || (q == "data.DataLoader"
+            && !m.imports.contains_key("data")
+            && m.src.contains("import *"))
         || (q.ends_with(".DataLoader") && q.starts_with("torch"))
         // a subclass with torch's arguments and defaults (`num_workers=0`, no pinning)
         || q == "monai.data.DataLoader"
