@@ -551,3 +551,69 @@ with torch.no_grad():
     let loss = src.replace("networks.ResnetEncoder(18, False)", "networks.SSIMLoss()");
     assert!(lines_of(&run(&loss), "EA502").is_empty());
 }
+
+// Ex) if not args.eval: train(args) else: eval(args)  /  elif source == 'vott': convert_vott(...)
+#[test]
+fn functions_called_only_from_branches_off_as_shipped_do_not_run() {
+    let src = "import argparse
+import glob
+from PIL import Image
+
+def train(args):
+    out = []
+    for path in glob.glob(args.images + '/*'):
+        out.append(Image.open(path).convert('L').resize((32, 32)))
+    save(out)
+
+def evaluate(args):
+    out = []
+    for path in glob.glob(args.images + '/*'):
+        out.append(Image.open(path).convert('L'))
+    save(out)
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--images')
+    parser.add_argument('--eval', action='store_true')
+    args = parser.parse_args()
+    source = 'coco'
+    if not args.eval:
+        train(args)
+    else:
+        evaluate(args)
+    if source == 'vott':
+        evaluate(args)
+    elif source == 'labelbox':
+        evaluate(args)
+";
+    assert_eq!(lines_of(&run(src), "EA602"), vec![7]);
+    // the elif that is taken runs
+    let taken = src.replace("elif source == 'labelbox'", "elif source == 'coco'");
+    assert_eq!(lines_of(&run(&taken), "EA602"), vec![7, 13]);
+}
+
+// Ex) def evaluate(model, eval_dataloader): ... batch["input_ids"].to(model.device)
+#[test]
+fn a_loader_handed_in_is_pinned_when_every_live_loader_of_the_file_is() {
+    let src = "import torch
+from torch.utils.data import DataLoader
+
+def get_loader(ds):
+    return DataLoader(ds, batch_size=8, num_workers=2, pin_memory=True)
+
+def evaluate(model, eval_dataloader):
+    model.eval()
+    for batch in eval_dataloader:
+        with torch.no_grad():
+            out = model(batch['x'].to(model.device))
+
+def main():
+    model = Net().cuda()
+    evaluate(model, get_loader(val_set))
+
+main()
+";
+    assert_eq!(lines_of(&run(src), "EA303"), vec![11]);
+    let unpinned = src.replace("pin_memory=True", "pin_memory=False");
+    assert!(lines_of(&run(&unpinned), "EA303").is_empty());
+}

@@ -546,36 +546,40 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
 }
 
 /// The identifiers under `node` (names in code; strings and comments hold none), leaving out
-/// the body of an `if` that never runs as shipped (`if FLAGS.train: train()` with the flag
-/// off by default). An attribute's name (`FLAGS.train`, `trainer.train()`) and a keyword's
-/// (`f(train=True)`) name no function of the module.
+/// calls in a branch that never runs as shipped (`if FLAGS.train: train()` with the flag off
+/// by default, the `else: eval(args)` of `if not args.eval:`). An attribute's name
+/// (`FLAGS.train`, `trainer.train()`) and a keyword's (`f(train=True)`) name no function of the
+/// module.
 fn identifiers<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
     let mut out = Vec::new();
     let mut stack = vec![node];
     let mut cursor = node.walk();
     while let Some(n) = stack.pop() {
         if n.kind() == "identifier" {
-            out.push(m.text(span(n)));
+            if !dead_call(m, n) {
+                out.push(m.text(span(n)));
+            }
         } else if n.kind() == "attribute" {
             stack.extend(n.child_by_field_name("object"));
         } else if n.kind() == "keyword_argument" {
             stack.extend(n.child_by_field_name("value"));
         } else if !matches!(n.kind(), "string" | "comment") {
-            let dead_body = (n.kind() == "if_statement")
-                .then(|| field::get(n, field::CONDITION))
-                .flatten()
-                .filter(|c| {
-                    let c = span(*c);
-                    m.guards.iter().any(|g| g.cond == c && g.when && g.dead)
-                })
-                .and_then(|_| n.child_by_field_name("consequence"));
-            stack.extend(
-                n.named_children(&mut cursor)
-                    .filter(|ch| dead_body.is_none_or(|d| d.id() != ch.id())),
-            );
+            stack.extend(n.named_children(&mut cursor));
         }
     }
     out
+}
+
+/// Is `name` the function of a call that sits in code that never runs as shipped?
+fn dead_call(m: &Model<'_>, name: Node<'_>) -> bool {
+    let s = span(name);
+    let first = m.calls.partition_point(|c| c.span.start < s.start);
+    m.calls
+        .get(first..)
+        .unwrap_or(&[])
+        .iter()
+        .take_while(|c| c.span.start == s.start)
+        .any(|c| c.func == s && m.dead(&c.ctx))
 }
 
 /// The least value an integer expression has as shipped, when the engine can tell: a constant

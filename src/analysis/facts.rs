@@ -955,6 +955,22 @@ impl<'s> Walker<'s> {
             .named_children(&mut c)
             .filter(|ch| matches!(ch.kind(), "elif_clause" | "else_clause"))
             .collect();
+        // Ex) elif source == 'vott': convert_vott_json(...)  (its own test is necessary too)
+        for elif in clauses.iter().filter(|ch| ch.kind() == "elif_clause") {
+            let (Some(cond), Some(body)) =
+                (field::get(*elif, field::CONDITION), Self::block_of(*elif))
+            else {
+                continue;
+            };
+            let switches = self
+                .conjuncts(cond)
+                .iter()
+                .filter_map(|c| Self::switch_of(*c))
+                .collect();
+            let modulo = contains_modulo(cond, self.src) || self.leaves(body);
+            self.block_watch
+                .push((body.id(), BlockMark { modulo, switches }));
+        }
         if let [else_] = clauses.as_slice()
             && else_.kind() == "else_clause"
             && let Some(body) = Self::block_of(*else_)

@@ -1,13 +1,15 @@
 use crate::analysis::facts::Val;
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Fix};
+use crate::analysis::resolve::{is_dataloader, loader_arg};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
     /// Flags `.to(device)` (also `.to(device=...)`) / `.cuda()` of a batch in a step loop without `non_blocking=True`,
-    /// when the loop iterates a `DataLoader` with `pin_memory=True` — also of the batch's
+    /// when the loop iterates a `DataLoader` with `pin_memory=True` (or a loader the function
+    /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
     /// parts in a comprehension (`[b.to(device) for b in boxes]`).
     ///
     /// ## Why is this slow?
@@ -61,6 +63,13 @@ impl Rule for H2dBlocking {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        let mut live = m
+            .calls
+            .iter()
+            .filter(|c| is_dataloader(m, c) && !m.dead(&c.ctx))
+            .peekable();
+        let all_live_loaders_pinned = live.peek().is_some()
+            && live.all(|c| loader_arg(m, c, "pin_memory", 7) == Val::Bool(true));
         for c in &m.calls {
             let last = m.last_name(c);
             if c.method.is_none()
@@ -101,11 +110,19 @@ impl Rule for H2dBlocking {
                 continue;
             };
             let var = wrapped_loader(m, var);
+            let known = m
+                .facts
+                .loaders
+                .iter()
+                .any(|f| f.var.as_deref() == Some(var));
             let pinned = m
                 .facts
                 .loaders
                 .iter()
-                .any(|f| f.var.as_deref() == Some(var) && f.pin_memory == Val::Bool(true));
+                .any(|f| f.var.as_deref() == Some(var) && f.pin_memory == Val::Bool(true))
+                // a loader handed in (`def evaluate(model, eval_dataloader)`) from a file whose
+                // every loader that runs pins memory
+                || (!known && all_live_loaders_pinned);
             if !pinned {
                 continue;
             }
