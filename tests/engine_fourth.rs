@@ -617,3 +617,20 @@ main()
     let unpinned = src.replace("pin_memory=True", "pin_memory=False");
     assert!(lines_of(&run(&unpinned), "EA303").is_empty());
 }
+
+// Ex) emb = model(batch) ... print('emb', emb)   vs   print(name, file=sys.stderr)
+#[test]
+fn an_inference_loop_is_flagged_only_for_printing_what_the_model_returned() {
+    let src = "import sys
+import torch
+model = Net().to('cuda').eval()
+with torch.no_grad():
+    for name, batch in loader:
+        emb = model(batch.to('cuda'))
+        ids = model.generate(batch.to('cuda'))
+        print(name, len(name), file=sys.stderr)
+        print('ids', ids)
+        print('emb', emb)
+";
+    assert_eq!(lines_of(&run(src), "EA504"), vec![10]);
+}

@@ -4,9 +4,9 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags `print(...)` and `logging` / `logger` calls in a training step loop that are not
-    /// under a `step % N == 0` guard. Inference and evaluation loops are left alone: a line per
-    /// image or batch is their report, and it costs microseconds beside the forward pass
-    /// (a tensor formatted into it is a host sync, EA301's matter).
+    /// under a `step % N == 0` guard. In an inference or evaluation loop only a line that
+    /// formats what the model returned is flagged (`print("emb", emb)`): a line of names,
+    /// counters, text and shapes per image or batch is the loop's report and costs microseconds.
     ///
     /// ## Why is this slow?
     /// Formatting a tensor for a log line copies it to the host and synchronises with the GPU;
@@ -74,9 +74,13 @@ impl Rule for LoggingInLoop {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
+            if s.mod_guard {
+                continue;
+            }
             // an inference loop's line per image or batch is its report (what was read, what
-            // came out) and costs microseconds beside the forward pass it follows
-            if s.mod_guard || !s.train {
+            // came out) and costs microseconds beside the forward pass — unless it formats what
+            // the model returned: a tensor printed is copied to the host and waited for
+            if !s.train && (metadata_only(m, c) || !formats_model_output(m, c, s.loop_)) {
                 continue;
             }
             cx.at_call(
@@ -87,4 +91,98 @@ impl Rule for LoggingInLoop {
             );
         }
     }
+}
+
+/// Does the call format a value the model returned in this loop (`emb = model(x)` ...
+/// `print('emb', emb)`, `print(f'{out.mean()}')`)?
+fn formats_model_output(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+    loop_: u32,
+) -> bool {
+    let outputs: Vec<&str> = m
+        .assigns
+        .iter()
+        .filter(|a| a.ctx.loop_ == Some(loop_) && a.span.end <= c.span.start)
+        .filter(|a| {
+            a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                // `generate()` waits for every token it makes: printing its ids adds no wait
+                .is_some_and(|r| {
+                    crate::analysis::resolve::runs_model(m, r) && m.last_name(r) != "generate"
+                })
+        })
+        .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+        .collect();
+    super::words(m.text(c.args_span)).any(|w| outputs.contains(&w))
+}
+
+/// Does the call log only text and shapes: string literals (f-string fields included),
+/// `x.shape` / `x.shape[i]` / `x.ndim` / `x.dtype` / `x.device`, `len(x)`, `x.size()`?
+// Ex) print("Embeddings computed for 1 batch. Shape:", emb.shape)
+fn metadata_only(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    let Some(args) = m.node(c.args_span) else {
+        return false;
+    };
+    let text = |n: tree_sitter::Node<'_>| m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
+    let mut stack: Vec<tree_sitter::Node<'_>> = {
+        let mut cur = args.walk();
+        args.named_children(&mut cur).collect()
+    };
+    if stack.is_empty() {
+        return false;
+    }
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "string" | "concatenated_string" | "interpolation" | "format_specifier" => {
+                let mut cur = n.walk();
+                stack.extend(n.named_children(&mut cur).filter(|k| {
+                    !matches!(
+                        k.kind(),
+                        "string_start" | "string_content" | "string_end" | "escape_sequence"
+                    )
+                }));
+            }
+            "keyword_argument" => {
+                // `file=sys.stderr`, `flush=True`: where and how the line goes, not what it says
+                let name = n.child_by_field_name("name").map_or("", text);
+                if let Some(v) = n.child_by_field_name("value")
+                    && !matches!(name, "file" | "flush" | "sep" | "end")
+                {
+                    stack.push(v);
+                }
+            }
+            "integer" | "true" | "false" | "none" => {}
+            "attribute" => {
+                let attr = n.child_by_field_name("attribute").map_or("", text);
+                if !matches!(attr, "shape" | "ndim" | "dtype" | "device") {
+                    return false;
+                }
+            }
+            "subscript" => {
+                let value = n.child_by_field_name("value");
+                let index_ok = n
+                    .child_by_field_name("subscript")
+                    .is_some_and(|i| matches!(i.kind(), "integer" | "unary_operator"));
+                match value {
+                    Some(v) if index_ok && v.kind() == "attribute" => stack.push(v),
+                    _ => return false,
+                }
+            }
+            "call" => {
+                let f = n.child_by_field_name("function");
+                let ok = f.is_some_and(|f| {
+                    let t = text(f);
+                    t == "len"
+                        || (f.kind() == "attribute"
+                            && f.child_by_field_name("attribute").map_or("", text) == "size")
+                });
+                if !ok {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
 }
