@@ -634,3 +634,29 @@ with torch.no_grad():
 ";
     assert_eq!(lines_of(&run(src), "EA504"), vec![10]);
 }
+
+// Ex) if step >= last_eval_step + eval_period: print(...); last_eval_step = step
+#[test]
+fn a_test_whose_body_resets_its_trigger_is_a_cadence() {
+    let src = "import torch
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+last_eval_step = 0
+for step, (x, y) in enumerate(loader):
+    loss = model(x.cuda()).sum()
+    loss.backward()
+    opt.step()
+    if step >= last_eval_step + 100:
+        print(f'loss {loss.item()}')
+        last_eval_step = step
+";
+    let a = run(src);
+    assert!(
+        lines_of(&a, "EA301").is_empty() && lines_of(&a, "EA504").is_empty(),
+        "{:?}",
+        rules_of(&a)
+    );
+    // a test that nothing in its body resets runs every step once it holds
+    let every = src.replace("        last_eval_step = step\n", "");
+    assert_eq!(lines_of(&run(&every), "EA301"), vec![10]);
+}

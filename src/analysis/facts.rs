@@ -883,6 +883,35 @@ impl<'s> Walker<'s> {
             }
     }
 
+    /// An ordering test whose body reassigns a name it reads: `if step >= last_eval + period:
+    /// ... last_eval = step`, `if val_loss < best: best = val_loss`. The body resets its own
+    /// trigger: it runs every so often (or on each improvement), not every iteration.
+    fn resets_own_test(&self, cond: Node<'_>, body: Node<'_>) -> bool {
+        if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
+            return false;
+        }
+        let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1)) else {
+            return false;
+        };
+        if !matches!(
+            self.src.get(a.end_byte()..b.start_byte()).map(str::trim),
+            Some("<" | "<=" | ">" | ">=")
+        ) {
+            return false;
+        }
+        let mut names = Vec::new();
+        let mut stack = vec![cond];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "identifier" {
+                names.push(self.text(n));
+            } else if n.kind() != "call" {
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c));
+            }
+        }
+        names.iter().any(|n| self.assigns_name(body, n))
+    }
+
     /// `len(x) OP N` with `x` a switch-like name and `N` a literal integer: (x, OP, N).
     fn len_comparison(&self, cond: Node<'_>) -> Option<(&'s str, &'s str, u32)> {
         let (a, b) = (cond.named_child(0)?, cond.named_child(1)?);
@@ -945,7 +974,9 @@ impl<'s> Walker<'s> {
         if let Some(body) = Self::block_of(node) {
             let modulo = contains_modulo(cond, self.src)
                 || self.runs_once(node, body)
-                || conj.iter().any(|c| self.flush_guard(*c));
+                || conj
+                    .iter()
+                    .any(|c| self.flush_guard(*c) || self.resets_own_test(*c, body));
             let switches = conj.iter().filter_map(|c| Self::switch_of(*c)).collect();
             self.block_watch
                 .push((body.id(), BlockMark { modulo, switches }));
