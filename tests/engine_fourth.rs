@@ -660,3 +660,23 @@ for step, (x, y) in enumerate(loader):
     let every = src.replace("        last_eval_step = step\n", "");
     assert_eq!(lines_of(&run(&every), "EA301"), vec![10]);
 }
+
+// Ex) for step, batch in enumerate(train_loader): ...; if step % 500 == 0: for x in val_loader: ...
+#[test]
+fn an_evaluation_loop_every_n_steps_of_training_is_rare() {
+    let src = "import torch
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step, (x, y) in enumerate(loader):
+    loss = model(x.cuda()).sum()
+    loss.backward()
+    opt.step()
+    if step % 500 == 0:
+        with torch.no_grad():
+            for vx, vy in val_loader:
+                acc = (model(vx.cuda()).argmax(1) == vy.cuda()).float().mean().item()
+";
+    assert!(lines_of(&run(src), "EA301").is_empty());
+    let every = src.replace("    if step % 500 == 0:\n", "    if True:\n");
+    assert_eq!(lines_of(&run(&every), "EA301"), vec![11]);
+}

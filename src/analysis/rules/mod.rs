@@ -187,10 +187,16 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
             if mod_guard && modulo_by_one(m, c, l) {
                 mod_guard = false;
             }
+            // an evaluation loop run every N steps of an enclosing step loop
+            // (`if step % 500 == 0: for x in test_loader: ...`): its steps are rare too
+            let rare = l.ctx.mod_guard
+                && l.parent
+                    .and_then(|p| m.loops.get(p as usize))
+                    .is_some_and(|p| p.info.step);
             return Some(StepCtx {
                 loop_: i,
-                under_if: under_if || few,
-                mod_guard: mod_guard || few,
+                under_if: under_if || few || rare,
+                mod_guard: mod_guard || few || rare,
                 train: l.info.train,
             });
         }
