@@ -680,3 +680,22 @@ for step, (x, y) in enumerate(loader):
     let every = src.replace("    if step % 500 == 0:\n", "    if True:\n");
     assert_eq!(lines_of(&run(&every), "EA301"), vec![11]);
 }
+
+// Ex) boxes = output['boxes'].cpu() ... for box in boxes: x1, y1, x2, y2 = box.tolist()
+#[test]
+fn a_value_already_copied_to_the_host_reads_without_a_wait() {
+    let src = "import torch
+model = Net().cuda().eval()
+with torch.no_grad():
+    for images in loader:
+        output = model(images.cuda())
+        boxes = output['boxes'].cpu()
+        masks = output['masks'].cpu()
+        for mask, box in zip(masks, boxes):
+            coords = box.tolist()
+            binary = (mask > 0.5).numpy()
+            collect(coords, binary)
+";
+    // the two copies wait; what is read from them afterwards does not
+    assert_eq!(lines_of(&run(src), "EA301"), vec![6, 7]);
+}

@@ -98,6 +98,18 @@ impl Rule for HostSync {
             {
                 continue;
             }
+            // a value already copied to the host in this iteration (`boxes = out["boxes"].cpu()`
+            // ... `for box in boxes: box.tolist()`) reads host memory: no wait
+            // (`(mask > t).numpy()`: the first name of a parenthesised receiver)
+            if let (Some(l), Some(root)) = (
+                m.loops.get(s.loop_ as usize),
+                c.recv_root
+                    .map(|r| m.text(r))
+                    .or_else(|| c.recv.and_then(|r| super::words(m.text(r)).next())),
+            ) && on_host(m, l, c, root)
+            {
+                continue;
+            }
             // an output that must reach the host now (an image or file written, an environment
             // stepped with the action) is the loop's product, not a read that could wait
             if last != "item"
@@ -249,6 +261,61 @@ fn feeds_host_sink(
     m.calls.iter().any(|k| {
         in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
     })
+}
+
+/// Is `name`, at call `c` inside step loop `l`, a value already copied to the host: bound
+/// earlier in the loop body from a `.cpu()` / `.numpy()` / `.tolist()` / `.item()` read, or the
+/// target of an inner loop over such a value (`for box in boxes:`, `zip(scores, boxes)`)?
+fn on_host(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    name: &str,
+) -> bool {
+    let copied = |n: &str| {
+        m.assigns.iter().any(|a| {
+            l.span.contains(a.span)
+                && a.span.end <= c.span.start
+                && a.targets.len() == 1
+                && m.text(a.left) == n
+                && {
+                    let v = m.text(a.value);
+                    let v = v.trim_end();
+                    [".cpu()", ".numpy()", ".tolist()", ".item()"]
+                        .iter()
+                        .any(|r| v.ends_with(r))
+                }
+        })
+    };
+    if copied(name) {
+        return true;
+    }
+    // the target of a loop between `c` and the step loop, over a copied value
+    let mut cur = c.ctx.loop_;
+    for _ in 0..64 {
+        let Some(i) = cur else { return false };
+        let Some(inner) = m.loops.get(i as usize) else {
+            return false;
+        };
+        if std::ptr::eq(inner, l) {
+            return false;
+        }
+        if let Some(pos) = inner.targets.iter().position(|t| m.text(*t) == name)
+            && let Some(it) = inner.iter
+        {
+            let it = m.text(it);
+            let source = match it.strip_prefix("zip(").and_then(|r| r.strip_suffix(')')) {
+                Some(args) => args.split(',').nth(pos).map(str::trim),
+                None if inner.targets.len() == 1 => Some(it.trim()),
+                None => None,
+            };
+            return source.is_some_and(|s| {
+                s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') && copied(s)
+            });
+        }
+        cur = inner.parent;
+    }
+    false
 }
 
 /// Is `name` (re)bound inside the loop from a `.to(...)` / `.cuda(...)` expression?
