@@ -521,7 +521,9 @@ fn device(m: &mut Model<'_>) {
             cpu = true;
         }
     };
-    for c in &m.calls {
+    // (code that never runs as shipped says nothing of where the file runs: `if args.device
+    // == 'cuda': torch.cuda.synchronize()` with `default='cpu'`)
+    for c in m.calls.iter().filter(|c| !m.dead(&c.ctx)) {
         let last = m.last_name(c);
         let q = m.qual(c);
         match last {
