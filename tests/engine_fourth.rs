@@ -699,3 +699,47 @@ with torch.no_grad():
     // the two copies wait; what is read from them afterwards does not
     assert_eq!(lines_of(&run(src), "EA301"), vec![6, 7]);
 }
+
+// Ex) def compute_clip_features(batch): photos = [Image.open(p) for p in batch] ... (per step)
+#[test]
+fn an_image_decoded_in_a_helper_the_model_loop_calls_per_step() {
+    let src = "import torch
+from PIL import Image
+model = Net().to('cuda').eval()
+
+def compute_features(paths):
+    photos = [Image.open(p) for p in paths]
+    logo = Image.open('assets/logo.png')
+    with torch.no_grad():
+        return model(torch.stack([preprocess(x) for x in photos]).to('cuda'))
+
+for i in range(0, len(files), 64):
+    feats = compute_features(files[i:i + 64])
+    save(feats, i)
+";
+    // the fixed logo is not the loop's input
+    assert_eq!(lines_of(&run(src), "EA502"), vec![6]);
+}
+
+// Ex) parser.add_argument('--device', default='cpu') ... if args.device == 'cuda': torch.cuda.synchronize()
+#[test]
+fn code_that_never_runs_says_nothing_of_the_device() {
+    let src = "import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument('--device', type=str, default='cpu')
+args = parser.parse_args()
+model = Net().to(args.device)
+opt = torch.optim.AdamW(model.parameters())
+for x, y in loader:
+    loss = model(x.to(args.device)).sum()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+    if args.device == 'cuda':
+        torch.cuda.synchronize()
+";
+    assert!(run(src).findings.iter().all(|f| f.rule != "EA301"));
+    let gpu = src.replace("default='cpu'", "default='cuda'");
+    assert_eq!(lines_of(&run(&gpu), "EA301"), vec![12]);
+}

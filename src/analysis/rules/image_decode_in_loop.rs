@@ -5,8 +5,8 @@ declare_rule! {
     /// ## What it does
     /// Flags image decoding (`PIL.Image.open`, `cv2.imread`, `imageio.imread`,
     /// `torchvision.io.read_image`) inside a loop that also runs the model (or directly holds
-    /// an inference loop: one image in, a loop over its faces or tiles), outside a
-    /// `Dataset.__getitem__`.
+    /// an inference loop: one image in, a loop over its faces or tiles), or in a function of
+    /// the file such a loop calls per step, outside a `Dataset.__getitem__`.
     ///
     /// ## Why is this slow?
     /// Decoding a JPEG takes milliseconds of CPU; done serially in the process that drives the
@@ -54,12 +54,22 @@ impl Rule for ImageDecodeInLoop {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        let hot_funcs = super::per_step_funcs(m);
         for c in &m.calls {
-            if c.ctx.getitem {
+            // (a fixed file, `Image.open("assets/logo.png")`, is not the loop's input)
+            let fixed = m
+                .pos(c, 0)
+                .is_some_and(|a| a.vkind == crate::analysis::facts::ValKind::Str);
+            if c.ctx.getitem || fixed || !is_image_decode(m, c) || m.dead(&c.ctx) {
                 continue;
             }
-            let decode = is_image_decode(m, c);
-            if !decode || (super::step_ctx(m, c).is_none() && !feeds_inner_inference(m, c)) {
+            // in the model loop, in a per-item loop holding one, or in a function of the file
+            // that a model loop calls per step (`def compute_features(batch): [Image.open(p)
+            // for p in batch]`)
+            let in_model_loop = super::step_ctx(m, c).is_some()
+                || feeds_inner_inference(m, c)
+                || (c.ctx.loop_.is_none() && super::runs_per_step(m, &hot_funcs, c));
+            if !in_model_loop {
                 continue;
             }
             cx.at_call(
