@@ -295,14 +295,13 @@ fn kinds(m: &mut Model<'_>) {
         let built = m
             .assigns
             .iter()
-            .filter(|a| {
+            .rfind(|a| {
                 !a.augmented
                     && a.targets.len() == 1
                     && a.span.end <= c.span.start
                     && a.ctx.func == c.ctx.func
                     && m.text(a.left) == name
             })
-            .last()
             .and_then(|a| m.calls.get(a.rhs_call? as usize));
         if built.is_some_and(|b| class_of_module(m, b)) {
             known.insert(name, VarKind::Model);
