@@ -743,3 +743,31 @@ for x, y in loader:
     let gpu = src.replace("default='cpu'", "default='cuda'");
     assert_eq!(lines_of(&run(&gpu), "EA301"), vec![12]);
 }
+
+// Ex) model = BERTBaseUncased(); train_loader = DataLoader(BERTDataset(review, target), ...)
+#[test]
+fn a_text_model_by_its_class_name_feeds_token_ids() {
+    let src = "import torch
+from torch.utils.data import DataLoader
+from model import BERTBaseUncased
+from dataset import ReviewDataset
+model = BERTBaseUncased().to('cuda')
+opt = torch.optim.AdamW(model.parameters())
+loader = DataLoader(ReviewDataset(reviews, targets), batch_size=32)
+for epoch in range(3):
+    for batch in loader:
+        out = model(**{k: v.to('cuda') for k, v in batch.items()})
+        out.sum().backward()
+        opt.step()
+";
+    let a = run(src);
+    assert!(
+        lines_of(&a, "EA101").is_empty() && lines_of(&a, "EA102").is_empty(),
+        "{:?}",
+        rules_of(&a)
+    );
+    // an image model over the same loader keeps both findings
+    let image = src.replace("BERTBaseUncased", "ResNetClassifier");
+    let b = run(&image);
+    assert_eq!(lines_of(&b, "EA102"), vec![7], "{:?}", rules_of(&b));
+}

@@ -740,7 +740,16 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
         })
         || ["[\"input_ids\"]", "['input_ids']"]
             .iter()
-            .any(|k| m.src.contains(k));
+            .any(|k| m.src.contains(k))
+        // a text model or a text dataset by its class (`BERTBaseUncased(...)`,
+        // `TranslationDataset(...)`, `RobertaForSequenceClassification.from_pretrained`)
+        || m.calls.iter().any(|c| {
+            let name = match (c.method, c.recv) {
+                (Some(_), Some(r)) if m.last_name(c) == "from_pretrained" => m.text(r),
+                _ => m.last_name(c),
+            };
+            word_starts(name).any(|w| TEXT_MODELS.iter().any(|t| w.starts_with(t)))
+        });
     let media = m.facts.conv
         || m.imports.values().any(|q| {
             let top = q.split('.').next().unwrap_or(q);
@@ -763,6 +772,22 @@ pub(crate) fn token_id_loader(m: &Model<'_>, c: &Call) -> bool {
         && !m.src.contains("with_transform(")
         && collate.is_none_or(|k| padding_collate(m, k.value, c))
 }
+
+/// Words that start the class name of a text model or a text dataset.
+const TEXT_MODELS: &[&str] = &[
+    "bert",
+    "roberta",
+    "gpt",
+    "bart",
+    "electra",
+    "xlnet",
+    "deberta",
+    "llama",
+    "mistral",
+    "textdataset",
+    "translationdataset",
+    "sentimentdataset",
+];
 
 /// How many assignments and calls are followed back from a loader's dataset or collate.
 const CHAIN_STEPS: usize = 12;
