@@ -771,3 +771,46 @@ for epoch in range(3):
     let b = run(&image);
     assert_eq!(lines_of(&b, "EA102"), vec![7], "{:?}", rules_of(&b));
 }
+
+// Ex) def validate(model, loader): model = model.to(device) ... model = get_model(...).to(device)
+#[test]
+fn the_model_a_function_builds_anchors_the_file_level_advice_over_one_it_is_handed() {
+    let src = "import torch
+from models import get_model
+
+def validate(model, loader):
+    model = model.to('cuda')
+    with torch.no_grad():
+        for x in loader:
+            model(x.to('cuda'))
+
+def main():
+    model = get_model('mlp').to('cuda')
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(10):
+        for x, y in loader:
+            loss = model(x.to('cuda')).sum()
+            loss.backward()
+            opt.step()
+        validate(model, val_loader)
+
+main()
+";
+    assert_eq!(lines_of(&run(src), "EA203"), vec![11]);
+    // torch's own data types placed on the device are not models
+    let variable = "import torch
+from torch.autograd import Variable
+model = Net()
+def train_model(model):
+    model.cuda()
+    opt = torch.optim.Adam(model.parameters())
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        opt.step()
+train_model(model)
+t = Variable(torch.LongTensor([1, 2]))
+t = t.cuda()
+";
+    assert_eq!(lines_of(&run(variable), "EA203"), vec![5]);
+}

@@ -461,7 +461,11 @@ fn annotation_kind(ty: &str) -> Option<VarKind> {
 /// transform or tensor.
 fn class_of_module(m: &Model<'_>, c: &super::facts::Call) -> bool {
     match (c.method, c.recv) {
-        (None, _) => is_module_ctor(m, c),
+        // (`Variable(x)`, `torch.Tensor(...)`: torch's data types, not modules)
+        (None, _) => {
+            let q = m.qual(c);
+            is_module_ctor(m, c) && (!q.starts_with("torch") || q.starts_with("torch.nn."))
+        }
         (Some(meth), Some(recv)) => {
             let name = m.text(meth);
             let lower = name.to_ascii_lowercase();

@@ -299,15 +299,21 @@ pub(crate) fn trains_or_infers(m: &Model<'_>) -> bool {
 /// column, the assignment index when the anchor is one).
 pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     use super::facts::VarKind;
-    // ((trained, live), byte, line, col, assign): the model an optimizer trains wins over a
-    // frozen one placed earlier (a distillation teacher), then a placement that runs as shipped
-    // over one under a switch that is off by default (`if args.fp16: model.cuda().half()`),
-    // then the earliest placement
-    type Best = Option<((bool, bool), usize, usize, usize, Option<usize>)>;
+    // ((trained, live, own), byte, line, col, assign): the model an optimizer trains wins over
+    // a frozen one placed earlier (a distillation teacher), then a placement that runs as
+    // shipped over one under a switch that is off by default (`if args.fp16:
+    // model.cuda().half()`), then the placement of a model the function builds over one it is
+    // handed (`def validate(model, ...): model = model.to(device)`), then the earliest
+    type Best = Option<((bool, bool, bool), usize, usize, usize, Option<usize>)>;
     let mut best: Best = None;
+    // is `name` a parameter of function `f` (a model the function is handed)?
+    let handed = |f: Option<u32>, name: &str| {
+        f.and_then(|f| m.funcs.get(f as usize))
+            .is_some_and(|f| f.params.iter().any(|(p, _)| m.text(*p) == name))
+    };
     fn consider(
         best: &mut Best,
-        trained: (bool, bool),
+        trained: (bool, bool, bool),
         byte: usize,
         line: usize,
         col: usize,
@@ -336,7 +342,11 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
             consider(
                 &mut best,
-                (trained.contains(name), live(&a.ctx, a.span)),
+                (
+                    trained.contains(name),
+                    live(&a.ctx, a.span),
+                    !handed(a.ctx.func, name),
+                ),
                 a.span.start,
                 a.line,
                 col,
@@ -351,7 +361,11 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
         if let Some(name) = placed_model(m, c) {
             consider(
                 &mut best,
-                (trained.contains(name), live(&c.ctx, c.span)),
+                (
+                    trained.contains(name),
+                    live(&c.ctx, c.span),
+                    !handed(c.ctx.func, name),
+                ),
                 c.span.start,
                 c.line,
                 c.col,
@@ -368,7 +382,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             // here, built and placed in one expression
             consider(
                 &mut best,
-                (false, live(&c.ctx, c.span)),
+                (false, live(&c.ctx, c.span), true),
                 c.span.start,
                 c.line,
                 c.col,
@@ -388,7 +402,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                 let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
                 consider(
                     &mut best,
-                    (false, false),
+                    (false, false, false),
                     a.span.start,
                     a.line,
                     col,
