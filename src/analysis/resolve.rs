@@ -490,7 +490,6 @@ const NOT_MODULES: &[&str] = &[
     "transform",
     "augment",
     "tensor",
-    "generator",
 ];
 
 fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
@@ -504,6 +503,8 @@ fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
             .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
         && (m.defined.contains(name) || m.imports.contains_key(name))
         && !q.starts_with("torchmetrics")
+        // `torch.Generator()`, `np.random.Generator`: random number generators
+        && !(name == "Generator" && (q.starts_with("torch") || q.starts_with("numpy")))
         && !NOT_MODULES.iter().any(|w| lower.contains(w))
 }
 
