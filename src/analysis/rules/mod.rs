@@ -567,6 +567,13 @@ fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
             && let Some(owner) = m.text(a.value).strip_suffix(".parameters()")
         {
             out.insert(owner);
+            // `generator.module.generator.parameters()`: a part of the model placed as
+            // `generator` trains it
+            if let Some((root, _)) = owner.split_once('.')
+                && root != "self"
+            {
+                out.insert(root);
+            }
         }
     }
     out
