@@ -814,3 +814,20 @@ t = t.cuda()
 ";
     assert_eq!(lines_of(&run(variable), "EA203"), vec![5]);
 }
+
+// Ex) for f in filenames: file_path = os.path.join(dirpath, f); signal, sr = librosa.load(file_path)
+#[test]
+fn a_library_load_of_a_derived_path_is_per_file_work() {
+    let src = "import os
+import json
+import librosa
+data = {'mfcc': []}
+for dirpath, dirnames, filenames in os.walk('genres'):
+    for f in filenames:
+        file_path = os.path.join(dirpath, f)
+        signal, sr = librosa.load(file_path, sr=22050)
+        data['mfcc'].append(librosa.feature.mfcc(y=signal, sr=sr).tolist())
+json.dump(data, open('data.json', 'w'))
+";
+    assert_eq!(lines_of(&run(src), "EA602"), vec![6]);
+}

@@ -211,7 +211,7 @@ impl Rule for SerialProcessing {
                     return false; // writing or handing out handles is not per-file work
                 }
                 (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_file(c))
-                    || (HEAVY.contains(&last) && uses_target(c))
+                    || (HEAVY.contains(&last) && uses_file(c))
                     || (listing && imported_work(m, c) && uses_file(c))
             });
             // a loop inside the file loop that is not a model step: its calls run per file too
