@@ -1,4 +1,3 @@
-use crate::analysis::facts::ValKind;
 use crate::analysis::fix::{line_start_indent, torch_name};
 use crate::analysis::model::{Applicability, CodeKind, Edit, Fix};
 use crate::analysis::resolve::is_model_call;
@@ -13,7 +12,8 @@ declare_rule! {
     /// function. The call may sit in a function of the file the loop calls, which runs the
     /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
     /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
-    /// counted: its `__call__` disables autograd itself.
+    /// counted: its `__call__` disables autograd itself. `Variable(x, volatile=True)` (PyTorch
+    /// 0.3's no-grad mode) does not count as disabling autograd: it has done nothing since 0.4.
     ///
     /// ## Why is this slow?
     /// With autograd on, every forward records the graph and keeps the activations it would
@@ -131,22 +131,8 @@ impl Rule for NoGradMissing {
             if bare_calls == 0 {
                 continue;
             }
-            // `Variable(x, volatile=True)`: the no-grad mode of PyTorch 0.3 and earlier, which
-            // code that builds its inputs this way runs on
-            let volatile = m
-                .calls
-                .get(first..)
-                .unwrap_or(&[])
-                .iter()
-                .take_while(|c| c.span.start < l.span.end)
-                .any(|c| {
-                    m.last_name(c) == "Variable"
-                        && m.kw(c, "volatile")
-                            .is_some_and(|a| a.vkind == ValKind::True)
-                });
-            if volatile {
-                continue;
-            }
+            // (`Variable(x, volatile=True)`, PyTorch 0.3's no-grad mode, has done nothing since
+            // 0.4: on the PyTorch the runner installs, autograd is on)
             // the last `.eval()` / `.train()` before the loop in the same function decides the
             // mode; calls of the function precede the loop contiguously (nested defs have higher
             // indices), so the backward scan stops at the function's start
