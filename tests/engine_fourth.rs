@@ -831,3 +831,21 @@ json.dump(data, open('data.json', 'w'))
 ";
     assert_eq!(lines_of(&run(src), "EA602"), vec![6]);
 }
+
+// Ex) device = "mps" if torch.backends.mps.is_available() else "cpu"
+#[test]
+fn a_device_chosen_between_mps_and_cpu_is_not_cuda() {
+    let src = "import torch
+device = 'mps' if torch.backends.mps.is_available() else 'cpu'
+model = ViT().to(device)
+opt = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = model(x.to(device)).sum()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+";
+    assert!(lines_of(&run(src), "EA301").is_empty());
+    let cuda = src.replace("'mps' if torch.backends.mps", "'cuda' if torch.cuda");
+    assert_eq!(lines_of(&run(&cuda), "EA301"), vec![9]);
+}

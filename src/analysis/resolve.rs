@@ -656,6 +656,14 @@ fn device(m: &mut Model<'_>) {
         } else if a.vkind == ValKind::Other && (v.contains("\"cuda") || v.contains("'cuda")) {
             // `device = "cuda" if torch.cuda.is_available() else "cpu"`
             see("cuda");
+        } else if a.vkind == ValKind::Other {
+            // `device = "mps" if torch.backends.mps.is_available() else "cpu"`: no CUDA in
+            // either branch
+            for (quoted, dev) in [("mps", "mps"), ("cpu", "cpu")] {
+                if v.contains(&format!("\"{quoted}\"")) || v.contains(&format!("'{quoted}'")) {
+                    see(dev);
+                }
+            }
         }
     }
     if m.cuda_default_param {
