@@ -849,3 +849,27 @@ for x, y in loader:
     let cuda = src.replace("'mps' if torch.backends.mps", "'cuda' if torch.cuda");
     assert_eq!(lines_of(&run(&cuda), "EA301"), vec![9]);
 }
+
+// Ex) train_loader = DataLoader(ds, num_workers=8) ... trainAndValidate(train_loader, ...) with
+//     `for epoch in range(n): for x, y in trainingData:` inside
+#[test]
+fn a_loader_handed_to_a_function_with_an_epoch_loop_is_iterated_per_epoch() {
+    let src = "import torch
+train_loader = torch.utils.data.DataLoader(ds, batch_size=32, num_workers=8, pin_memory=True)
+
+def trainAndValidate(trainingData, numEpochs=8):
+    model = Net().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(numEpochs):
+        for x, y in trainingData:
+            loss = model(x.cuda(non_blocking=True)).sum()
+            loss.backward()
+            opt.step()
+
+trainAndValidate(train_loader, 20)
+";
+    assert_eq!(lines_of(&run(src), "EA103"), vec![2]);
+    // a function that reads the loader once per call, called once, keeps no workers alive
+    let once = src.replace("    for epoch in range(numEpochs):\n        for x, y in trainingData:\n            loss = model(x.cuda(non_blocking=True)).sum()\n            loss.backward()\n            opt.step()\n", "    for x, y in trainingData:\n        loss = model(x.cuda(non_blocking=True)).sum()\n        loss.backward()\n        opt.step()\n");
+    assert!(lines_of(&run(&once), "EA103").is_empty(), "{once}");
+}

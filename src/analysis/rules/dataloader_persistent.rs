@@ -97,14 +97,16 @@ impl Rule for DataloaderPersistent {
                 Some(v) => {
                     m.loops.iter().any(|l| {
                         l.info.iterates_loader.as_deref() == Some(v) && loop_per_epoch(m, l)
-                    }) || m.calls.iter().any(|o| {
-                        in_epoch(m, o.ctx.loop_)
-                            && m.call_args(o).iter().any(|a| m.text(a.value) == v)
-                    }) || (lightning_fit
-                        && m.calls.iter().any(|o| {
-                            m.last_name(o) == "fit"
+                    }) || handed_to_epoch_loop(m, v)
+                        || m.calls.iter().any(|o| {
+                            in_epoch(m, o.ctx.loop_)
                                 && m.call_args(o).iter().any(|a| m.text(a.value) == v)
-                        }))
+                        })
+                        || (lightning_fit
+                            && m.calls.iter().any(|o| {
+                                m.last_name(o) == "fit"
+                                    && m.call_args(o).iter().any(|a| m.text(a.value) == v)
+                            }))
                 }
                 None if container.is_some() => container
                     .is_some_and(|v| super::container_loops(m, v).any(|l| loop_per_epoch(m, l))),
@@ -151,6 +153,42 @@ fn loop_per_epoch(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::fa
         }
     }
     called_per_epoch(m, top.ctx.func)
+}
+
+/// Is the loader named `v` handed to a function of the file (`train(train_loader, model)`)
+/// whose own epoch loop iterates that parameter (`for epoch in ...: for x in loader:`)?
+fn handed_to_epoch_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool {
+    m.calls.iter().any(|o| {
+        if o.method.is_some() {
+            return false;
+        }
+        let name = m.text(o.func);
+        let Some((fi, f)) = m
+            .funcs
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.class.is_none() && m.text(f.name) == name)
+        else {
+            return false;
+        };
+        let args = m.call_args(o);
+        let param = args.iter().enumerate().find_map(|(i, a)| {
+            (m.text(a.value) == v).then(|| match a.name {
+                Some(n) => Some(m.text(n)),
+                None => f.params.get(i).map(|(p, _)| m.text(*p)),
+            })?
+        });
+        param.is_some_and(|p| {
+            // (the parameter need not be named like a loader: `for x in enumerate(trainingData)`)
+            m.loops.iter().any(|l| {
+                l.ctx.func == Some(fi as u32)
+                    && l.info.step
+                    && l.iter
+                        .is_some_and(|it| super::words(m.text(it)).any(|w| w == p))
+                    && in_epoch(m, l.parent)
+            })
+        })
+    })
 }
 
 /// Is function `f` (by name) called from inside an epoch loop?
