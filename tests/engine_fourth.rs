@@ -855,3 +855,23 @@ trainAndValidate(train_loader, 20)
     let once = src.replace("    for epoch in range(numEpochs):\n        for x, y in trainingData:\n            loss = model(x.cuda(non_blocking=True)).sum()\n            loss.backward()\n            opt.step()\n", "    for x, y in trainingData:\n        loss = model(x.cuda(non_blocking=True)).sum()\n        loss.backward()\n        opt.step()\n");
     assert!(lines_of(&run(&once), "EA103").is_empty(), "{once}");
 }
+
+// Ex) def trainAndValidate(trainingData): for i, (x, y) in enumerate(trainingData): x = x.to(device)
+#[test]
+fn a_parameter_loop_over_a_handed_pinned_loader_copies_blocking() {
+    let src = "import torch
+loader = torch.utils.data.DataLoader(ds, batch_size=32, num_workers=8, pin_memory=True, persistent_workers=True)
+
+def fit(trainingData):
+    model = Net().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for i, (x, y) in enumerate(trainingData):
+        x = x.to('cuda')
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+
+fit(loader)
+";
+    assert_eq!(lines_of(&run(src), "EA303"), vec![8]);
+}

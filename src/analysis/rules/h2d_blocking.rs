@@ -106,7 +106,14 @@ impl Rule for H2dBlocking {
             let Some(l) = m.loops.get(s.loop_ as usize) else {
                 continue;
             };
-            let Some(var) = &l.info.iterates_loader else {
+            // the loop iterates a loader, or a parameter of its function that is handed one
+            // (`def train(trainingData): for x, y in enumerate(trainingData):`)
+            let handed = || {
+                let f = l.ctx.func.and_then(|f| m.funcs.get(f as usize))?;
+                let it = m.text(l.iter?);
+                super::words(it).find(|w| f.params.iter().any(|(p, _)| m.text(*p) == *w))
+            };
+            let Some(var) = l.info.iterates_loader.as_deref().or_else(handed) else {
                 continue;
             };
             let var = wrapped_loader(m, var);
