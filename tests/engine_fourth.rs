@@ -875,3 +875,28 @@ fit(loader)
 ";
     assert_eq!(lines_of(&run(src), "EA303"), vec![8]);
 }
+
+// Ex) text_for_pred = torch.LongTensor(batch_size, 26).fill_(0).to(device)
+#[test]
+fn legacy_typed_constructors_of_constants_are_built_on_the_cpu_and_moved() {
+    let src = "import torch
+model = Net().to('cuda').eval()
+with torch.no_grad():
+    for image, batch in loader:
+        text = torch.LongTensor(batch_size, 26).fill_(0).to('cuda')
+        length = torch.IntTensor([25] * batch_size).to('cuda')
+        y = torch.arange(0, 5).view(5, 1).expand(5, 3).reshape(15).cuda()
+        data = torch.FloatTensor(batch).to('cuda')
+        model(image.to('cuda'), text, length, y, data)
+";
+    let a = run(src);
+    // the wrapped host batch (line 8) is the input's own copy
+    assert_eq!(lines_of(&a, "EA304"), vec![5, 6, 7], "{:?}", rules_of(&a));
+    // no one-keyword fix for the legacy constructors (they take no `device=`)
+    assert!(
+        a.findings
+            .iter()
+            .filter(|f| f.rule == "EA304" && f.line < 7)
+            .all(|f| f.fix.is_none())
+    );
+}

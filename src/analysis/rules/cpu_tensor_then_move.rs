@@ -18,6 +18,17 @@ const CTORS: &[&str] = &[
     "linspace",
     "randperm",
 ];
+/// PyTorch's legacy typed constructors (`torch.LongTensor(b, n)`): they take no `device=`, so
+/// there is no one-keyword fix.
+const LEGACY: &[&str] = &[
+    "Tensor",
+    "FloatTensor",
+    "LongTensor",
+    "IntTensor",
+    "ByteTensor",
+    "BoolTensor",
+    "DoubleTensor",
+];
 const RANDOM: &[&str] = &["rand", "randn", "randint", "randperm"];
 
 declare_rule! {
@@ -27,7 +38,9 @@ declare_rule! {
     /// `forward`, or in a function called from either. A tensor built once (setup code, once
     /// per epoch) costs one small copy and is not reported. Also a name bound to such a
     /// constructor earlier in the same loop body and moved later (`y = torch.ones(n)` ...
-    /// `y.cuda()`), reported where it is built.
+    /// `y.cuda()`), reported where it is built. The legacy typed constructors count when they
+    /// build a constant (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] *
+    /// b).cuda()`), not when they wrap host data (`torch.FloatTensor(batch).to(device)`).
     ///
     /// ## Why is this slow?
     /// The tensor is allocated and filled in host memory, then copied over PCIe, with a
@@ -106,6 +119,16 @@ impl Rule for CpuTensorThenMove {
                             | "permute"
                             | "contiguous"
                             | "t"
+                            | "expand"
+                            | "repeat"
+                            | "squeeze"
+                            | "flatten"
+                            | "int"
+                            | "bool"
+                            | "fill_"
+                            | "zero_"
+                            | "uniform_"
+                            | "normal_"
                     )
                     && let Some(i) = inner.recv_call.and_then(|i| m.calls.get(i as usize))
                 {
@@ -121,7 +144,24 @@ impl Rule for CpuTensorThenMove {
             }
             let q = m.qual(inner);
             let ctor = q.strip_prefix("torch.").unwrap_or("");
-            if !CTORS.contains(&ctor) || m.kw(inner, "device").is_some() || inner.splat.is_some() {
+            let legacy = LEGACY.contains(&ctor);
+            // `torch.FloatTensor(batch)`, `torch.Tensor(obs)`: host data wrapped, whose copy is
+            // the input's own (sizes, a literal list, or an in-place fill are a constant)
+            if legacy
+                && !chained
+                && matches!(m.call_args(inner), [a] if matches!(
+                    a.vkind,
+                    crate::analysis::facts::ValKind::Ident
+                        | crate::analysis::facts::ValKind::Attr
+                        | crate::analysis::facts::ValKind::Call
+                ))
+            {
+                continue;
+            }
+            if !(CTORS.contains(&ctor) || legacy)
+                || m.kw(inner, "device").is_some()
+                || inner.splat.is_some()
+            {
                 continue;
             }
             // a name bound to host data (`torch.tensor(row)`) holds the input: the copy is the
@@ -146,10 +186,16 @@ impl Rule for CpuTensorThenMove {
                 }
                 t.to_string()
             };
-            let message = format!(
-                "`torch.{ctor}(...)` is built on the CPU and then copied; pass `device={device}` to build it on the device"
-            );
-            if bound.is_some() {
+            let message = if legacy {
+                format!(
+                    "`torch.{ctor}(...)` is built on the CPU and then copied; build it on the device (`torch.zeros(..., dtype=..., device={device})`)"
+                )
+            } else {
+                format!(
+                    "`torch.{ctor}(...)` is built on the CPU and then copied; pass `device={device}` to build it on the device"
+                )
+            };
+            if bound.is_some() || legacy {
                 cx.at_call(&Self::META, inner, message, None);
                 continue;
             }
