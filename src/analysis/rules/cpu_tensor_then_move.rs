@@ -53,7 +53,9 @@ declare_rule! {
     ///
     /// for x in loader:
     ///     mask = torch.zeros(64, 128).to(device)
-    ///     model(x.to(device), mask).sum().backward()
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = model(x.to(device), mask).sum()
+    ///     loss.backward()
     /// ```
     ///
     /// Use instead:
@@ -62,7 +64,9 @@ declare_rule! {
     ///
     /// for x in loader:
     ///     mask = torch.zeros(64, 128, device=device)
-    ///     model(x.to(device), mask).sum().backward()
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = model(x.to(device), mask).sum()
+    ///     loss.backward()
     /// ```
     ///
     /// ## Fix safety

@@ -19,23 +19,27 @@ declare_rule! {
     ///
     /// ## Example
     /// ```python
+    /// import torch
     /// from torch.utils.data import DataLoader
     ///
     /// loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
     /// for x, y in loader:
     ///     x = x.to(device)
-    ///     loss = model(x).sum()
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = model(x).sum()
     ///     loss.backward()
     /// ```
     ///
     /// Use instead:
     /// ```python
+    /// import torch
     /// from torch.utils.data import DataLoader
     ///
     /// loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
     /// for x, y in loader:
     ///     x = x.to(device, non_blocking=True)
-    ///     loss = model(x).sum()
+    ///     with torch.autocast("cuda", dtype=torch.bfloat16):
+    ///         loss = model(x).sum()
     ///     loss.backward()
     /// ```
     ///
