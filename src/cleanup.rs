@@ -7,6 +7,7 @@
 //! removes its item itself and calls [`unregister`] / [`unregister_process_group`].
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 
 struct State {
@@ -19,6 +20,9 @@ static STATE: Mutex<State> = Mutex::new(State {
     groups: Vec::new(),
 });
 static INSTALL: Once = Once::new();
+/// Set by the signal handler before it cleans up: the work the main thread sees fail (a
+/// benchmark killed by the cleanup) failed because of the interrupt.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Exit status after an interrupt: 128 + SIGINT, as shells report it.
 pub const INTERRUPTED_EXIT: i32 = 130;
@@ -37,6 +41,7 @@ pub fn install() -> Result<(), String> {
     let mut result = Ok(());
     INSTALL.call_once(|| {
         if let Err(err) = ctrlc::set_handler(|| {
+            INTERRUPTED.store(true, Ordering::SeqCst);
             run_all();
             std::process::exit(INTERRUPTED_EXIT);
         }) {
@@ -46,6 +51,24 @@ pub fn install() -> Result<(), String> {
         }
     });
     result
+}
+
+/// Has an interrupt arrived (the handler is cleaning up and will exit with
+/// [`INTERRUPTED_EXIT`])?
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Called on the main thread before it exits: when an interrupt is being handled, waits for
+/// the handler to finish its cleanup and exit with [`INTERRUPTED_EXIT`] (a benchmark the
+/// handler killed must not turn into "the benchmark is broken", exit 2, while the scratch copy
+/// is still being removed).
+pub fn wait_if_interrupted() {
+    if interrupted() {
+        // the handler exits the process; this only bounds the wait should it never return
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        std::process::exit(INTERRUPTED_EXIT);
+    }
 }
 
 /// Registers a file or folder to remove on interrupt.

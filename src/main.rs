@@ -8,7 +8,10 @@ use efficiency_audit::exit::ExitStatus;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match efficiency_audit::cli::run(cli) {
+    let outcome = efficiency_audit::cli::run(cli);
+    // an interrupt being handled decides the exit status (130), not what it made fail
+    efficiency_audit::cleanup::wait_if_interrupted();
+    match outcome {
         Ok(status) => status.into(),
         Err(err) => {
             // A closed pipe (`efficiency-audit rules | head`) is not a failure.

@@ -900,3 +900,86 @@ with torch.no_grad():
             .all(|f| f.fix.is_none())
     );
 }
+
+// Ex) device = torch.device('cuda' if args.device == 'cuda' else 'cpu') with default 'cpu'
+#[test]
+fn the_device_a_conditional_picks_as_shipped_decides() {
+    let src = "import argparse
+import torch
+p = argparse.ArgumentParser()
+p.add_argument('--device', default='cpu')
+args = p.parse_args()
+torch.backends.cudnn.benchmark = True
+device = torch.device('cuda' if args.device == 'cuda' else 'cpu')
+model = Net().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = model(x.to(device)).sum()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+";
+    assert_silent(src, &["EA301", "EA201"]);
+    let gpu = src.replace("default='cpu'", "default='cuda'");
+    assert_eq!(lines_of(&run(&gpu), "EA301"), vec![14]);
+    // `use_cuda = ... and torch.cuda.is_available()`: judged on the GPU runner, it is true
+    let avail = src.replace(
+        "device = torch.device('cuda' if args.device == 'cuda' else 'cpu')",
+        "use_cuda = torch.cuda.is_available()\ndevice = torch.device('cuda' if use_cuda else 'cpu')",
+    );
+    assert_eq!(lines_of(&run(&avail), "EA301"), vec![15]);
+}
+
+// Ex) GPU_available = False; GPU_available = GPU_available and torch.cuda.is_available()
+#[test]
+fn a_flag_that_gates_every_move_off_keeps_the_file_on_the_cpu() {
+    let src = "import torch
+GPU_available = False
+GPU_available = GPU_available and torch.cuda.is_available()
+model = Net()
+if GPU_available:
+    model.cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    if GPU_available:
+        x = x.cuda()
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+";
+    assert_silent(src, &["EA301", "EA201"]);
+    let on = src.replace("GPU_available = False", "GPU_available = True");
+    assert_eq!(lines_of(&run(&on), "EA301"), vec![14]);
+}
+
+// Ex) x = x.to(device) with a pinned loader, on Apple's MPS
+#[test]
+fn pinned_copies_are_a_cuda_matter() {
+    let src = "import torch
+device = 'mps' if torch.backends.mps.is_available() else 'cpu'
+loader = torch.utils.data.DataLoader(ds, batch_size=32, num_workers=2, pin_memory=True, persistent_workers=True)
+model = Net().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    x = x.to(device)
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+";
+    assert_silent(src, &["EA303"]);
+    // copying results back with `.to(torch.device('cpu'))` does not put the file on the CPU
+    let back = "import torch
+loader = torch.utils.data.DataLoader(ds, batch_size=32, num_workers=2, pin_memory=True, persistent_workers=True)
+
+def train(model, device):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        x = x.to(device)
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        keep(loss.detach().to(torch.device('cpu')))
+";
+    assert_eq!(lines_of(&run(back), "EA303"), vec![7]);
+}

@@ -62,8 +62,15 @@ pub(crate) fn condition(
             let t = m.text(span(f));
             let no_args =
                 field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0);
-            (no_args && (t == "is_available" || t.ends_with("cuda.is_available")))
-                .then_some(m.facts.device == super::facts::Device::Cuda)
+            // (before the device is decided, `is_available()` is not known: the switches
+            // resolved then must not take it as false)
+            if !(no_args && (t == "is_available" || t.ends_with("cuda.is_available"))) {
+                return None;
+            }
+            match m.facts.device {
+                super::facts::Device::Unknown => None,
+                d => Some(d == super::facts::Device::Cuda),
+            }
         }
         "identifier" | "attribute" => name_condition(m, node, at, func, depth),
         "comparison_operator" => comparison(m, node, at, func),

@@ -509,10 +509,17 @@ fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
 }
 
 fn device(m: &mut Model<'_>) {
+    // conditions read below (`"cuda" if use_cuda else "cpu"`) see `torch.cuda.is_available()`
+    // as true: the file is judged as it runs on the GPU runner it is audited for (the verdict
+    // at the end of this pass replaces the assumption)
+    m.facts.device = Device::Cuda;
     let mut cuda = false;
     let mut weak_cuda = false;
     let mut handed = false;
     let mut placed_cpu = false;
+    // any move to a device that runs as shipped (without one, `torch.cuda.is_available()` in a
+    // flag that gates every `.cuda()` off puts nothing on the GPU)
+    let mut live_move = false;
     let mut mps = false;
     let mut cpu = false;
     let mut see = |s: &str| {
@@ -531,16 +538,40 @@ fn device(m: &mut Model<'_>) {
         let last = m.last_name(c);
         let q = m.qual(c);
         match last {
-            "device" if q.starts_with("torch") => {
+            // (`y.to(torch.device('cpu'))` copies a result back: not where the work runs)
+            "device"
+                if q.starts_with("torch")
+                    && !m.calls.iter().any(|k| {
+                        m.last_name(k) == "to" && m.pos(k, 0).is_some_and(|a| a.value == c.span)
+                    }) =>
+            {
                 if let Some(a) = m.pos(c, 0) {
                     // `torch.device(args.device)` with `default="cpu"`: the default decides
-                    match m.resolve(&a, c.span.start, c.ctx.func) {
-                        Val::Str(v) => see(&v),
+                    // `torch.device('cuda' if args.device == 'cuda' else 'cpu')`: the branch the
+                    // condition takes as shipped, when it is known
+                    let taken = m
+                        .node(a.value)
+                        .filter(|n| n.kind() == "conditional_expression")
+                        .and_then(|n| {
+                            let cond = n.named_child(1)?;
+                            let pick =
+                                super::as_shipped::condition(m, cond, c.span.start, c.ctx.func, 0)?;
+                            n.named_child(if pick { 0 } else { 2 })
+                        });
+                    match (m.resolve(&a, c.span.start, c.ctx.func), taken) {
+                        (Val::Str(v), _) => see(&v),
+                        (_, Some(branch)) => see(m
+                            .src
+                            .get(branch.start_byte()..branch.end_byte())
+                            .unwrap_or("")),
                         _ => see(m.text(a.value)),
                     }
                 }
             }
-            "cuda" if c.method.is_some() => see("cuda"),
+            "cuda" if c.method.is_some() => {
+                live_move = true;
+                see("cuda");
+            }
             // `model = Net2d(...).cpu()`, `model.cpu()`: the model is placed on the CPU (a
             // `.cpu()` of a tensor copies a result back and says nothing of where work runs)
             "cpu" if c.method.is_some() && m.call_args(c).is_empty() => {
@@ -557,6 +588,7 @@ fn device(m: &mut Model<'_>) {
             // `torch.cuda.is_available()` alone (a print, an assert) does not put work on the GPU
             "is_available" if q.contains("cuda") => weak_cuda = true,
             "to" if c.method.is_some() => {
+                live_move |= placement_arg(m, c);
                 if let Some(a) = m.pos(c, 0).filter(|a| a.vkind == ValKind::Str) {
                     see(m.text(a.value));
                 } else if let Some(a) = m
@@ -670,7 +702,7 @@ fn device(m: &mut Model<'_>) {
         see("cuda");
     }
 
-    let cuda = cuda || ((weak_cuda || handed) && !cpu && !mps && !placed_cpu);
+    let cuda = cuda || (((weak_cuda && live_move) || handed) && !cpu && !mps && !placed_cpu);
     let cpu = cpu || (placed_cpu && !cuda);
     m.facts.device = if cuda {
         Device::Cuda
@@ -2200,10 +2232,16 @@ fn module_constant(m: &Model<'_>, name: &str) -> Option<bool> {
             a.vkind,
             ValKind::True | ValKind::False | ValKind::NoneLit | ValKind::Int
         );
-        if a.augmented || a.targets.len() != 1 || !literal {
+        if a.augmented || a.targets.len() != 1 {
             return None;
         }
-        let v = truth(&m.resolve_expr(a.value, a.span.start, None))?;
+        // `GPU = False` ... `GPU = GPU and torch.cuda.is_available()`: a condition over earlier
+        // values, read where it stands
+        let v = if literal {
+            truth(&m.resolve_expr(a.value, a.span.start, None))?
+        } else {
+            super::as_shipped::condition(m, m.node(a.value)?, a.span.start, None, 1)?
+        };
         if value.is_some_and(|x| x != v) {
             return None;
         }

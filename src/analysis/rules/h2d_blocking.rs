@@ -67,6 +67,14 @@ impl Rule for H2dBlocking {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        // pinned memory and asynchronous copies are CUDA's: nothing to do on a file that runs
+        // on the CPU or Apple's MPS
+        if matches!(
+            m.facts.device,
+            crate::analysis::facts::Device::Cpu | crate::analysis::facts::Device::Mps
+        ) {
+            return;
+        }
         let mut live = m
             .calls
             .iter()
