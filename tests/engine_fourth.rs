@@ -392,32 +392,6 @@ for epoch in range(3):
     assert_eq!(lines_of(&run(&images), "EA101"), vec![7]);
 }
 
-// Ex) for f in files: path = os.path.join(d, f); sig = slice_signal(path); np.save(...)
-#[test]
-fn a_file_loop_through_a_local_helper_on_a_derived_path_is_serial_work() {
-    let src = "import os
-import glob
-import numpy as np
-import librosa
-
-def slice_signal(path):
-    wav, sr = librosa.load(path, sr=16000)
-    return [wav[i:i + 16384] for i in range(0, len(wav), 8192)]
-
-for name in os.listdir('data/clean'):
-    path = os.path.join('data/clean', name)
-    slices = slice_signal(path)
-    np.save(os.path.join('out', name), np.array(slices))
-";
-    assert_eq!(lines_of(&run(src), "EA602"), vec![10]);
-    // nothing collected or written per file: not a batch job
-    let nothing = src.replace(
-        "    np.save(os.path.join('out', name), np.array(slices))\n",
-        "",
-    );
-    assert!(lines_of(&run(&nothing), "EA602").is_empty());
-}
-
 // Ex) model = Net2d(modes, width).cpu() ... x, y = x.to(device), y.to(device)
 #[test]
 fn a_model_placed_on_the_cpu_keeps_a_handed_device_off_the_gpu() {
@@ -795,23 +769,6 @@ t = Variable(torch.LongTensor([1, 2]))
 t = t.cuda()
 ";
     assert_eq!(lines_of(&run(variable), "EA203"), vec![5]);
-}
-
-// Ex) for f in filenames: file_path = os.path.join(dirpath, f); signal, sr = librosa.load(file_path)
-#[test]
-fn a_library_load_of_a_derived_path_is_per_file_work() {
-    let src = "import os
-import json
-import librosa
-data = {'mfcc': []}
-for dirpath, dirnames, filenames in os.walk('genres'):
-    for f in filenames:
-        file_path = os.path.join(dirpath, f)
-        signal, sr = librosa.load(file_path, sr=22050)
-        data['mfcc'].append(librosa.feature.mfcc(y=signal, sr=sr).tolist())
-json.dump(data, open('data.json', 'w'))
-";
-    assert_eq!(lines_of(&run(src), "EA602"), vec![6]);
 }
 
 // Ex) device = "mps" if torch.backends.mps.is_available() else "cpu"

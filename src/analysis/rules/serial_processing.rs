@@ -210,8 +210,8 @@ impl Rule for SerialProcessing {
                 if last == "open" && !opens_to_read(m, c) {
                     return false; // writing or handing out handles is not per-file work
                 }
-                (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_file(c))
-                    || (HEAVY.contains(&last) && uses_file(c))
+                (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
+                    || (HEAVY.contains(&last) && uses_target(c))
                     || (listing && imported_work(m, c) && uses_file(c))
             });
             // a loop inside the file loop that is not a model step: its calls run per file too
