@@ -932,3 +932,23 @@ def train(model, device):
 ";
     assert_eq!(lines_of(&run(back), "EA303"), vec![7]);
 }
+
+// Ex) model = UNet3D(in_channels=4, out_channels=3).cuda(); DataLoader(volumes, batch_size=2)
+#[test]
+fn a_small_batch_of_3d_volumes_is_a_memory_decision() {
+    let src = "import torch
+from torch.utils.data import DataLoader
+from unet3d import UNet3D
+model = UNet3D(in_channels=4, out_channels=3).cuda()
+opt = torch.optim.Adam(model.parameters())
+train_loader = DataLoader(volumes, batch_size=2, num_workers=4, pin_memory=True, persistent_workers=True)
+for epoch in range(100):
+    for x, y in train_loader:
+        loss = model(x.cuda(non_blocking=True)).sum()
+        loss.backward()
+        opt.step()
+";
+    assert_silent(src, &["EA702"]);
+    let images = src.replace("UNet3D", "UNet");
+    assert_eq!(lines_of(&run(&images), "EA702"), vec![6]);
+}

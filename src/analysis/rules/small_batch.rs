@@ -5,8 +5,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a training `DataLoader` on CUDA whose batch size is a known constant ≤ 8 (and the
-    /// script does not fine-tune a large pretrained model, where memory dictates it; nor a
-    /// MONAI loader of 3D volumes and patch crops).
+    /// script does not fine-tune a large pretrained model, where memory dictates it; nor a file
+    /// that trains on 3D volumes: MONAI, `nn.Conv3d`, a `UNet3D`-like model).
     ///
     /// ## Why is this slow?
     /// A tiny batch launches the same number of kernels per step as a large one but gives each
@@ -65,7 +65,7 @@ impl Rule for SmallBatch {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        if !super::cuda(m) || m.has_from_pretrained {
+        if !super::cuda(m) || m.has_from_pretrained || volumes(m) {
             return;
         }
         for (ci, c) in m.calls.iter().enumerate() {
@@ -107,4 +107,16 @@ impl Rule for SmallBatch {
             );
         }
     }
+}
+
+/// Does the file train on 3D volumes (MONAI, `nn.Conv3d`, a `UNet3D`-like model)? A batch of two
+/// volumes already fills the memory a batch of hundreds of images would: the batch size is a
+/// memory decision, not waste.
+// Ex) model = UNet3D(in_channels=4, out_channels=3); DataLoader(volumes, batch_size=2)
+fn volumes(m: &crate::analysis::facts::Model<'_>) -> bool {
+    m.imports.values().any(|q| q.starts_with("monai"))
+        || m.calls.iter().any(|c| {
+            let last = m.last_name(c);
+            last.contains("Conv3d") || last.contains("3D") || last.contains("3d")
+        })
 }
