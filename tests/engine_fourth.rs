@@ -952,3 +952,24 @@ for epoch in range(100):
     let images = src.replace("UNet3D", "UNet");
     assert_eq!(lines_of(&run(&images), "EA702"), vec![6]);
 }
+
+// Ex) for k, v in model.named_parameters(): v.requires_grad = False
+#[test]
+fn a_model_with_every_parameter_frozen_records_no_graph() {
+    let src = "import torch
+model = RRDBNet().cuda()
+model.eval()
+for k, v in model.named_parameters():
+    v.requires_grad = False
+for path in paths:
+    out = model(load(path).cuda())
+    save(out)
+";
+    assert_silent(src, &["EA401"]);
+    // freezing only the embedding leaves the rest of the graph recorded
+    let partial = src.replace(
+        "for k, v in model.named_parameters():\n    v.requires_grad = False\n",
+        "model.embedding.weight.requires_grad = False\n",
+    );
+    assert_eq!(lines_of(&run(&partial), "EA401"), vec![5]);
+}

@@ -12,7 +12,8 @@ declare_rule! {
     /// function. The call may sit in a function of the file the loop calls, which runs the
     /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
     /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
-    /// counted: its `__call__` disables autograd itself. `Variable(x, volatile=True)` (PyTorch
+    /// counted: its `__call__` disables autograd itself; nor is a file that freezes every
+    /// parameter (`for p in model.parameters(): p.requires_grad = False`). `Variable(x, volatile=True)` (PyTorch
     /// 0.3's no-grad mode) does not count as disabling autograd: it has done nothing since 0.4.
     ///
     /// ## Why is this slow?
@@ -67,9 +68,20 @@ impl Rule for NoGradMissing {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        // (a model whose parameters are all frozen, `for p in model.parameters(): p.requires_grad
+        // = False`, records no graph: nothing for `no_grad` to save)
         if m.src.contains("autograd.grad")
             || m.src.contains("requires_grad_(")
             || m.src.contains("set_grad_enabled(False)")
+            || m.assigns.iter().any(|a| {
+                m.text(a.left).ends_with(".requires_grad")
+                    && a.vkind == crate::analysis::facts::ValKind::False
+                    && a.ctx
+                        .loop_
+                        .and_then(|l| m.loops.get(l as usize))
+                        .and_then(|l| l.iter)
+                        .is_some_and(|it| m.text(it).contains("parameters()"))
+            })
         {
             return;
         }
