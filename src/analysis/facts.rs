@@ -836,9 +836,9 @@ impl<'s> Walker<'s> {
         {
             return self.assigns_name(block, self.text(a));
         }
-        if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
+        let Some((a, op, b)) = self.comparison_parts(cond) else {
             return false;
-        }
+        };
         // Ex) if len(adv_examples) < 5: adv_examples.append(...)  (at most 5 times)
         if let Some((name, op, n)) = self.len_comparison(cond) {
             return match op {
@@ -849,33 +849,37 @@ impl<'s> Walker<'s> {
                 _ => false,
             };
         }
-        let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1)) else {
-            return false;
-        };
         b.kind() == "none"
             && Self::switch_like(a)
-            && self
-                .src
-                .get(a.end_byte()..b.start_byte())
-                .is_some_and(|op| op.trim() == "is")
+            && op == "is"
             && self.assigns_name(block, self.text(a))
+    }
+
+    /// A binary comparison `a OP b` (`==`, `>=`, `is`, `not in`, ...): its two sides and the
+    /// operator's text.
+    fn comparison_parts<'n>(&self, cond: Node<'n>) -> Option<(Node<'n>, &'s str, Node<'n>)> {
+        if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
+            return None;
+        }
+        let (a, b) = (cond.named_child(0)?, cond.named_child(1)?);
+        let op = self.src.get(a.end_byte()..b.start_byte())?.trim();
+        Some((a, op, b))
+    }
+
+    /// Is `n` a call of the builtin `len`?
+    fn is_len_call(&self, n: Node<'_>) -> bool {
+        n.kind() == "call" && field::get(n, field::FUNCTION).is_some_and(|f| self.text(f) == "len")
     }
 
     /// `len(x) == N` / `len(x) >= N` / `len(x) > N` with N a literal of at least 2 or a name
     /// (`len(buffer) >= args.batch_size`): a buffer flushed when it fills, every N iterations.
     // Ex) if len(all_desc) == 100: all_desc = torch.vstack(all_desc).cpu().numpy(); print(...)
     fn flush_guard(&self, cond: Node<'_>) -> bool {
-        if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
-            return false;
-        }
-        let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1)) else {
+        let Some((a, op, b)) = self.comparison_parts(cond) else {
             return false;
         };
-        let is_len = a.kind() == "call"
-            && field::get(a, field::FUNCTION).is_some_and(|f| self.text(f) == "len");
-        let op = self.src.get(a.end_byte()..b.start_byte()).map(str::trim);
-        is_len
-            && matches!(op, Some("==" | ">=" | ">"))
+        self.is_len_call(a)
+            && matches!(op, "==" | ">=" | ">")
             && match b.kind() {
                 "integer" => self.text(b).parse::<u32>().is_ok_and(|n| n >= 2),
                 "identifier" | "attribute" => true,
@@ -887,16 +891,10 @@ impl<'s> Walker<'s> {
     /// ... last_eval = step`, `if val_loss < best: best = val_loss`. The body resets its own
     /// trigger: it runs every so often (or on each improvement), not every iteration.
     fn resets_own_test(&self, cond: Node<'_>, body: Node<'_>) -> bool {
-        if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
-            return false;
-        }
-        let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1)) else {
-            return false;
-        };
-        if !matches!(
-            self.src.get(a.end_byte()..b.start_byte()).map(str::trim),
-            Some("<" | "<=" | ">" | ">=")
-        ) {
+        if !self
+            .comparison_parts(cond)
+            .is_some_and(|(_, op, _)| matches!(op, "<" | "<=" | ">" | ">="))
+        {
             return false;
         }
         let mut names = Vec::new();
@@ -914,15 +912,11 @@ impl<'s> Walker<'s> {
 
     /// `len(x) OP N` with `x` a switch-like name and `N` a literal integer: (x, OP, N).
     fn len_comparison(&self, cond: Node<'_>) -> Option<(&'s str, &'s str, u32)> {
-        let (a, b) = (cond.named_child(0)?, cond.named_child(1)?);
-        if b.kind() != "integer"
-            || a.kind() != "call"
-            || field::get(a, field::FUNCTION).is_none_or(|f| self.text(f) != "len")
-        {
+        let (a, op, b) = self.comparison_parts(cond)?;
+        if b.kind() != "integer" || !self.is_len_call(a) {
             return None;
         }
         let arg = field::get(a, field::ARGUMENTS).and_then(|x| x.named_child(0))?;
-        let op = self.src.get(a.end_byte()..b.start_byte())?.trim();
         let n = self.text(b).parse::<u32>().ok()?;
         Self::switch_like(arg).then(|| (self.text(arg), op, n))
     }
@@ -930,14 +924,7 @@ impl<'s> Walker<'s> {
     /// `i == 0` where `i` is bound by an enclosing loop's target.
     fn counter_is_literal(&self, cond: Node<'_>) -> bool {
         // Ex) if i == 0: ... (the loop variable against a literal)
-        if cond.kind() == "comparison_operator"
-            && cond.named_child_count() == 2
-            && let (Some(a), Some(b)) = (cond.named_child(0), cond.named_child(1))
-            && self
-                .src
-                .get(a.end_byte()..b.start_byte())
-                .is_some_and(|op| op.trim() == "==")
-        {
+        if let Some((a, "==", b)) = self.comparison_parts(cond) {
             let (var, lit) = if a.kind() == "identifier" {
                 (a, b)
             } else {

@@ -454,8 +454,6 @@ fn annotation_kind(ty: &str) -> Option<VarKind> {
     }
 }
 
-/// Is `Cls(...)` a constructor of a class imported or defined here that is not a loss, metric,
-/// criterion or transform (the non-model objects code also places on a device)?
 /// A class instantiated by name ([`is_module_ctor`]) or through an imported module
 /// (`networks.ResnetEncoder(18, False)`, `models.Generator()`): CamelCase, not a loss, metric,
 /// transform or tensor.
@@ -468,15 +466,10 @@ fn class_of_module(m: &Model<'_>, c: &super::facts::Call) -> bool {
         }
         (Some(meth), Some(recv)) => {
             let name = m.text(meth);
-            let lower = name.to_ascii_lowercase();
-            m.imports.contains_key(m.text(recv))
-                && !m
-                    .imports
-                    .get(m.text(recv))
-                    .is_some_and(|q| q.starts_with("torch"))
-                && name.starts_with(|ch: char| ch.is_ascii_uppercase())
-                && name.chars().any(|ch| ch.is_ascii_lowercase())
-                && !NOT_MODULES.iter().any(|w| lower.contains(w))
+            m.imports
+                .get(m.text(recv))
+                .is_some_and(|q| !q.starts_with("torch"))
+                && module_class_name(name)
         }
         _ => false,
     }
@@ -492,12 +485,12 @@ const NOT_MODULES: &[&str] = &[
     "tensor",
 ];
 
+/// Is `Cls(...)` a constructor of a class imported or defined here that is not a loss, metric,
+/// criterion or transform (the non-model objects code also places on a device)?
 fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
     let name = m.text(c.func);
     let q = m.qual(c);
-    let lower = name.to_ascii_lowercase();
-    name.starts_with(|ch: char| ch.is_ascii_uppercase())
-        && name.chars().any(|ch| ch.is_ascii_lowercase())
+    module_class_name(name)
         && name
             .chars()
             .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
@@ -505,6 +498,13 @@ fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
         && !q.starts_with("torchmetrics")
         // `torch.Generator()`, `np.random.Generator`: random number generators
         && !(name == "Generator" && (q.starts_with("torch") || q.starts_with("numpy")))
+}
+
+/// A CamelCase class name (`ResnetEncoder`, `Net`) with none of [`NOT_MODULES`]' words.
+fn module_class_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    name.starts_with(|ch: char| ch.is_ascii_uppercase())
+        && name.chars().any(|ch| ch.is_ascii_lowercase())
         && !NOT_MODULES.iter().any(|w| lower.contains(w))
 }
 

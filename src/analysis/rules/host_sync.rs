@@ -138,54 +138,25 @@ fn comprehension_source<'s>(
 ) -> Option<&'s str> {
     use crate::analysis::facts::field;
     let text = |n: tree_sitter::Node<'_>| m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
-    let mut cur = m.node(c.span)?.parent();
-    for _ in 0..32 {
-        let n = cur?;
-        if matches!(
-            n.kind(),
-            "list_comprehension"
-                | "dictionary_comprehension"
-                | "set_comprehension"
-                | "generator_expression"
-        ) {
-            let mut w = n.walk();
-            for clause in n
-                .named_children(&mut w)
-                .filter(|ch| ch.kind() == "for_in_clause")
-            {
-                let (Some(left), Some(right)) = (
-                    field::get(clause, field::LEFT),
-                    field::get(clause, field::RIGHT),
-                ) else {
-                    continue;
-                };
-                let source = if left.kind() == "identifier" {
-                    (text(left) == name).then_some(right)
-                } else {
-                    let mut lw = left.walk();
-                    let idx = left.named_children(&mut lw).position(|ch| text(ch) == name);
-                    idx.and_then(|i| {
-                        let f = field::get(right, field::FUNCTION).map(text)?;
-                        let args = field::get(right, field::ARGUMENTS)?;
-                        match f {
-                            "zip" => args.named_child(u32::try_from(i).ok()?),
-                            "enumerate" if i == 1 => args.named_child(0),
-                            _ => None,
-                        }
-                    })
-                };
-                if let Some(src) = source.filter(|s| s.kind() == "identifier") {
-                    let start = src.start_byte();
-                    return m.src.get(start..src.end_byte());
-                }
-            }
+    let (left, right) = super::comprehension_clause(m, c, name)?;
+    let source = if left.kind() == "identifier" {
+        Some(right)
+    } else {
+        let mut lw = left.walk();
+        let i = left
+            .named_children(&mut lw)
+            .position(|ch| text(ch) == name)?;
+        let f = field::get(right, field::FUNCTION).map(text)?;
+        let args = field::get(right, field::ARGUMENTS)?;
+        match f {
+            "zip" => args.named_child(u32::try_from(i).ok()?),
+            "enumerate" if i == 1 => args.named_child(0),
+            _ => None,
         }
-        if matches!(n.kind(), "for_statement" | "function_definition") {
-            return None;
-        }
-        cur = n.parent();
-    }
-    None
+    };
+    source
+        .filter(|s| s.kind() == "identifier")
+        .and_then(|s| m.src.get(s.start_byte()..s.end_byte()))
 }
 
 /// Calls that take an output off the device for good: writing an image, a frame or a file,

@@ -1397,65 +1397,75 @@ fn literal_int(text: &str) -> Option<u64> {
     Some(sum)
 }
 
-/// What a comprehension variable runs over, by the root name of the iterable: `boxes` for `b`
-/// in `[b.to(device) for b in boxes]`, `batch` for `v` in
-/// `{k: v.to(device) for k, v in batch.items()}`. `None` when `name` is not bound by a
-/// comprehension around the call.
-pub(crate) fn comprehension_source<'a>(m: &Model<'a>, c: &Call, name: &str) -> Option<&'a str> {
-    let mut n = m.node(c.span)?;
-    while let Some(p) = n.parent() {
-        n = p;
-        if !matches!(
+/// The `for … in …` clause of a comprehension around call `c` that binds `name` (anywhere in
+/// its target: `b`, `k, v`, `i, (x, y)`), as (target, iterable); `None` when no comprehension
+/// between `c` and its statement binds it. Shared by the rules that follow a comprehension
+/// variable back to what it iterates ([`comprehension_source`], EA301's CPU-side batch check).
+pub(crate) fn comprehension_clause<'t>(
+    m: &'t Model<'_>,
+    c: &Call,
+    name: &str,
+) -> Option<(tree_sitter::Node<'t>, tree_sitter::Node<'t>)> {
+    let mut cur = m.node(c.span)?.parent();
+    for _ in 0..32 {
+        let n = cur?;
+        if matches!(
             n.kind(),
             "list_comprehension"
                 | "set_comprehension"
                 | "dictionary_comprehension"
                 | "generator_expression"
         ) {
-            continue;
-        }
-        let mut cur = n.walk();
-        for clause in n
-            .named_children(&mut cur)
-            .filter(|k| k.kind() == "for_in_clause")
-        {
-            let (Some(left), Some(right)) = (
-                clause.child_by_field_name("left"),
-                clause.child_by_field_name("right"),
-            ) else {
-                continue;
-            };
-            let mut stack = vec![left];
-            let mut binds = false;
-            while let Some(x) = stack.pop() {
-                if x.kind() == "identifier" && m.src.get(x.start_byte()..x.end_byte()) == Some(name)
-                {
-                    binds = true;
-                    break;
-                }
-                let mut w = x.walk();
-                stack.extend(x.named_children(&mut w));
-            }
-            if !binds {
-                continue;
-            }
-            let mut root = right;
-            for _ in 0..64 {
-                let next = match root.kind() {
-                    "call" => root.child_by_field_name("function"),
-                    "attribute" => root.child_by_field_name("object"),
-                    "subscript" => root.child_by_field_name("value"),
-                    _ => None,
+            let mut w = n.walk();
+            for clause in n
+                .named_children(&mut w)
+                .filter(|k| k.kind() == "for_in_clause")
+            {
+                let (Some(left), Some(right)) = (
+                    clause.child_by_field_name("left"),
+                    clause.child_by_field_name("right"),
+                ) else {
+                    continue;
                 };
-                match next {
-                    Some(x) => root = x,
-                    None => break,
+                let mut stack = vec![left];
+                while let Some(x) = stack.pop() {
+                    if x.kind() == "identifier"
+                        && m.src.get(x.start_byte()..x.end_byte()) == Some(name)
+                    {
+                        return Some((left, right));
+                    }
+                    let mut xw = x.walk();
+                    stack.extend(x.named_children(&mut xw));
                 }
             }
-            return (root.kind() == "identifier")
-                .then(|| m.src.get(root.start_byte()..root.end_byte()))
-                .flatten();
         }
+        if matches!(n.kind(), "for_statement" | "function_definition") {
+            return None;
+        }
+        cur = n.parent();
     }
     None
+}
+
+/// What a comprehension variable runs over, by the root name of the iterable: `boxes` for `b`
+/// in `[b.to(device) for b in boxes]`, `batch` for `v` in
+/// `{k: v.to(device) for k, v in batch.items()}`. `None` when `name` is not bound by a
+/// comprehension around the call.
+pub(crate) fn comprehension_source<'a>(m: &Model<'a>, c: &Call, name: &str) -> Option<&'a str> {
+    let (_, mut root) = comprehension_clause(m, c, name)?;
+    for _ in 0..64 {
+        let next = match root.kind() {
+            "call" => root.child_by_field_name("function"),
+            "attribute" => root.child_by_field_name("object"),
+            "subscript" => root.child_by_field_name("value"),
+            _ => None,
+        };
+        match next {
+            Some(x) => root = x,
+            None => break,
+        }
+    }
+    (root.kind() == "identifier")
+        .then(|| m.src.get(root.start_byte()..root.end_byte()))
+        .flatten()
 }

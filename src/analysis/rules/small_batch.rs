@@ -69,9 +69,7 @@ impl Rule for SmallBatch {
             return;
         }
         for (ci, c) in m.calls.iter().enumerate() {
-            // MONAI loads 3D volumes and patch crops (`num_samples` per item): its batch size
-            // is a memory decision the file does not show
-            if !is_dataloader(m, c) || m.qual(c).starts_with("monai.") {
+            if !is_dataloader(m, c) {
                 continue;
             }
             let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else {
@@ -110,8 +108,9 @@ impl Rule for SmallBatch {
 }
 
 /// Does the file train on 3D volumes (MONAI, `nn.Conv3d`, a `UNet3D`-like model)? A batch of two
-/// volumes already fills the memory a batch of hundreds of images would: the batch size is a
-/// memory decision, not waste.
+/// volumes already fills the memory a batch of hundreds of images would (MONAI's loaders also
+/// crop several patches per item, `num_samples`): the batch size is a memory decision, not
+/// waste.
 // Ex) model = UNet3D(in_channels=4, out_channels=3); DataLoader(volumes, batch_size=2)
 fn volumes(m: &crate::analysis::facts::Model<'_>) -> bool {
     m.imports.values().any(|q| q.starts_with("monai"))
