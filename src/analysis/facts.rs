@@ -399,6 +399,9 @@ pub(crate) struct Model<'s> {
     pub deterministic: bool,
     /// A function parameter defaults to `"cuda"` / `"cuda:N"`.
     pub cuda_default_param: bool,
+    /// The line ranges of the script's functions that nothing calls
+    /// ([`super::as_shipped::uncalled_functions`]), worked out when first asked.
+    pub uncalled: std::cell::OnceCell<Vec<(usize, usize)>>,
 }
 
 /// tree-sitter field ids of the Python grammar, looked up once (`child_by_field_name` searches
@@ -488,6 +491,9 @@ enum Frame {
     },
     If {
         id: usize,
+        /// The `if` leaves the block (`if args.evaluate: validate(); return`): the statements
+        /// after it run under this switch (the negation of its condition).
+        after: Option<(Span, bool)>,
     },
     /// The block of an `if` branch: its cadence and the switches it depends on.
     Block {
@@ -510,7 +516,7 @@ impl Frame {
             | Frame::Func { id, .. }
             | Frame::Class { id, .. }
             | Frame::With { id, .. }
-            | Frame::If { id }
+            | Frame::If { id, .. }
             | Frame::Block { id, .. }
             | Frame::Except { id }
             | Frame::Comp { id } => *id,
@@ -953,10 +959,11 @@ impl<'s> Walker<'s> {
     /// Marks the blocks of an `if` statement: the body runs under the condition's switches
     /// (and is a cadence guard when the condition uses `%` or the body runs once); a plain
     /// `else` (no `elif`) runs under the negation of a single-switch condition.
-    fn mark_if(&mut self, node: Node<'_>) {
-        let Some(cond) = field::get(node, field::CONDITION) else {
-            return;
-        };
+    ///
+    /// Returns the switch under which the statements after the `if` run when it has no other
+    /// branch and its body leaves the block (`return`, `raise`, `sys.exit()`, `break`).
+    fn mark_if(&mut self, node: Node<'_>) -> Option<(Span, bool)> {
+        let cond = field::get(node, field::CONDITION)?;
         let conj = self.conjuncts(cond);
         if let Some(body) = Self::block_of(node) {
             let modulo = contains_modulo(cond, self.src)
@@ -1004,16 +1011,29 @@ impl<'s> Walker<'s> {
             self.block_watch
                 .push((body.id(), BlockMark { modulo, switches }));
         }
+        match conj.as_slice() {
+            [only] if clauses.is_empty() && Self::block_of(node).is_some_and(|b| self.leaves(b)) => {
+                Self::switch_of(*only).map(|(s, when)| (s, !when))
+            }
+            _ => None,
+        }
     }
 
     /// Entering a block marked by [`Self::mark_if`]: push its cadence and switches.
     fn enter_block(&mut self, node: Node<'_>) {
         let id = node.id();
+        let prev_guard = self.guard_top;
         let Some(pos) = self.block_watch.iter().rposition(|(nid, _)| *nid == id) else {
+            // an unmarked block still restores the guard on leaving: an early exit inside it
+            // (`if done: return`) guards only the rest of this block
+            self.frames.push(Frame::Block {
+                id,
+                modulo: false,
+                prev_guard,
+            });
             return;
         };
         let (_, mark) = self.block_watch.swap_remove(pos);
-        let prev_guard = self.guard_top;
         for (cond, when) in mark.switches {
             let idx = self.m.guards.len() as u32;
             self.m.guards.push(Guard {
@@ -1075,8 +1095,8 @@ impl<'s> Walker<'s> {
             "with_statement" => self.on_with(node),
             "if_statement" => {
                 self.ifs += 1;
-                self.mark_if(node);
-                self.frames.push(Frame::If { id });
+                let after = self.mark_if(node);
+                self.frames.push(Frame::If { id, after });
             }
             "block" => self.enter_block(node),
             "except_clause" => {
@@ -1145,7 +1165,23 @@ impl<'s> Walker<'s> {
                     self.autocast -= 1;
                 }
             }
-            Frame::If { .. } => self.ifs -= 1,
+            Frame::If { after, .. } => {
+                self.ifs -= 1;
+                // Ex) if args.evaluate: validate(...); return  ... train(...)  (the rest of the
+                // block runs only when the test fails; the block's frame restores the guard)
+                if let Some((cond, when)) = after {
+                    let idx = self.m.guards.len() as u32;
+                    self.m.guards.push(Guard {
+                        cond,
+                        when,
+                        parent: self.guard_top,
+                        at: node.start_byte(),
+                        func: self.cur_func,
+                        dead: false,
+                    });
+                    self.guard_top = Some(idx);
+                }
+            }
             Frame::Block {
                 modulo, prev_guard, ..
             } => {
@@ -1303,10 +1339,13 @@ impl<'s> Walker<'s> {
             no_grad = self.decor_watch[pos].1;
             self.decor_watch.swap_remove(pos);
         }
+        // directly in the class body (the body's block frame aside)
         let in_class = self.cur_class.is_some()
             && self
                 .frames
-                .last()
+                .iter()
+                .rev()
+                .find(|f| !matches!(f, Frame::Block { .. }))
                 .is_some_and(|f| matches!(f, Frame::Class { .. }));
         if in_class && matches!(name_text, "validation_step" | "test_step" | "predict_step") {
             no_grad = true;
@@ -1634,6 +1673,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         compile_unknown: false,
         deterministic: false,
         cuda_default_param: false,
+        uncalled: std::cell::OnceCell::new(),
     };
     let mut w = Walker {
         src,
@@ -1784,6 +1824,14 @@ impl<'s> Model<'s> {
 
     /// Does code in this context never run as shipped: it sits in a branch of a switch that
     /// is off by default (or the `else` of one that is on), at any depth?
+    /// Is `line` in a function of the script that nothing calls (so it does not run)?
+    pub(crate) fn uncalled_line(&self, line: usize) -> bool {
+        self.uncalled
+            .get_or_init(|| super::as_shipped::uncalled_functions(self))
+            .iter()
+            .any(|&(a, b)| a <= line && line <= b)
+    }
+
     pub(crate) fn dead(&self, ctx: &Ctx) -> bool {
         let mut cur = ctx.guard;
         for _ in 0..256 {

@@ -146,14 +146,7 @@ fn analyze(
     }
     let mut findings = cx.out;
     // a script's function that nothing calls does not run as shipped
-    let uncalled = if findings.is_empty() {
-        Vec::new()
-    } else {
-        as_shipped::uncalled_functions(&m)
-    };
-    findings.retain(|f| {
-        !suppressed(&m, f) && !uncalled.iter().any(|&(a, b)| a <= f.line && f.line <= b)
-    });
+    findings.retain(|f| !suppressed(&m, f) && !m.uncalled_line(f.line));
     findings.sort_by(|a, b| (a.line, a.column, &a.rule).cmp(&(b.line, b.column, &b.rule)));
     // one finding per rule and line; their fixes are merged (`x.cuda(), y.cuda()`)
     findings.dedup_by(|later, kept| {

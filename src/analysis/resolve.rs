@@ -517,8 +517,9 @@ fn device(m: &mut Model<'_>) {
     let mut weak_cuda = false;
     let mut handed = false;
     let mut placed_cpu = false;
-    // any move to a device that runs as shipped (when every move is behind a flag that is off,
-    // `torch.cuda.is_available()` in that flag puts nothing on the GPU)
+    // any move to a device that runs as shipped: `torch.cuda.is_available()` puts work on the
+    // GPU only through one (not when every move is behind a flag that is off, nor in a file
+    // that only seeds CUDA's generator: `if args.cuda: torch.cuda.manual_seed(s)`)
     let mut live_move = false;
     let mut mps = false;
     let mut cpu = false;
@@ -702,15 +703,8 @@ fn device(m: &mut Model<'_>) {
         see("cuda");
     }
 
-    // (a move that never runs as shipped: every `.cuda()` behind a flag that is off)
-    let dead_move = m.calls.iter().any(|c| {
-        m.dead(&c.ctx)
-            && c.method.is_some()
-            && matches!(m.last_name(c), "cuda" | "to")
-            && placement_arg(m, c)
-    });
     let cuda = cuda
-        || (((weak_cuda && (live_move || !dead_move)) || handed) && !cpu && !mps && !placed_cpu);
+        || (((weak_cuda && live_move) || handed) && !cpu && !mps && !placed_cpu);
     let cpu = cpu || (placed_cpu && !cuda);
     m.facts.device = if cuda {
         Device::Cuda

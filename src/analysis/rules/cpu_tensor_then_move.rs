@@ -38,9 +38,11 @@ declare_rule! {
     /// `forward`, or in a function called from either. A tensor built once (setup code, once
     /// per epoch) costs one small copy and is not reported. Also a name bound to such a
     /// constructor earlier in the same loop body and moved later (`y = torch.ones(n)` ...
-    /// `y.cuda()`), reported where it is built. The legacy typed constructors count when they
-    /// build a constant (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] *
-    /// b).cuda()`), not when they wrap host data (`torch.FloatTensor(batch).to(device)`).
+    /// `y.cuda()`), reported where it is built. A constructor counts when it builds a constant
+    /// (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] * b).cuda()`,
+    /// `torch.tensor([1.0, 2.0]).cuda()`), not when it wraps host data
+    /// (`torch.FloatTensor(batch).to(device)`, `torch.tensor(batch.state).float().to(device)`):
+    /// that copy is the data's own, and it is made whoever builds the tensor.
     ///
     /// ## Why is this slow?
     /// The tensor is allocated and filled in host memory, then copied over PCIe, with a
@@ -110,6 +112,8 @@ impl Rule for CpuTensorThenMove {
             };
             // look through shape-only methods: `torch.tensor(x).view(1, 3).to(device)`
             let mut chained = false;
+            // an in-place fill on the way makes the tensor a constant, whatever it wrapped
+            let mut filled = false;
             for _ in 0..8 {
                 if inner.method.is_some()
                     && matches!(
@@ -136,6 +140,10 @@ impl Rule for CpuTensorThenMove {
                     )
                     && let Some(i) = inner.recv_call.and_then(|i| m.calls.get(i as usize))
                 {
+                    filled |= matches!(
+                        m.last_name(inner),
+                        "fill_" | "zero_" | "uniform_" | "normal_"
+                    );
                     inner = i;
                     chained = true;
                 } else {
@@ -149,16 +157,28 @@ impl Rule for CpuTensorThenMove {
             let q = m.qual(inner);
             let ctor = q.strip_prefix("torch.").unwrap_or("");
             let legacy = LEGACY.contains(&ctor);
-            // `torch.FloatTensor(batch)`, `torch.Tensor(obs)`: host data wrapped, whose copy is
-            // the input's own (sizes, a literal list, or an in-place fill are a constant)
-            if legacy
-                && !chained
-                && matches!(m.call_args(inner), [a] if matches!(
-                    a.vkind,
-                    crate::analysis::facts::ValKind::Ident
-                        | crate::analysis::facts::ValKind::Attr
-                        | crate::analysis::facts::ValKind::Call
-                ))
+            // `torch.FloatTensor(batch)`, `torch.tensor(batch.state).float()`: host data
+            // wrapped, whose copy is the input's own (sizes, a literal list, or an in-place fill
+            // are a constant)
+            let data = if legacy {
+                match m.call_args(inner) {
+                    [a] => Some(*a),
+                    _ => None,
+                }
+            } else if matches!(ctor, "tensor" | "as_tensor") {
+                m.pos(inner, 0)
+            } else {
+                None
+            };
+            if !filled
+                && data.is_some_and(|a| {
+                    matches!(
+                        a.vkind,
+                        crate::analysis::facts::ValKind::Ident
+                            | crate::analysis::facts::ValKind::Attr
+                            | crate::analysis::facts::ValKind::Call
+                    ) || m.node(a.value).is_some_and(|n| n.kind() == "subscript")
+                })
             {
                 continue;
             }

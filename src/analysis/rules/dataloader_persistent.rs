@@ -241,15 +241,16 @@ fn dataset_changes_per_epoch(
     })
 }
 
-/// Is loop `li` (or one of its ancestors) an epoch loop?
+/// Is loop `li` (or one of its ancestors) an epoch loop that runs as shipped?
 fn in_epoch(m: &crate::analysis::facts::Model<'_>, mut li: Option<u32>) -> bool {
     for _ in 0..256 {
         let Some(i) = li else { return false };
         let Some(l) = m.loops.get(i as usize) else {
             return false;
         };
+        // (an epoch loop that does not run as shipped repeats nothing)
         if l.info.epoch {
-            return true;
+            return !m.dead(&l.ctx) && !m.uncalled_line(l.line);
         }
         li = l.parent;
     }

@@ -581,7 +581,14 @@ fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
 
 /// The first training step loop.
 pub(crate) fn first_train_loop<'a>(m: &'a Model<'_>) -> Option<&'a super::facts::Loop> {
-    m.loops.iter().find(|l| l.info.train)
+    m.loops.iter().find(|l| live_train_loop(m, l))
+}
+
+/// A training step loop that runs as shipped: not in a branch that is off (`if not
+/// args.evaluate:` with the flag on by default), not after an early `return`, not in a function
+/// nothing calls.
+pub(crate) fn live_train_loop(m: &Model<'_>, l: &Loop) -> bool {
+    l.info.train && !m.dead(&l.ctx) && !m.uncalled_line(l.line)
 }
 
 /// A call to an HF `TrainingArguments`-like config.
@@ -1184,6 +1191,9 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
     // every model variable is an instance of one of these classes (`Net().to(device)` too),
     // or a sequence of layers built on the spot
     let mut any = false;
+    // the construction of each local class, where it is built once: its arguments size the
+    // layers its `__init__` builds from its parameters (`Net(hidden_dim=32)`)
+    let mut ctors: Vec<(&str, Option<&Call>)> = Vec::new();
     for a in &m.assigns {
         // (a module's own layers, `self.fc = nn.Linear(...)`, are what is counted below)
         if a.targets.len() != 1
@@ -1202,11 +1212,17 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
         if m.qual(call) == "torch.nn.Sequential" {
             for c in &m.calls {
                 if call.args_span.contains(c.span) {
-                    total = total.checked_add(layer_params(m, c)?)?;
+                    total = total.checked_add(layer_params(m, c, &|_| None)?)?;
                 }
             }
         } else if call.method.is_some() || !local_module_class(m, m.text(call.func)) {
             return None;
+        } else {
+            let class = m.text(call.func);
+            match ctors.iter_mut().find(|(k, _)| *k == class) {
+                Some(seen) => seen.1 = None, // built twice: no single set of sizes
+                None => ctors.push((class, Some(call))),
+            }
         }
         any = true;
     }
@@ -1215,13 +1231,39 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
     }
     for c in &m.calls {
         // the layers a module builds in its `__init__`
-        let in_init = c.ctx.class.is_some_and(|k| classes.contains(&(k as usize)))
-            && c.ctx
-                .func
-                .and_then(|f| m.funcs.get(f as usize))
-                .is_some_and(|f| m.text(f.name) == "__init__");
-        if in_init {
-            total = total.checked_add(layer_params(m, c)?)?;
+        let init = c.ctx.class.filter(|k| classes.contains(&(*k as usize))).and_then(|k| {
+            let f = m.funcs.get(c.ctx.func? as usize)?;
+            (m.text(f.name) == "__init__").then_some((k, f))
+        });
+        if let Some((k, f)) = init {
+            // a size named by a parameter of `__init__`: the argument of the one construction,
+            // else the parameter's default
+            let ctor = m
+                .classes
+                .get(k as usize)
+                .and_then(|class| ctors.iter().find(|(n, _)| *n == m.text(class.name)))
+                .and_then(|(_, call)| *call);
+            let param = |name: &str| -> Option<u64> {
+                let j = f.params.iter().position(|(p, _)| m.text(*p) == name)?;
+                let given = ctor.and_then(|call| {
+                    m.kw(call, name).or_else(|| {
+                        // `self` is not passed
+                        (j >= 1 && j < f.positional)
+                            .then(|| m.pos(call, j - 1))
+                            .flatten()
+                    })
+                });
+                match given {
+                    Some(a) => literal_int(m.text(a.value)),
+                    None if ctor.is_some() => f
+                        .params
+                        .get(j)
+                        .and_then(|(_, d)| *d)
+                        .and_then(|(d, _)| literal_int(m.text(d))),
+                    None => None,
+                }
+            };
+            total = total.checked_add(layer_params(m, c, &param)?)?;
         }
     }
     Some(total)
@@ -1229,15 +1271,16 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
 
 /// The parameters a call in a module's construction adds: a layer of literal size, `0` for a
 /// layer without parameters (or a class of this file, counted with its own layers), `None`
-/// for a layer this count does not size.
-fn layer_params(m: &Model<'_>, c: &Call) -> Option<u64> {
+/// for a layer this count does not size. `param` sizes a name (a parameter of the enclosing
+/// `__init__`).
+fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) -> Option<u64> {
     let last = m.last_name(c);
     // by position or by keyword (`nn.Conv2d(1, 10, kernel_size=5)`)
-    let int = |i: usize, name: &str| {
-        m.pos(c, i)
-            .or_else(|| m.kw(c, name))
-            .and_then(|a| literal_int(m.text(a.value)))
+    let size = |a: Option<super::facts::Arg>| {
+        let text = m.text(a?.value);
+        literal_int(text).or_else(|| param(text))
     };
+    let int = |i: usize, name: &str| size(m.pos(c, i).or_else(|| m.kw(c, name)));
     Some(match last {
         "Linear" => int(0, "in_features")?
             .checked_mul(int(1, "out_features")?)?
@@ -1260,7 +1303,31 @@ fn layer_params(m: &Model<'_>, c: &Call) -> Option<u64> {
                 _ => 1,
             };
             let (i, h) = (int(0, "input_size")?, int(1, "hidden_size")?);
-            gates * (i * h + h * h + 2 * h)
+            // every layer after the first reads the hidden state; both directions when asked
+            let layers = match m.pos(c, 2).or_else(|| m.kw(c, "num_layers")) {
+                Some(a) => size(Some(a))?,
+                None => 1,
+            };
+            let directions = match m.kw(c, "bidirectional").map(|a| a.vkind) {
+                None | Some(ValKind::False) => 1,
+                Some(ValKind::True) => 2,
+                Some(_) => return None,
+            };
+            // (checked: sizes come from the audited file)
+            let hh = h.checked_mul(h)?;
+            let biases = h.checked_mul(2)?;
+            let layer = |input: u64| {
+                input
+                    .checked_mul(h)?
+                    .checked_add(hh)?
+                    .checked_add(biases)?
+                    .checked_mul(gates)
+            };
+            let first = layer(i)?;
+            let rest = layer(h.checked_mul(directions)?)?;
+            first
+                .checked_add(layers.checked_sub(1)?.checked_mul(rest)?)?
+                .checked_mul(directions)?
         }
         // no parameters, or a handful per channel
         "ReLU" | "GELU" | "SiLU" | "Tanh" | "Sigmoid" | "Softmax" | "LogSoftmax" | "LeakyReLU"

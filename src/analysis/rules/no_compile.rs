@@ -87,7 +87,11 @@ impl Rule for NoCompile {
         }
         // `for i in range(opt.steps)` with `--steps` defaulting to 15: compiling costs seconds
         // to minutes up front, more than a handful of steps can win back
-        let mut train_loops = m.loops.iter().filter(|l| l.info.train).peekable();
+        let mut train_loops = m
+            .loops
+            .iter()
+            .filter(|l| super::live_train_loop(m, l))
+            .peekable();
         if !m.delegated_train
             && train_loops.peek().is_some()
             && train_loops.all(|l| super::few_iterations(m, l))
