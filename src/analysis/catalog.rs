@@ -92,13 +92,17 @@ fn markdown() -> String {
          (a rule id or a category; `ignore` alone silences all), or in the configuration with \
          `rules: {select: [...], ignore: [...]}`.\n\n\
          Every rule reads the code as it runs when shipped: a branch behind a switch that is off \
-         by default, and a function of a script that nothing in the script calls (or calls only \
-         from such a branch), get no finding.\n\n\
+         by default, the rest of a block after an `if` that leaves it as shipped (`if \
+         args.evaluate: validate(...); return` with the flag on by default), and a function of a \
+         script that nothing in the script calls (or calls only from such code), get no finding; \
+         the file-level training rules judge only training loops that run.\n\n\
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
          `.cuda()`, `torch.cuda.*`), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments`, DDP, `device_map`), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
-         `cpu` or `mps` — code written to move work onto an accelerator.\n\n\
+         `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \
+         never read, or `torch.cuda.is_available()` without a move that runs, puts nothing on \
+         the GPU.\n\n\
          | Rule | Name | Category | Resource | Severity |\n|---|---|---|---|---|\n",
     );
     for r in RULES {

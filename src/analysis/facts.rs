@@ -404,6 +404,20 @@ pub(crate) struct Model<'s> {
     pub uncalled: std::cell::OnceCell<Vec<(usize, usize)>>,
 }
 
+/// How often `name` (a name or a dotted one) occurs in `src` as a whole word, not as the
+/// attribute of something else (`x.name`): in code, strings and comments alike.
+pub(crate) fn word_uses(src: &str, name: &str) -> usize {
+    let word =
+        |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.');
+    let bytes = src.as_bytes();
+    src.match_indices(name)
+        .filter(|(i, _)| {
+            !word(i.checked_sub(1).and_then(|j| bytes.get(j)))
+                && !word(bytes.get(i + name.len()).filter(|b| **b != b'.'))
+        })
+        .count()
+}
+
 /// tree-sitter field ids of the Python grammar, looked up once (`child_by_field_name` searches
 /// the grammar's field names on every call).
 pub(crate) mod field {
@@ -1012,7 +1026,9 @@ impl<'s> Walker<'s> {
                 .push((body.id(), BlockMark { modulo, switches }));
         }
         match conj.as_slice() {
-            [only] if clauses.is_empty() && Self::block_of(node).is_some_and(|b| self.leaves(b)) => {
+            [only]
+                if clauses.is_empty() && Self::block_of(node).is_some_and(|b| self.leaves(b)) =>
+            {
                 Self::switch_of(*only).map(|(s, when)| (s, !when))
             }
             _ => None,

@@ -544,7 +544,11 @@ fn device(m: &mut Model<'_>) {
                 if q.starts_with("torch")
                     && !m.calls.iter().any(|k| {
                         m.last_name(k) == "to" && m.pos(k, 0).is_some_and(|a| a.value == c.span)
-                    }) =>
+                    })
+                    && !m
+                        .assigns
+                        .iter()
+                        .any(|a| a.value == c.span && unread_binding(m, a)) =>
             {
                 if let Some(a) = m.pos(c, 0) {
                     // `torch.device(args.device)` with `default="cpu"`: the default decides
@@ -679,6 +683,9 @@ fn device(m: &mut Model<'_>) {
     }
     for a in &m.assigns {
         let v = m.text(a.value);
+        if unread_binding(m, a) {
+            continue;
+        }
         if a.vkind == ValKind::Str {
             let t = v.trim_matches(['"', '\'']);
             if t == "cuda" || t.starts_with("cuda:") {
@@ -703,8 +710,7 @@ fn device(m: &mut Model<'_>) {
         see("cuda");
     }
 
-    let cuda = cuda
-        || (((weak_cuda && live_move) || handed) && !cpu && !mps && !placed_cpu);
+    let cuda = cuda || (((weak_cuda && live_move) || handed) && !cpu && !mps && !placed_cpu);
     let cpu = cpu || (placed_cpu && !cuda);
     m.facts.device = if cuda {
         Device::Cuda
@@ -717,12 +723,54 @@ fn device(m: &mut Model<'_>) {
     };
 }
 
+/// Does a model name (`vit_l_16`, `"vit_small_patch16_224.augreg_in1k"`, `swin_t`,
+/// `"deit3_small_patch16_224"`) name a vision transformer, whose only convolution is the patch
+/// embedding? Hybrids built on convolutions (`maxvit_t`, `mobilevit_s`, `levit_128`,
+/// `convit_base`) do not count: their names do not start with one of these families.
+fn vision_transformer(name: &str) -> bool {
+    let name = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    [
+        "vit", "deit", "swin", "beit", "eva", "cait", "xcit", "dinov2",
+    ]
+    .iter()
+    .any(|family| {
+        name.strip_prefix(family)
+            .is_some_and(|rest| !rest.starts_with(|ch: char| ch.is_ascii_alphabetic()))
+    })
+}
+
+/// Is the one name `a` binds never read: `device = torch.device("cuda" if ... else "cpu")` in a
+/// script that then moves nothing? Such a choice puts no work anywhere. The name counts as
+/// read wherever else it occurs as a word (code, strings and comments alike, to stay on the
+/// side of "read"), other than as a target of assignments.
+fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
+    if a.targets.len() != 1 || a.augmented {
+        return false;
+    }
+    let name = m.text(a.left);
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '.')
+    {
+        return false;
+    }
+    let uses = super::facts::word_uses(m.src, name);
+    let bindings = m
+        .assigns
+        .iter()
+        .filter(|b| b.targets.len() == 1 && m.text(b.left) == name)
+        .count();
+    uses <= bindings
+}
+
 /// Does a keyword argument load int8/4-bit weights: `from_pretrained(..., load_in_8bit=True)`
-/// (or `load_in_4bit=True`), or a `quantization_config=` (a `BitsAndBytesConfig`: quantized
+/// (or `load_in_4bit=True`, or a wrapper's `use_4bit=True`), or a `quantization_config=` (a `BitsAndBytesConfig`: quantized
 /// weights, whatever the compute dtype)?
 pub(crate) fn quantized_weights(m: &Model<'_>, a: &super::facts::Arg) -> bool {
     match a.name.map(|n| m.text(n)) {
-        Some("load_in_8bit" | "load_in_4bit") => a.vkind == ValKind::True,
+        // (`load_in_4bit=True`, and the same switch in wrappers: `use_4bit=True`)
+        Some(k) if k.ends_with("_8bit") || k.ends_with("_4bit") => a.vkind == ValKind::True,
         Some("quantization_config") => true,
         _ => false,
     }
@@ -880,9 +928,19 @@ fn precision(m: &mut Model<'_>) {
             }
             _ => {}
         }
+        // (a vision transformer, `vit_l_16()`, `timm.create_model("vit_small_patch16_224")`,
+        // has one convolution, its patch embedding: not a convolutional network)
+        let zoo_model = if q == "timm.create_model" {
+            match m.pos(c, 0).map(|a| m.resolve(&a, c.span.start, c.ctx.func)) {
+                Some(Val::Str(name)) => !vision_transformer(&name),
+                _ => true,
+            }
+        } else {
+            q.strip_prefix("torchvision.models.")
+                .is_some_and(|rest| !vision_transformer(rest.rsplit('.').next().unwrap_or(rest)))
+        };
         if (last.starts_with("Conv") && last.ends_with('d'))
-            || q.starts_with("torchvision.models.")
-            || q == "timm.create_model"
+            || zoo_model
             // MONAI's networks (UNet, SegResNet, DynUNet, ...) are built from Conv3d/Conv2d
             || q.starts_with("monai.networks.nets.")
         {

@@ -338,7 +338,26 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             continue;
         }
         let v = m.text(a.value);
-        if (v.contains(".to(") || v.contains(".cuda(")) && a.rhs_call.is_some() {
+        // `model = whisper.load_model(args.model, args.device)`, `clip.load(name, device=d)`: a
+        // library's loader that places what it builds (not a function of this file, which
+        // shows its own placement)
+        let loads_onto_device = a
+            .rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .filter(|c| !m.defined.contains(m.last_name(c)))
+            .is_some_and(|c| {
+                m.call_args(c)
+                    .iter()
+                    .any(|arg| match arg.name.map(|n| m.text(n)) {
+                        Some(kw) => kw == "device",
+                        None => {
+                            matches!(arg.vkind, ValKind::Ident | ValKind::Attr)
+                                && m.text(arg.value).to_ascii_lowercase().ends_with("device")
+                        }
+                    })
+            });
+        if (v.contains(".to(") || v.contains(".cuda(") || loads_onto_device) && a.rhs_call.is_some()
+        {
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
             consider(
                 &mut best,
@@ -355,6 +374,36 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
         }
     }
     for c in &m.calls {
+        // `model, optimizer = fabric.setup(model, optimizer)`,
+        // `accelerator.prepare(model, ...)`: the framework places the model
+        let framework = match (
+            m.last_name(c),
+            c.recv.map(|r| m.text(r).to_ascii_lowercase()),
+        ) {
+            ("setup", Some(r)) => r.contains("fabric"),
+            ("prepare", Some(r)) => r.contains("accelerator"),
+            _ => false,
+        };
+        if framework {
+            for arg in m.call_args(c).iter().filter(|a| a.name.is_none()) {
+                let name = m.text(arg.value);
+                if m.var_kind(name) == Some(VarKind::Model) {
+                    consider(
+                        &mut best,
+                        (
+                            trained.contains(name),
+                            live(&c.ctx, c.span),
+                            !handed(c.ctx.func, name),
+                        ),
+                        c.span.start,
+                        c.line,
+                        c.col,
+                        None,
+                    );
+                }
+            }
+            continue;
+        }
         if c.method.is_none() || !matches!(m.last_name(c), "to" | "cuda") {
             continue;
         }
@@ -1231,10 +1280,14 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
     }
     for c in &m.calls {
         // the layers a module builds in its `__init__`
-        let init = c.ctx.class.filter(|k| classes.contains(&(*k as usize))).and_then(|k| {
-            let f = m.funcs.get(c.ctx.func? as usize)?;
-            (m.text(f.name) == "__init__").then_some((k, f))
-        });
+        let init = c
+            .ctx
+            .class
+            .filter(|k| classes.contains(&(*k as usize)))
+            .and_then(|k| {
+                let f = m.funcs.get(c.ctx.func? as usize)?;
+                (m.text(f.name) == "__init__").then_some((k, f))
+            });
         if let Some((k, f)) = init {
             // a size named by a parameter of `__init__`: the argument of the one construction,
             // else the parameter's default
@@ -1411,12 +1464,20 @@ fn word_starts(name: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// Does the file build a convolutional network: convolution layers, a torchvision / timm /
-/// MONAI model (`FileFacts::conv`), a call named for a convolutional family (`resnet18()`,
+/// MONAI model (`FileFacts::conv`), a convolutional constructor imported from torchvision and
+/// used, a call named for a convolutional family (`resnet18()`,
 /// `EfficientNet.from_pretrained(...)`), or a model builder given one by name
 /// (`timm.create_model("resnet50")`, `build_model(model_name=args.arch)` with
 /// `default="efficientnet_b0"`).
 pub(crate) fn convolutional(m: &Model<'_>) -> bool {
     m.facts.conv
+        // `from torchvision.models import resnet50` ... `{resnet50: ResNet50_Weights.DEFAULT}`:
+        // constructors of the zoo used as values (the import is one occurrence)
+        || m.imports.iter().any(|(local, q)| {
+            q.starts_with("torchvision.models.")
+                && conv_family(local)
+                && super::facts::word_uses(m.src, local) > 1
+        })
         || m.calls.iter().any(|c| {
             let last = m.last_name(c);
             conv_family(last)

@@ -1,0 +1,294 @@
+//! The fifth accuracy round: shapes from the blind wave g55–g60 that the engine read wrongly —
+//! training that never runs as shipped (an early `return` under a flag on by default), CUDA
+//! named but never used, host data wrapped into a tensor, small models sized through their
+//! constructor's arguments, vision transformers, and models placed by a library loader or a
+//! framework.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::analyse as run;
+use efficiency_audit::analysis::FileAnalysis;
+
+fn rules_of(a: &FileAnalysis) -> Vec<String> {
+    a.findings.iter().map(|f| f.rule.clone()).collect()
+}
+
+fn lines_of(a: &FileAnalysis, rule: &str) -> Vec<usize> {
+    a.findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.line)
+        .collect()
+}
+
+/// Fails, listing the findings, when any of `rules` reports on `src`.
+fn assert_silent(src: &str, rules: &[&str]) {
+    let a = run(src);
+    assert!(
+        rules.iter().all(|r| lines_of(&a, r).is_empty()),
+        "{rules:?} should be silent: {:?}",
+        rules_of(&a)
+    );
+}
+
+const EVAL_FIRST: &str = "import argparse
+import torch
+import torch.nn as nn
+import torchvision.models as models
+parser = argparse.ArgumentParser()
+parser.add_argument('-e', '--evaluate', dest='evaluate', default=True, action='store_true')
+
+def main():
+    args = parser.parse_args()
+    model = models.resnet18().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), 0.1)
+    loader = torch.utils.data.DataLoader(ds, batch_size=256, num_workers=4, pin_memory=True)
+    if args.evaluate:
+        validate(loader, model)
+        return
+    for epoch in range(10):
+        train(loader, model, optimizer)
+
+def train(loader, model, optimizer):
+    model.train()
+    for x, y in loader:
+        loss = model(x.cuda(non_blocking=True)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+def validate(loader, model):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x.cuda(non_blocking=True))
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) parser.add_argument('-e', '--evaluate', default=True, action='store_true')
+//     if args.evaluate: validate(val_loader, model, criterion); return
+#[test]
+fn training_after_an_early_return_that_runs_as_shipped_is_not_judged() {
+    // the training rules and the per-epoch loader rule judge code that never runs
+    assert_silent(EVAL_FIRST, &["EA201", "EA203", "EA103"]);
+    // the inference that does run still gets its conv-net finding
+    assert_eq!(lines_of(&run(EVAL_FIRST), "EA204"), vec![10]);
+    // with the flag off by default, the training runs and is judged
+    let trains = EVAL_FIRST.replace("default=True, ", "");
+    let a = run(&trains);
+    assert_eq!(lines_of(&a, "EA203"), vec![10], "{:?}", rules_of(&a));
+    assert_eq!(lines_of(&a, "EA201"), vec![21], "{:?}", rules_of(&a));
+    assert_eq!(lines_of(&a, "EA103"), vec![12], "{:?}", rules_of(&a));
+}
+
+const CPU_SCRIPT: &str = "import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+DEVICE_LINE
+loader = DataLoader(ds, batch_size=32, shuffle=True)
+model = nn.Sequential(nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 10))
+opt = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+";
+
+// Ex) device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')  # never used
+//     args.cuda = not args.no_cuda and torch.cuda.is_available(); torch.cuda.manual_seed(s)
+#[test]
+fn cuda_named_but_never_used_puts_no_work_on_the_gpu() {
+    let gpu_rules = ["EA102", "EA201", "EA202", "EA203", "EA301"];
+    let unread = CPU_SCRIPT.replace(
+        "DEVICE_LINE",
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+    );
+    assert_silent(&unread, &gpu_rules);
+    let seeded = CPU_SCRIPT.replace(
+        "DEVICE_LINE",
+        "use_cuda = torch.cuda.is_available()\nif use_cuda:\n    torch.cuda.manual_seed(0)",
+    );
+    assert_silent(&seeded, &gpu_rules);
+    // the same choice, used to place the model, is CUDA
+    let used = unread.replace("nn.Linear(4096, 10))", "nn.Linear(4096, 10)).to(device)");
+    let a = run(&used);
+    assert_eq!(lines_of(&a, "EA201"), vec![8], "{:?}", rules_of(&a));
+    assert_eq!(lines_of(&a, "EA301"), vec![13], "{:?}", rules_of(&a));
+}
+
+const REPLAY: &str = "import torch
+device = torch.device('cuda')
+model = Net().to(device)
+opt = torch.optim.Adam(model.parameters())
+for step in range(100000):
+    batch = memory.sample(64)
+    state = torch.tensor(batch.state).float().to(device)
+    users = torch.Tensor(batch.users).long().to(device)
+    CONSTANT_LINE
+    loss = model(state, users).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+";
+
+// Ex) state = torch.tensor(batch.state).view(b, -1, h, w).float().to(self.device)
+#[test]
+fn host_data_wrapped_into_a_tensor_is_not_a_constant_built_on_the_cpu() {
+    let src = REPLAY.replace("CONSTANT_LINE", "pass");
+    assert_silent(&src, &["EA304"]);
+    // a constant built on the CPU every step is still reported, also through a fill
+    let constant = REPLAY.replace(
+        "CONSTANT_LINE",
+        "mask = torch.zeros(64, 128).to(device)\n    ids = torch.LongTensor(batch.users).fill_(0).to(device)",
+    );
+    assert_eq!(lines_of(&run(&constant), "EA304"), vec![9, 10]);
+}
+
+const LSTM: &str = "import torch
+import torch.nn as nn
+device = torch.device('cuda')
+class Forecaster(nn.Module):
+    def __init__(self, input_dim, hidden_dim, num_layers, output_dim):
+        super().__init__()
+        self.lstm = nn.LSTM(input_dim, hidden_dim, num_layers, batch_first=True)
+        self.fc = nn.Linear(hidden_dim, output_dim)
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out[:, -1, :])
+model = Forecaster(input_dim=1, hidden_dim=HIDDEN, num_layers=2, output_dim=1).to(device)
+opt = torch.optim.Adam(model.parameters(), lr=0.01)
+for i in range(200):
+    loss = ((model(X) - Y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+";
+
+// Ex) model = PredictionModel(input_dim=1, hidden_dim=32, num_layers=2, output_dim=1)
+#[test]
+fn a_small_model_is_sized_through_its_constructor_arguments() {
+    // 2 layers of 32: about 13k parameters, launch-bound
+    assert_silent(&LSTM.replace("HIDDEN", "32"), &["EA201", "EA202"]);
+    // 2 layers of 512: about 3.2M parameters (the second layer counts)
+    let big = run(&LSTM.replace("HIDDEN", "512"));
+    assert_eq!(lines_of(&big, "EA201"), vec![14], "{:?}", rules_of(&big));
+    // 120 hidden: the first layer holds 59k parameters, the second 116k more
+    let second_layer = run(&LSTM.replace("HIDDEN", "120"));
+    assert_eq!(lines_of(&second_layer, "EA201"), vec![14]);
+    // an argument the engine cannot read sizes nothing
+    let unknown = run(&LSTM.replace("HIDDEN", "args.hidden"));
+    assert_eq!(lines_of(&unknown, "EA201"), vec![14]);
+}
+
+const VIT: &str = "import torch
+import timm
+model = timm.create_model(NAME, pretrained=True).cuda()
+opt = torch.optim.AdamW(model.parameters())
+for x, y in loader:
+    with torch.autocast('cuda', dtype=torch.bfloat16):
+        loss = model(x.cuda()).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+";
+
+// Ex) self.vit = timm.create_model('vit_small_patch16_224.augreg_in1k', pretrained=True)
+#[test]
+fn a_vision_transformer_is_not_a_convolutional_network() {
+    assert_silent(
+        &VIT.replace("NAME", "'vit_small_patch16_224.augreg_in1k'"),
+        &["EA204"],
+    );
+    assert_silent(
+        &VIT.replace("NAME", "'swin_tiny_patch4_window7_224'"),
+        &["EA204"],
+    );
+    assert_eq!(
+        lines_of(&run(&VIT.replace("NAME", "'resnet50'")), "EA204"),
+        vec![3]
+    );
+    // a hybrid built on convolutions stays one
+    assert_eq!(
+        lines_of(&run(&VIT.replace("NAME", "'maxvit_tiny_tf_224'")), "EA204"),
+        vec![3]
+    );
+    let torchvision = "import torch
+from torchvision.models import vit_l_16
+model = vit_l_16(weights='DEFAULT').cuda()
+opt = torch.optim.AdamW(model.parameters())
+for x, y in loader:
+    with torch.autocast('cuda', dtype=torch.bfloat16):
+        loss = model(x.cuda()).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+";
+    assert_silent(torchvision, &["EA204"]);
+}
+
+// Ex) model = whisper.load_model(args.model, args.device)
+//     model, optimizer = fabric.setup(model, optimizer)
+#[test]
+fn a_model_placed_by_a_library_loader_or_a_framework_anchors_there() {
+    let whisper = "import copy
+import torch
+import whisper
+
+def save_model(model, path):
+    model = copy.deepcopy(model).half()
+    torch.save(model.state_dict(), path)
+
+def main():
+    device = 'cuda'
+    model = whisper.load_model('base', device)
+    optimizer = torch.optim.AdamW(model.parameters())
+    for x, y in loader:
+        loss = model(x.to(device), y.to(device)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    save_model(model, 'out.pt')
+
+main()
+";
+    assert_eq!(lines_of(&run(whisper), "EA203"), vec![11]);
+    let fabric = "import torch
+from lightning import Fabric
+from torchvision.models import vit_b_16
+model = vit_b_16()
+optimizer = torch.optim.Adam(model.parameters())
+fabric = Fabric(accelerator='cuda', devices=1, precision='bf16-mixed')
+fabric.launch()
+model, optimizer = fabric.setup(model, optimizer)
+for x, y in loader:
+    loss = model(x).sum()
+    optimizer.zero_grad()
+    fabric.backward(loss)
+    optimizer.step()
+";
+    assert_eq!(lines_of(&run(fabric), "EA203"), vec![8]);
+}
+
+// Ex) model = prefix_llama.create_model(size, device=device, use_4bit=True)
+#[test]
+fn a_wrapper_loading_four_bit_weights_is_quantized() {
+    let src = "import torch
+import prefix_llama
+device = torch.device('cuda')
+model = prefix_llama.create_model('7b', device=device, use_4bit=True)
+for batch in loader:
+    out = model.generate(batch.to(device))
+";
+    assert_silent(src, &["EA202"]);
+}
