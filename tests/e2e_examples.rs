@@ -243,7 +243,7 @@ fn audit_of_the_pytorch_inference_example() {
     let a = audit("torch-infer");
     check_report(
         &a,
-        &["EA301", "EA304", "EA401"],
+        &["EA301", "EA401"],
         &["parallel-map", "disable-autograd"],
     );
 }

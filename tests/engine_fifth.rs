@@ -292,3 +292,146 @@ for batch in loader:
 ";
     assert_silent(src, &["EA202"]);
 }
+
+// Ex) if dataset_type == "celeba": loader = DataLoader(...)
+//     elif dataset_type == "MNIST": loader = DataLoader(..., pin_memory=True)
+#[test]
+fn loaders_in_branches_that_do_not_run_get_no_finding_and_pin_nothing() {
+    let src = "import argparse
+import torch
+from torch.utils.data import DataLoader
+
+def train_model(args):
+    device = args.device
+    dataset_type = args.dataset
+    if dataset_type == 'celeba':
+        dataloader = DataLoader(ds, batch_size=128, shuffle=True)
+    elif dataset_type == 'MNIST':
+        dataloader = DataLoader(ds2, batch_size=4, shuffle=True, pin_memory=True)
+    model = Net().to(device)
+    opt = torch.optim.Adam(model.parameters())
+    for i in range(20):
+        for batch in dataloader:
+            loss = model(batch.to(device)).sum()
+            loss.backward()
+            opt.step()
+
+def parse_args():
+    parse = argparse.ArgumentParser()
+    parse.add_argument('--dataset', type=str, default='celeba')
+    parse.add_argument('--device', type=str, default='cuda')
+    return parse.parse_args()
+
+if __name__ == '__main__':
+    train_model(parse_args())
+";
+    let a = run(src);
+    // the celeba loader runs; the MNIST one (batch 4, pinned) does not
+    assert_eq!(lines_of(&a, "EA101"), vec![9], "{:?}", rules_of(&a));
+    assert!(lines_of(&a, "EA702").is_empty(), "{:?}", rules_of(&a));
+    // the batches come from the unpinned loader: no blocking copy of a pinned batch
+    assert!(lines_of(&a, "EA303").is_empty(), "{:?}", rules_of(&a));
+    // with MNIST as the default, the pinned loader is the one that runs
+    let mnist = src.replace("default='celeba'", "default='MNIST'");
+    let b = run(&mnist);
+    assert_eq!(lines_of(&b, "EA101"), vec![11], "{:?}", rules_of(&b));
+    assert_eq!(lines_of(&b, "EA303"), vec![16], "{:?}", rules_of(&b));
+}
+
+// Ex) parser.add_argument('--gpu', type=int); CUDA = args.gpu is not None
+//     device_str = "cuda:{}".format(n_device)
+#[test]
+fn options_nobody_sets_are_none_and_formatted_device_strings_are_cuda() {
+    let src = "import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument('--gpu', type=int)
+args = parser.parse_args()
+CUDA = args.gpu is not None
+model = Net()
+if CUDA:
+    model = model.cuda(args.gpu)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    if CUDA:
+        x = x.cuda(args.gpu)
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+";
+    assert_silent(src, &["EA201", "EA203"]);
+    let given = src.replace("type=int)", "type=int, default=0)");
+    assert_eq!(lines_of(&run(&given), "EA201"), vec![11]);
+    let formatted = "import torch
+def train(data, n_device, loader):
+    device_str = 'cuda:{}'.format(n_device)
+    device = torch.device(device_str if torch.cuda.is_available() else 'cpu')
+    model = Net()
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        loss = model(x.to(device)).sum()
+        loss.backward()
+        opt.step()
+";
+    assert_eq!(lines_of(&run(formatted), "EA201"), vec![8]);
+}
+
+// Ex) for loader in loaders: for x in tqdm(loader): actvs.append(inception(x.to(device)))
+//     actvs = torch.cat(actvs, dim=0).cpu().detach().numpy()
+#[test]
+fn a_loop_over_loaders_is_not_a_step_loop() {
+    let src = "import torch
+device = torch.device('cuda')
+inception = Inception().to(device).eval()
+mu = []
+with torch.no_grad():
+    for loader in loaders:
+        actvs = []
+        for x in loader:
+            actvs.append(inception(x.to(device)))
+        actvs = torch.cat(actvs, dim=0).cpu().numpy()
+        mu.append(actvs.mean(0))
+";
+    assert_silent(src, &["EA301"]);
+    // a loop over the items of a batch is still inside the step loop over the loader
+    let items = "import torch
+device = torch.device('cuda')
+model = Net().to(device).eval()
+with torch.no_grad():
+    for batch in loader:
+        for sample in batch:
+            out = model(sample.to(device))
+            print(out.argmax().item())
+";
+    assert_eq!(lines_of(&run(items), "EA301"), vec![8]);
+}
+
+// Ex) pred = torch.max(out, 1)[1].data.numpy()  after  out = out.cpu()
+//     for data, label in test_loader: ...; break
+#[test]
+fn reads_of_host_values_through_torch_functions_and_one_pass_loops_do_not_sync() {
+    let src = "import torch
+import torch.nn.functional as F
+device = torch.device('cuda')
+cnn = Net().to(device)
+cnn.eval()
+for data, label in test_loader:
+    data = data.to(device)
+    out = cnn(data)
+    out = out.cpu()
+    pred = torch.max(out, 1)[1].data.numpy()
+    label = torch.max(label, 1)[1].data.numpy()
+    acc.append((pred == label).mean())
+for data, label in test_loader:
+    x = cnn(data.to(device))
+    x = x.cpu().numpy()
+    break
+";
+    let a = run(src);
+    // the one copy that waits is `out.cpu()`
+    assert_eq!(lines_of(&a, "EA301"), vec![9], "{:?}", rules_of(&a));
+    // the same torch function over a device value still waits
+    let device_value = src.replace("torch.max(out, 1)", "torch.max(cnn(data), 1)");
+    assert_eq!(lines_of(&run(&device_value), "EA301"), vec![9, 10]);
+}

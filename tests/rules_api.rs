@@ -456,8 +456,15 @@ fn device_detection() {
     use efficiency_audit::analysis::facts::Device;
     let dev = |src: &str| run(src).facts.device;
     assert_eq!(
-        dev("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"),
+        dev(
+            "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\nx = torch.zeros(3).to(device)\n"
+        ),
         Device::Cuda
+    );
+    // a choice nobody reads, and `is_available()` without a move, put nothing on the GPU
+    assert_eq!(
+        dev("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"),
+        Device::Unknown
     );
     assert_eq!(
         dev("import torch\nprint(torch.cuda.is_available())\ndevice = 'cpu'\n"),
@@ -465,6 +472,10 @@ fn device_detection() {
     );
     assert_eq!(
         dev("import torch\nassert torch.cuda.is_available()\n"),
+        Device::Unknown
+    );
+    assert_eq!(
+        dev("import torch\nassert torch.cuda.is_available()\nmodel = net.to(device)\n"),
         Device::Cuda
     );
     assert_eq!(

@@ -78,7 +78,8 @@ pub(crate) fn condition(
     }
 }
 
-/// `a == b`, `a != b`, `a in b`, `a not in b` between two values the engine can resolve to
+/// `a == b`, `a != b`, `a in b`, `a not in b` (and `is` / `is not` with `None`) between two
+/// values the engine can resolve to
 /// constants (literals, argparse defaults, module constants): `'info' in args.data` with
 /// `default="train.csv"` is false as shipped.
 fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Option<bool> {
@@ -94,10 +95,17 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let (a, b) = (
-        m.resolve_expr(span(l), at, func),
-        m.resolve_expr(span(r), at, func),
-    );
+    // `args.gpu is not None` with `--gpu` given no default: None as shipped
+    let unset = |n: Node<'_>| {
+        n.kind() == "attribute"
+            && n.child_by_field_name("attribute")
+                .is_some_and(|f| m.argparse_unset.contains(m.text(span(f))))
+    };
+    let value = |n: Node<'_>| match m.resolve_expr(span(n), at, func) {
+        Val::Unknown if op.starts_with("is") && unset(n) => Val::None,
+        v => v,
+    };
+    let (a, b) = (value(l), value(r));
     let known = |v: &Val| matches!(v, Val::Int(_) | Val::Bool(_) | Val::Str(_) | Val::None);
     if !known(&a) || !known(&b) {
         return None;
@@ -105,6 +113,9 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
     match op.as_str() {
         "==" => Some(a == b),
         "!=" => Some(a != b),
+        // `args.gpu is not None` with no default: identity with None is equality
+        "is" if a == Val::None || b == Val::None => Some(a == b),
+        "is not" if a == Val::None || b == Val::None => Some(a != b),
         "<" | "<=" | ">" | ">=" => {
             let (x, y) = (a.int()?, b.int()?);
             Some(match op.as_str() {

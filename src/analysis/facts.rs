@@ -376,6 +376,9 @@ pub(crate) struct Model<'s> {
     pub param_types: Vec<(Span, Span)>,
     /// argparse destinations → default value span and kind.
     pub argparse: HashMap<String, Option<(Span, ValKind)>>,
+    /// argparse options (`--gpu`) given no default, no `required=` and no action: `None`
+    /// unless the command line sets them.
+    pub argparse_unset: std::collections::HashSet<String>,
     /// The switches branches depend on (see [`Guard`]).
     pub guards: Vec<Guard>,
     pub facts: FileFacts,
@@ -1678,6 +1681,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         defined: std::collections::HashSet::new(),
         param_types: Vec::new(),
         argparse: HashMap::new(),
+        argparse_unset: std::collections::HashSet::new(),
         guards: Vec::new(),
         facts: FileFacts::default(),
         kind: CodeKind::Other,

@@ -98,6 +98,21 @@ fn argparse(m: &mut Model<'_>) {
         }
         let Some(dest) = dest else { continue };
         let mut default = m.kw(c, "default").map(|a| (a.value, a.vkind));
+        // `parser.add_argument('--gpu', type=int)`: an option nothing sets is None
+        let optional = m
+            .pos(c, 0)
+            .and_then(|a| m.node(a.value))
+            .and_then(|n| string_value(n, m.src))
+            .is_some_and(|s| s.starts_with('-'));
+        if optional
+            && default.is_none()
+            && ["required", "action", "nargs", "const"]
+                .iter()
+                .all(|k| m.kw(c, k).is_none())
+            && c.splat.is_none()
+        {
+            m.argparse_unset.insert(dest.clone());
+        }
         // `action="store_true"` without `default=` defaults to False
         if default.is_none()
             && let Some(a) = m.kw(c, "action")
@@ -544,12 +559,14 @@ fn device(m: &mut Model<'_>) {
                 if q.starts_with("torch")
                     && !m.calls.iter().any(|k| {
                         m.last_name(k) == "to" && m.pos(k, 0).is_some_and(|a| a.value == c.span)
-                    })
-                    && !m
-                        .assigns
-                        .iter()
-                        .any(|a| a.value == c.span && unread_binding(m, a)) =>
+                    }) =>
             {
+                // a choice nobody reads places nothing on the GPU (a `cpu` one still says where
+                // the file means to run)
+                let unread = m
+                    .assigns
+                    .iter()
+                    .any(|a| a.value == c.span && unread_binding(m, a));
                 if let Some(a) = m.pos(c, 0) {
                     // `torch.device(args.device)` with `default="cpu"`: the default decides
                     // `torch.device('cuda' if args.device == 'cuda' else 'cpu')`: the branch the
@@ -563,13 +580,17 @@ fn device(m: &mut Model<'_>) {
                                 super::as_shipped::condition(m, cond, c.span.start, c.ctx.func, 0)?;
                             n.named_child(if pick { 0 } else { 2 })
                         });
-                    match (m.resolve(&a, c.span.start, c.ctx.func), taken) {
-                        (Val::Str(v), _) => see(&v),
-                        (_, Some(branch)) => see(m
+                    let chosen = match (m.resolve(&a, c.span.start, c.ctx.func), taken) {
+                        (Val::Str(v), _) => v,
+                        (_, Some(branch)) => m
                             .src
                             .get(branch.start_byte()..branch.end_byte())
-                            .unwrap_or("")),
-                        _ => see(m.text(a.value)),
+                            .unwrap_or("")
+                            .to_string(),
+                        _ => m.text(a.value).to_string(),
+                    };
+                    if !(unread && gpu_text(&chosen)) {
+                        see(&chosen);
                     }
                 }
             }
@@ -683,11 +704,19 @@ fn device(m: &mut Model<'_>) {
     }
     for a in &m.assigns {
         let v = m.text(a.value);
-        if unread_binding(m, a) {
+        // (a choice in a branch that does not run as shipped places nothing: `if args.device
+        // == 'GPU': device = 'cuda'` with `default='cpu'`; nor does a CUDA choice nobody reads)
+        if m.dead(&a.ctx) || (unread_binding(m, a) && gpu_text(v)) {
             continue;
         }
-        if a.vkind == ValKind::Str {
-            let t = v.trim_matches(['"', '\'']);
+        // `"cuda:{}".format(rank)`, `f"cuda:{rank}"`: a CUDA device string built at run time
+        let literal = match a.vkind {
+            ValKind::Str => Some(v.trim_start_matches(['f', 'F'])),
+            ValKind::Call => v.split_once(".format(").map(|(lit, _)| lit),
+            _ => None,
+        };
+        if let Some(lit) = literal {
+            let t = lit.trim_matches(['"', '\'']);
             if t == "cuda" || t.starts_with("cuda:") {
                 see("cuda");
             } else if t == "cpu" {
@@ -737,6 +766,12 @@ fn vision_transformer(name: &str) -> bool {
         name.strip_prefix(family)
             .is_some_and(|rest| !rest.starts_with(|ch: char| ch.is_ascii_alphabetic()))
     })
+}
+
+/// Does a device text name the GPU (`"cuda:0"`, `'gpu'`)?
+fn gpu_text(s: &str) -> bool {
+    let s = s.to_ascii_lowercase();
+    s.contains("cuda") || s.contains("gpu")
 }
 
 /// Is the one name `a` binds never read: `device = torch.device("cuda" if ... else "cpu")` in a
@@ -1402,6 +1437,28 @@ fn loops(m: &mut Model<'_>) {
     for (i, l) in m.loops.iter().enumerate() {
         if let Some(it) = l.iter {
             infos[i].iterates_loader = iterated_loader(m, it);
+        }
+    }
+    // `for loader in loaders: for x in tqdm(loader): ...`: a loop whose item an inner loader
+    // loop iterates goes over loaders, one pass each, not over batches (an inner loop over a
+    // batch's items, `for sample in batch:`, iterates no loader)
+    let loader_loops: Vec<bool> = infos.iter().map(|i| i.iterates_loader.is_some()).collect();
+    for (inner, _) in m.loops.iter().zip(&loader_loops).filter(|(_, l)| **l) {
+        let Some(it) = inner.iter else { continue };
+        let words: Vec<&str> = crate::analysis::rules::words(m.text(it)).collect();
+        let mut cur = inner.parent;
+        for _ in 0..64 {
+            let Some(p) = cur else { break };
+            let Some(outer) = m.loops.get(p as usize) else {
+                break;
+            };
+            if let [t] = outer.targets.as_slice()
+                && words.contains(&m.text(*t))
+                && let Some(info) = infos.get_mut(p as usize)
+            {
+                info.iterates_loader = None;
+            }
+            cur = outer.parent;
         }
     }
     for c in &m.calls {

@@ -75,7 +75,9 @@ impl Rule for DataloaderPersistent {
             .any(|c| m.last_name(c) == "fit" && c.method.is_some())
             && m.calls.iter().any(|c| m.last_name(c) == "Trainer");
         for (ci, c) in m.calls.iter().enumerate() {
+            // (a loader in a branch that does not run as shipped loads nothing)
             if !is_dataloader(m, c)
+                || m.dead(&c.ctx)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
             {

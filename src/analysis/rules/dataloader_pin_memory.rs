@@ -83,7 +83,9 @@ impl Rule for DataloaderPinMemory {
             return;
         }
         for c in &m.calls {
+            // (a loader in a branch that does not run as shipped loads nothing)
             if !is_dataloader(m, c)
+                || m.dead(&c.ctx)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)

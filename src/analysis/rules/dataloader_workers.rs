@@ -89,6 +89,8 @@ impl Rule for DataloaderWorkers {
             // preprocessing pass) has no accelerator waiting on it
             if m.kind == crate::analysis::model::CodeKind::Data
                 || !is_dataloader(m, c)
+                // (a loader in a branch that does not run as shipped loads nothing)
+                || m.dead(&c.ctx)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)

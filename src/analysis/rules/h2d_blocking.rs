@@ -82,6 +82,14 @@ impl Rule for H2dBlocking {
             .peekable();
         let all_live_loaders_pinned = live.peek().is_some()
             && live.all(|c| loader_arg(m, c, "pin_memory", 7) == Val::Bool(true));
+        // (a loader built in a branch that does not run as shipped pins nothing: `elif
+        // dataset == "MNIST": loader = DataLoader(..., pin_memory=True)` with another default)
+        let dead_lines: Vec<usize> = m
+            .calls
+            .iter()
+            .filter(|c| is_dataloader(m, c) && m.dead(&c.ctx))
+            .map(|c| c.line)
+            .collect();
         for c in &m.calls {
             let last = m.last_name(c);
             if c.method.is_none()
@@ -138,7 +146,11 @@ impl Rule for H2dBlocking {
                 .facts
                 .loaders
                 .iter()
-                .any(|f| f.var.as_deref() == Some(var) && f.pin_memory == Val::Bool(true))
+                .any(|f| {
+                    f.var.as_deref() == Some(var)
+                        && f.pin_memory == Val::Bool(true)
+                        && !dead_lines.contains(&f.line)
+                })
                 // a loader handed in (`def evaluate(model, eval_dataloader)`) from a file whose
                 // every loader that runs pins memory
                 || (!known && all_live_loaders_pinned);

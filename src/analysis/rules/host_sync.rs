@@ -87,8 +87,7 @@ impl Rule for HostSync {
             // (also through a comprehension over it: `{t["id"].item(): o for t, o in zip(targets, outs)}`)
             if let (Some(l), Some(root)) = (
                 m.loops.get(s.loop_ as usize),
-                c.recv_root
-                    .map(|r| comprehension_source(m, c, m.text(r)).unwrap_or(m.text(r))),
+                tensor_root(m, c).map(|r| comprehension_source(m, c, r).unwrap_or(r)),
             ) && c.recv_call.is_none_or(|i| {
                 m.calls
                     .get(i as usize)
@@ -103,9 +102,7 @@ impl Rule for HostSync {
             // (`(mask > t).numpy()`: the first name of a parenthesised receiver)
             if let (Some(l), Some(root)) = (
                 m.loops.get(s.loop_ as usize),
-                c.recv_root
-                    .map(|r| m.text(r))
-                    .or_else(|| c.recv.and_then(|r| super::words(m.text(r)).next())),
+                tensor_root(m, c).or_else(|| c.recv.and_then(|r| super::words(m.text(r)).next())),
             ) && on_host(m, l, c, root)
             {
                 continue;
@@ -232,6 +229,28 @@ fn feeds_host_sink(
     m.calls.iter().any(|k| {
         in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
     })
+}
+
+/// The name whose tensor a read's receiver holds: the receiver's first name
+/// (`out["boxes"].cpu()`), or, when that is torch itself, the first argument of the torch
+/// function the receiver starts with (`torch.max(out, 1)[1].numpy()`: `out`, whose device the
+/// result keeps).
+fn tensor_root<'s>(
+    m: &crate::analysis::facts::Model<'s>,
+    c: &crate::analysis::facts::Call,
+) -> Option<&'s str> {
+    let r = c.recv_root?;
+    let name = m.text(r);
+    if !m.imports.get(name).is_some_and(|q| q.starts_with("torch")) {
+        return Some(name);
+    }
+    let inner = m
+        .calls
+        .iter()
+        .filter(|k| k.span.start == r.start && k.span != c.span && c.span.contains(k.span))
+        .min_by_key(|k| k.span.end - k.span.start)?;
+    let arg = m.pos(inner, 0)?;
+    super::words(m.text(arg.value)).next()
 }
 
 /// Is `name`, at call `c` inside step loop `l`, a value already copied to the host: bound

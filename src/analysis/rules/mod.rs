@@ -1037,8 +1037,13 @@ pub(crate) fn container_loops<'a>(
 /// cost (a print, an element write) is noise next to the work around the loop.
 const FEW_ITERATIONS: i64 = 16;
 
-/// Does loop `l` iterate `range(...)` with a known upper bound of at most [`FEW_ITERATIONS`]?
+/// Does loop `l` iterate `range(...)` with a known upper bound of at most [`FEW_ITERATIONS`],
+/// or end its body with an unconditional `break`?
 pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
+    // `for x, y in test_loader: ...; break`: the body always leaves after one pass
+    if ends_in_break(m, l) {
+        return true;
+    }
     let Some(it) = l.iter else { return false };
     let Some(call) = m.calls.iter().find(|c| c.span == it) else {
         return false;
@@ -1055,6 +1060,18 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
         m.resolve_expr(hi.value, call.span.start, call.ctx.func),
         Val::Int(n) if n <= FEW_ITERATIONS
     )
+}
+
+/// Does the loop's body end with an unconditional `break` (so it runs once)?
+fn ends_in_break(m: &Model<'_>, l: &Loop) -> bool {
+    let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
+        return false;
+    };
+    let mut cursor = body.walk();
+    body.named_children(&mut cursor)
+        .filter(|n| n.kind() != "comment")
+        .last()
+        .is_some_and(|n| n.kind() == "break_statement")
 }
 
 /// What a loader's `Dataset` costs per item, when the file defines it: `Some` when it is a class

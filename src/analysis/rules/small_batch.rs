@@ -69,7 +69,8 @@ impl Rule for SmallBatch {
             return;
         }
         for (ci, c) in m.calls.iter().enumerate() {
-            if !is_dataloader(m, c) {
+            // (a loader in a branch that does not run as shipped loads nothing)
+            if !is_dataloader(m, c) || m.dead(&c.ctx) {
                 continue;
             }
             let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else {
