@@ -435,3 +435,43 @@ for data, label in test_loader:
     let device_value = src.replace("torch.max(out, 1)", "torch.max(cnn(data), 1)");
     assert_eq!(lines_of(&run(&device_value), "EA301"), vec![9, 10]);
 }
+
+// Ex) scaler = GradScaler(enabled=args.mixed_precision)  (store_true, off by default)
+//     if args.add_noise: image1 = image1 + torch.randn(*image1.shape).cuda()
+#[test]
+fn precision_switched_off_and_moves_under_off_flags_are_as_shipped() {
+    let src = "import argparse
+import torch
+from torch.cuda.amp import GradScaler
+parser = argparse.ArgumentParser()
+parser.add_argument('--mixed_precision', action='store_true')
+parser.add_argument('--add_noise', action='store_true')
+args = parser.parse_args()
+model = Net().cuda()
+opt = torch.optim.AdamW(model.parameters())
+scaler = GradScaler(enabled=args.mixed_precision)
+for image, flow in loader:
+    image = image.cuda()
+    if args.add_noise:
+        image = image + torch.randn(*image.shape).cuda()
+    loss = model(image).sum()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+";
+    let a = run(src);
+    // fp32 as shipped: the scaler is disabled
+    assert_eq!(lines_of(&a, "EA201"), vec![11], "{:?}", rules_of(&a));
+    // the noise is never drawn as shipped
+    assert!(lines_of(&a, "EA304").is_empty(), "{:?}", rules_of(&a));
+    let on = src.replace(
+        "'--mixed_precision', action='store_true'",
+        "'--mixed_precision', default=True",
+    );
+    assert_silent(&on, &["EA201"]);
+    let noisy = src.replace(
+        "'--add_noise', action='store_true'",
+        "'--add_noise', default=True",
+    );
+    assert_eq!(lines_of(&run(&noisy), "EA304"), vec![14]);
+}

@@ -913,9 +913,15 @@ fn precision(m: &mut Model<'_>) {
         if c.ctx.autocast {
             p.autocast = true;
         }
+        // `GradScaler(enabled=args.mixed_precision)` with the flag off by default: fp32
+        let disabled = || {
+            m.kw(c, "enabled")
+                .is_some_and(|a| m.resolve(&a, c.span.start, c.ctx.func) == Val::Bool(false))
+        };
         match last {
-            "autocast" => p.autocast = true,
-            "GradScaler" => p.grad_scaler = true,
+            "autocast" if !disabled() => p.autocast = true,
+            "GradScaler" if !disabled() => p.grad_scaler = true,
+            "autocast" | "GradScaler" => {}
             "half" | "bfloat16" if c.method.is_some() => p.half = true,
             "set_float32_matmul_precision" => {
                 if let Some(a) = m.pos(c, 0) {

@@ -99,7 +99,9 @@ impl Rule for CpuTensorThenMove {
         let hot_funcs = super::per_step_funcs(m);
         for c in &m.calls {
             let last = m.last_name(c);
-            if c.method.is_none() || !matches!(last, "to" | "cuda") {
+            // (a move in a branch that does not run as shipped copies nothing: `if
+            // args.add_noise: x = x + torch.randn(*x.shape).cuda()` with the flag off)
+            if c.method.is_none() || !matches!(last, "to" | "cuda") || m.dead(&c.ctx) {
                 continue;
             }
             // `y = torch.ones(n)` ... `y.cuda()`: a name bound to a constructor just before, in the
