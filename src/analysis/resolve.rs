@@ -706,7 +706,7 @@ fn device(m: &mut Model<'_>) {
         let v = m.text(a.value);
         // (a choice in a branch that does not run as shipped places nothing: `if args.device
         // == 'GPU': device = 'cuda'` with `default='cpu'`; nor does a CUDA choice nobody reads)
-        if m.dead(&a.ctx) || (unread_binding(m, a) && gpu_text(v)) {
+        if m.dead(&a.ctx) || (gpu_text(v) && unread_binding(m, a)) {
             continue;
         }
         // `"cuda:{}".format(rank)`, `f"cuda:{rank}"`: a CUDA device string built at run time
@@ -774,12 +774,16 @@ fn gpu_text(s: &str) -> bool {
     s.contains("cuda") || s.contains("gpu")
 }
 
+/// The largest source [`unread_binding`] scans.
+const UNREAD_SCAN_MAX: usize = 1 << 20;
+
 /// Is the one name `a` binds never read: `device = torch.device("cuda" if ... else "cpu")` in a
 /// script that then moves nothing? Such a choice puts no work anywhere. The name counts as
 /// read wherever else it occurs as a word (code, strings and comments alike, to stay on the
 /// side of "read"), other than as a target of assignments.
 fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
-    if a.targets.len() != 1 || a.augmented {
+    // (each call scans the source: on a huge file, every choice counts as read)
+    if a.targets.len() != 1 || a.augmented || m.src.len() > UNREAD_SCAN_MAX {
         return false;
     }
     let name = m.text(a.left);
