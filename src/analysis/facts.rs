@@ -1038,6 +1038,21 @@ impl<'s> Walker<'s> {
         }
     }
 
+    /// Makes the code from here on run under switch `cond` (true when `when`), inside the
+    /// current guard, until the frame that saved the guard is left.
+    fn push_guard(&mut self, cond: Span, when: bool, at: usize) {
+        let idx = self.m.guards.len() as u32;
+        self.m.guards.push(Guard {
+            cond,
+            when,
+            parent: self.guard_top,
+            at,
+            func: self.cur_func,
+            dead: false,
+        });
+        self.guard_top = Some(idx);
+    }
+
     /// Entering a block marked by [`Self::mark_if`]: push its cadence and switches.
     fn enter_block(&mut self, node: Node<'_>) {
         let id = node.id();
@@ -1054,16 +1069,7 @@ impl<'s> Walker<'s> {
         };
         let (_, mark) = self.block_watch.swap_remove(pos);
         for (cond, when) in mark.switches {
-            let idx = self.m.guards.len() as u32;
-            self.m.guards.push(Guard {
-                cond,
-                when,
-                parent: self.guard_top,
-                at: node.start_byte(),
-                func: self.cur_func,
-                dead: false,
-            });
-            self.guard_top = Some(idx);
+            self.push_guard(cond, when, node.start_byte());
         }
         if mark.modulo {
             self.mod_ifs += 1;
@@ -1189,16 +1195,7 @@ impl<'s> Walker<'s> {
                 // Ex) if args.evaluate: validate(...); return  ... train(...)  (the rest of the
                 // block runs only when the test fails; the block's frame restores the guard)
                 if let Some((cond, when)) = after {
-                    let idx = self.m.guards.len() as u32;
-                    self.m.guards.push(Guard {
-                        cond,
-                        when,
-                        parent: self.guard_top,
-                        at: node.start_byte(),
-                        func: self.cur_func,
-                        dead: false,
-                    });
-                    self.guard_top = Some(idx);
+                    self.push_guard(cond, when, node.start_byte());
                 }
             }
             Frame::Block {

@@ -384,32 +384,10 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             ("prepare", Some(r)) => r.contains("accelerator"),
             _ => false,
         };
-        if framework {
-            for arg in m.call_args(c).iter().filter(|a| a.name.is_none()) {
-                let name = m.text(arg.value);
-                if m.var_kind(name) == Some(VarKind::Model) {
-                    consider(
-                        &mut best,
-                        (
-                            trained.contains(name),
-                            live(&c.ctx, c.span),
-                            !handed(c.ctx.func, name),
-                        ),
-                        c.span.start,
-                        c.line,
-                        c.col,
-                        None,
-                    );
-                }
-            }
-            continue;
-        }
-        if c.method.is_none() || !matches!(m.last_name(c), "to" | "cuda") {
-            continue;
-        }
-        if let Some(name) = placed_model(m, c) {
+        // call `c` places the model `name`
+        let placed = |best: &mut Best, name: &str| {
             consider(
-                &mut best,
+                best,
                 (
                     trained.contains(name),
                     live(&c.ctx, c.span),
@@ -420,6 +398,21 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                 c.col,
                 None,
             );
+        };
+        if framework {
+            for arg in m.call_args(c).iter().filter(|a| a.name.is_none()) {
+                let name = m.text(arg.value);
+                if m.var_kind(name) == Some(VarKind::Model) {
+                    placed(&mut best, name);
+                }
+            }
+            continue;
+        }
+        if c.method.is_none() || !matches!(m.last_name(c), "to" | "cuda") {
+            continue;
+        }
+        if let Some(name) = placed_model(m, c) {
+            placed(&mut best, name);
         } else if c
             .recv_call
             .and_then(|i| m.calls.get(i as usize))
