@@ -475,3 +475,39 @@ for image, flow in loader:
     );
     assert_eq!(lines_of(&run(&noisy), "EA304"), vec![14]);
 }
+
+// Ex) use_semihard_negatives = args.use_semihard_negatives  (default=False)
+//     ... if use_semihard_negatives: first = (neg - pos < margin).cpu().numpy()
+#[test]
+fn a_local_copy_of_a_flag_is_the_flag() {
+    let src = "import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument('--use_semihard_negatives', default=False, type=bool)
+args = parser.parse_args()
+
+def main():
+    use_semihard_negatives = args.use_semihard_negatives
+    model = Net().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        d = model(x.cuda())
+        if use_semihard_negatives:
+            first = (d < 0.2).cpu().numpy().flatten()
+        loss = d.sum()
+        loss.backward()
+        opt.step()
+
+if __name__ == '__main__':
+    main()
+";
+    assert_silent(src, &["EA301"]);
+    let on = src.replace("default=False", "default=True");
+    assert_eq!(lines_of(&run(&on), "EA301"), vec![14]);
+    // bound twice, or under a branch: unknown, and the read is reported
+    let rebound = src.replace(
+        "    model = Net().cuda()\n",
+        "    if args.resume:\n        use_semihard_negatives = True\n    model = Net().cuda()\n",
+    );
+    assert_eq!(lines_of(&run(&rebound), "EA301"), vec![16]);
+}

@@ -2214,7 +2214,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         }
         "identifier" => match g.func.and_then(|f| param_index(m, f, name).map(|p| (f, p))) {
             Some((f, p)) => param_value(m, f, p),
-            None if g.func.is_some_and(|f| binds_in(m, Some(f), name)) => None,
+            None if g.func.is_some_and(|f| binds_in(m, Some(f), name)) => local_switch(m, g, name),
             None => module_constant(m, name),
         },
         // `args.mode == "train"`, `"info" in args.data`: both sides known as shipped, and the
@@ -2251,6 +2251,48 @@ fn param_index(m: &Model<'_>, f: u32, name: &str) -> Option<usize> {
 
 /// Does code directly in function `f` (or at module level, for `None`) bind `name`: an
 /// assignment or a loop target?
+/// A local switch the test's function binds exactly once, unconditionally, outside loops and
+/// before the test (`use_semihard = args.use_semihard` ... `if use_semihard:`): the value of
+/// its expression as shipped. `None` for any other local.
+fn local_switch(m: &Model<'_>, g: &Guard, name: &str) -> Option<bool> {
+    let f = g.func?;
+    let mut binds = m.assigns.iter().filter(|a| {
+        a.ctx.func == Some(f)
+            && (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left) == name)
+    });
+    let (Some(a), None) = (binds.next(), binds.next()) else {
+        return None;
+    };
+    let loop_target = m
+        .loops
+        .iter()
+        .any(|l| l.ctx.func == Some(f) && l.targets.iter().any(|t| m.text(*t) == name));
+    // (bound in the function's own body, not in a branch, a `try` or a `with`)
+    let conditional = || {
+        let mut n = m.node(a.span);
+        for _ in 0..64 {
+            let Some(cur) = n else { return true };
+            match cur.kind() {
+                "function_definition" => return false,
+                "if_statement" | "try_statement" | "with_statement" | "match_statement"
+                | "for_statement" | "while_statement" => return true,
+                _ => n = cur.parent(),
+            }
+        }
+        true
+    };
+    if loop_target
+        || a.augmented
+        || a.targets.len() != 1
+        || a.ctx.loop_.is_some()
+        || a.span.end > g.at
+        || conditional()
+    {
+        return None;
+    }
+    super::as_shipped::condition(m, m.node(a.value)?, a.span.start, a.ctx.func, 0)
+}
+
 fn binds_in(m: &Model<'_>, f: Option<u32>, name: &str) -> bool {
     m.assigns.iter().any(|a| {
         a.ctx.func == f
