@@ -1839,8 +1839,6 @@ impl<'s> Model<'s> {
         kind_by_name(name)
     }
 
-    /// Does code in this context never run as shipped: it sits in a branch of a switch that
-    /// is off by default (or the `else` of one that is on), at any depth?
     /// Is `line` in a function of the script that nothing calls (so it does not run)?
     pub(crate) fn uncalled_line(&self, line: usize) -> bool {
         self.uncalled
@@ -1849,6 +1847,8 @@ impl<'s> Model<'s> {
             .any(|&(a, b)| a <= line && line <= b)
     }
 
+    /// Does code in this context never run as shipped: it sits in a branch of a switch that
+    /// is off by default (or the `else` of one that is on), at any depth?
     pub(crate) fn dead(&self, ctx: &Ctx) -> bool {
         let mut cur = ctx.guard;
         for _ in 0..256 {

@@ -540,7 +540,7 @@ fn device(m: &mut Model<'_>) {
     let mut cpu = false;
     let mut see = |s: &str| {
         let s = s.to_ascii_lowercase();
-        if s.contains("cuda") || s.contains("gpu") {
+        if gpu_text(&s) {
             cuda = true;
         } else if s.contains("mps") {
             mps = true;
@@ -2249,24 +2249,16 @@ fn param_index(m: &Model<'_>, f: u32, name: &str) -> Option<usize> {
         .position(|(n, _)| m.text(*n) == name)
 }
 
-/// Does code directly in function `f` (or at module level, for `None`) bind `name`: an
-/// assignment or a loop target?
 /// A local switch the test's function binds exactly once, unconditionally, outside loops and
 /// before the test (`use_semihard = args.use_semihard` ... `if use_semihard:`): the value of
 /// its expression as shipped. `None` for any other local.
 fn local_switch(m: &Model<'_>, g: &Guard, name: &str) -> Option<bool> {
     let f = g.func?;
-    let mut binds = m.assigns.iter().filter(|a| {
-        a.ctx.func == Some(f)
-            && (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left) == name)
-    });
+    let mut binds = assigns_to(m, Some(f), name);
     let (Some(a), None) = (binds.next(), binds.next()) else {
         return None;
     };
-    let loop_target = m
-        .loops
-        .iter()
-        .any(|l| l.ctx.func == Some(f) && l.targets.iter().any(|t| m.text(*t) == name));
+    let loop_target = loop_binds(m, Some(f), name);
     // (bound in the function's own body, not in a branch, a `try` or a `with`)
     let conditional = || {
         let mut n = m.node(a.span);
@@ -2293,13 +2285,28 @@ fn local_switch(m: &Model<'_>, g: &Guard, name: &str) -> Option<bool> {
     super::as_shipped::condition(m, m.node(a.value)?, a.span.start, a.ctx.func, 0)
 }
 
+/// Does code directly in function `f` (or at module level, for `None`) bind `name`: an
+/// assignment or a loop target?
 fn binds_in(m: &Model<'_>, f: Option<u32>, name: &str) -> bool {
-    m.assigns.iter().any(|a| {
+    assigns_to(m, f, name).next().is_some() || loop_binds(m, f, name)
+}
+
+/// The assignments directly in function `f` (or at module level, for `None`) that bind `name`.
+fn assigns_to<'a>(
+    m: &'a Model<'_>,
+    f: Option<u32>,
+    name: &'a str,
+) -> impl Iterator<Item = &'a super::facts::Assign> {
+    m.assigns.iter().filter(move |a| {
         a.ctx.func == f
             && (f.is_some() || a.ctx.class.is_none())
             && (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left) == name)
-    }) || m
-        .loops
+    })
+}
+
+/// Is `name` the target of a loop directly in function `f` (or at module level)?
+fn loop_binds(m: &Model<'_>, f: Option<u32>, name: &str) -> bool {
+    m.loops
         .iter()
         .any(|l| l.ctx.func == f && l.targets.iter().any(|t| m.text(*t) == name))
 }

@@ -1,7 +1,7 @@
 use crate::analysis::facts::Val;
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Fix};
-use crate::analysis::resolve::{is_dataloader, loader_arg, workers_at_least};
+use crate::analysis::resolve::{loader_arg, workers_at_least};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -75,9 +75,7 @@ impl Rule for DataloaderPersistent {
             .any(|c| m.last_name(c) == "fit" && c.method.is_some())
             && m.calls.iter().any(|c| m.last_name(c) == "Trainer");
         for (ci, c) in m.calls.iter().enumerate() {
-            // (a loader in a branch that does not run as shipped loads nothing)
-            if !is_dataloader(m, c)
-                || m.dead(&c.ctx)
+            if !super::live_loader(m, c)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
             {

@@ -1,7 +1,7 @@
 use crate::analysis::facts::Val;
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Fix};
-use crate::analysis::resolve::{is_dataloader, loader_arg};
+use crate::analysis::resolve::loader_arg;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -83,9 +83,7 @@ impl Rule for DataloaderPinMemory {
             return;
         }
         for c in &m.calls {
-            // (a loader in a branch that does not run as shipped loads nothing)
-            if !is_dataloader(m, c)
-                || m.dead(&c.ctx)
+            if !super::live_loader(m, c)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)

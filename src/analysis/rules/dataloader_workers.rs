@@ -1,7 +1,7 @@
 use crate::analysis::facts::Val;
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Edit, Fix};
-use crate::analysis::resolve::{is_dataloader, loader_arg};
+use crate::analysis::resolve::loader_arg;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -88,9 +88,7 @@ impl Rule for DataloaderWorkers {
             // a loader in a data-pipeline file that runs no model (a data tutorial, a
             // preprocessing pass) has no accelerator waiting on it
             if m.kind == crate::analysis::model::CodeKind::Data
-                || !is_dataloader(m, c)
-                // (a loader in a branch that does not run as shipped loads nothing)
-                || m.dead(&c.ctx)
+                || !super::live_loader(m, c)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)

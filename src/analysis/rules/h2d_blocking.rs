@@ -1,4 +1,4 @@
-use crate::analysis::facts::Val;
+use crate::analysis::facts::{Call, Val};
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Fix};
 use crate::analysis::resolve::{is_dataloader, loader_arg};
@@ -75,21 +75,18 @@ impl Rule for H2dBlocking {
         ) {
             return;
         }
-        let mut live = m
-            .calls
-            .iter()
-            .filter(|c| is_dataloader(m, c) && !m.dead(&c.ctx))
-            .peekable();
-        let all_live_loaders_pinned = live.peek().is_some()
-            && live.all(|c| loader_arg(m, c, "pin_memory", 7) == Val::Bool(true));
         // (a loader built in a branch that does not run as shipped pins nothing: `elif
         // dataset == "MNIST": loader = DataLoader(..., pin_memory=True)` with another default)
-        let dead_lines: Vec<usize> = m
+        let (live, dead): (Vec<&Call>, Vec<&Call>) = m
             .calls
             .iter()
-            .filter(|c| is_dataloader(m, c) && m.dead(&c.ctx))
-            .map(|c| c.line)
-            .collect();
+            .filter(|c| is_dataloader(m, c))
+            .partition(|c| !m.dead(&c.ctx));
+        let all_live_loaders_pinned = !live.is_empty()
+            && live
+                .iter()
+                .all(|c| loader_arg(m, c, "pin_memory", 7) == Val::Bool(true));
+        let dead_lines: Vec<usize> = dead.iter().map(|c| c.line).collect();
         for c in &m.calls {
             let last = m.last_name(c);
             if c.method.is_none()

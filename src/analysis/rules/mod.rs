@@ -621,6 +621,12 @@ fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
     out
 }
 
+/// A `DataLoader(...)` call that runs as shipped: not in a branch that is off by default
+/// (`elif dataset == "MNIST": loader = DataLoader(...)` with another default loads nothing).
+pub(crate) fn live_loader(m: &Model<'_>, c: &Call) -> bool {
+    crate::analysis::resolve::is_dataloader(m, c) && !m.dead(&c.ctx)
+}
+
 /// The first training step loop.
 pub(crate) fn first_train_loop<'a>(m: &'a Model<'_>) -> Option<&'a super::facts::Loop> {
     m.loops.iter().find(|l| live_train_loop(m, l))

@@ -1,4 +1,4 @@
-use crate::analysis::resolve::{is_dataloader, loader_arg};
+use crate::analysis::resolve::loader_arg;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -69,8 +69,7 @@ impl Rule for SmallBatch {
             return;
         }
         for (ci, c) in m.calls.iter().enumerate() {
-            // (a loader in a branch that does not run as shipped loads nothing)
-            if !is_dataloader(m, c) || m.dead(&c.ctx) {
+            if !super::live_loader(m, c) {
                 continue;
             }
             let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else {
