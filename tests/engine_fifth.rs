@@ -13,30 +13,7 @@
 
 mod common;
 
-use common::analyse as run;
-use efficiency_audit::analysis::FileAnalysis;
-
-fn rules_of(a: &FileAnalysis) -> Vec<String> {
-    a.findings.iter().map(|f| f.rule.clone()).collect()
-}
-
-fn lines_of(a: &FileAnalysis, rule: &str) -> Vec<usize> {
-    a.findings
-        .iter()
-        .filter(|f| f.rule == rule)
-        .map(|f| f.line)
-        .collect()
-}
-
-/// Fails, listing the findings, when any of `rules` reports on `src`.
-fn assert_silent(src: &str, rules: &[&str]) {
-    let a = run(src);
-    assert!(
-        rules.iter().all(|r| lines_of(&a, r).is_empty()),
-        "{rules:?} should be silent: {:?}",
-        rules_of(&a)
-    );
-}
+use common::{analyse as run, assert_silent, ids_of as rules_of, rule_lines as lines_of};
 
 const EVAL_FIRST: &str = "import argparse
 import torch

@@ -199,3 +199,18 @@ pub fn rule_lines(a: &efficiency_audit::analysis::FileAnalysis, rule: &str) -> V
         .map(|f| f.line)
         .collect()
 }
+
+/// The ids of the rules that fired in `a`, in report order.
+pub fn ids_of(a: &efficiency_audit::analysis::FileAnalysis) -> Vec<String> {
+    a.findings.iter().map(|f| f.rule.clone()).collect()
+}
+
+/// Fails, listing the findings, when any of `rules` reports on `src`.
+pub fn assert_silent(src: &str, rules: &[&str]) {
+    let a = analyse(src);
+    assert!(
+        rules.iter().all(|r| rule_lines(&a, r).is_empty()),
+        "{rules:?} should be silent: {:?}",
+        ids_of(&a)
+    );
+}
