@@ -56,6 +56,10 @@ pub enum Context {
     /// After the first `for` of a logical line (a `for` header or a comprehension), where the
     /// iterated expressions are.
     ForHeader,
+    /// In code, where a loop's iterated expression or an assigned value is: after the first
+    /// `for` or the first `=` of its logical line (`for f in os.listdir(d)`, `lines =
+    /// f.readlines()`; not `self.assertEqual(f.readlines(), [])`).
+    Listing,
     /// A model-like variable: called as a plain name (`model(x)`), or the receiver of one of
     /// [`MODEL_METHODS`] (`self.model.eval()`).
     ModelVar,
@@ -164,22 +168,24 @@ pub const ITER_WRAPPERS: &[&str] = &[
 /// Each entry either makes the file matter on its own, or sets a signal that [`decide`] combines
 /// (the `data` kind needs two data signals; an optimizer step needs `.step(` and an optimizer).
 pub static ENGINE: &[(Trigger, Effect)] = &{
-    use Context::{AssignedCall, ClassBases, Code, ForHeader, LoaderVar, ModelVar, Receiver};
+    use Context::{
+        AssignedCall, ClassBases, Code, ForHeader, Listing, LoaderVar, ModelVar, Receiver,
+    };
     use Effect::{Parse, Signal};
     use t::{called, cased, code, contains, method, part, whole};
     [
         // record loops (`is_record_loop`): a listing call in the `for` header, or in the value
-        // of the iterated name's latest assignment (`lines = f.readlines()`), so anywhere in code
-        (code("glob"), Parse),
-        (code("rglob"), Parse),
-        (code("iglob"), Parse),
-        (code("listdir"), Parse),
-        (code("iterdir"), Parse),
-        (code("scandir"), Parse),
-        (code("walk"), Parse),
-        (code("iterrows"), Parse),
-        (code("itertuples"), Parse),
-        (code("readlines"), Parse),
+        // of the iterated name's latest assignment (`lines = f.readlines()`)
+        (whole("glob", Listing), Parse),
+        (whole("rglob", Listing), Parse),
+        (whole("iglob", Listing), Parse),
+        (whole("listdir", Listing), Parse),
+        (whole("iterdir", Listing), Parse),
+        (whole("scandir", Listing), Parse),
+        (whole("walk", Listing), Parse),
+        (whole("iterrows", Listing), Parse),
+        (whole("itertuples", Listing), Parse),
+        (whole("readlines", Listing), Parse),
         // a collection named in the `for` header
         (part("files", ForHeader), Parse),
         (part("paths", ForHeader), Parse),
@@ -451,7 +457,9 @@ impl Table {
                     continue;
                 }
                 let cx = if !whole {
-                    None // a piece of a huge line: no context to check
+                    // a piece of a huge line: no context to check for a word of code; a word of
+                    // a string or a comment is still only text
+                    (!code).then(|| Ctx::text(i, LineFlags::default()))
                 } else {
                     let line = *line.get_or_insert_with(|| line_flags(src, tokens));
                     Some(if code {
@@ -539,6 +547,8 @@ struct LineFlags {
     has_wrapper: bool,
     /// Starts with `class`: the token index of its first `(`, where the bases start.
     bases_from: Option<usize>,
+    /// The token index of its first `=` (an assignment, a keyword argument, a comparison).
+    assign_from: Option<usize>,
 }
 
 /// What the scan knows around one word.
@@ -621,6 +631,10 @@ impl Ctx {
             Context::Receiver => self.receiver,
             Context::Method => self.called && self.after_dot,
             Context::ForHeader => self.after_for(),
+            Context::Listing => {
+                self.code
+                    && (self.after_for() || self.line.assign_from.is_some_and(|a| self.index > a))
+            }
             // `self.model(x)` is a method call, not a forward pass (`resolve::is_model_call`)
             Context::ModelVar => (self.called && !self.after_dot) || self.receiver_of_model_method,
             Context::LoaderVar => {
@@ -657,6 +671,9 @@ fn line_flags(src: &[u8], tokens: &[Token]) -> LineFlags {
         if tok.kind == Kind::Punct(b'(') && is_class && flags.bases_from.is_none() {
             flags.bases_from = Some(i);
         }
+        if tok.kind == Kind::Punct(b'=') && flags.assign_from.is_none() {
+            flags.assign_from = Some(i);
+        }
         if tok.kind != (Kind::Word { code: true }) {
             continue;
         }
@@ -688,7 +705,8 @@ fn line_flags(src: &[u8], tokens: &[Token]) -> LineFlags {
 ///
 /// A logical line longer than [`MAX_LINE_TOKENS`] (a generated data table in one bracket) is
 /// handed over in pieces with `whole: false`, where no context can be checked: every trigger
-/// word in them counts wherever it stands. Memory stays bounded whatever the file's size.
+/// word of code in them counts wherever it stands (a word of a string or a comment only where
+/// any text counts). Memory stays bounded whatever the file's size.
 fn for_each_line(src: &[u8], mut on_line: impl FnMut(&[Token], bool) -> bool) -> Option<bool> {
     let mut tokens = Vec::with_capacity(64);
     let mut depth = 0u32;
@@ -915,6 +933,24 @@ mod tests {
         assert!(!matters(&format!("{table}]\n")));
         // past the first piece, a trigger counts without its context (`model` is not called)
         assert!(matters(&format!("{table}    model,\n]\n")));
+        // but a word of a string there is still only text (`pydoc_data/topics.py`)
+        assert!(!matters(&format!(
+            "{table}    'model(x) for f in files',\n]\n"
+        )));
+    }
+
+    #[test]
+    fn listing_calls_count_where_a_loop_could_iterate_them() {
+        // in a `for` header, or in an assigned value the loop may iterate later
+        assert!(matters("for line in f.readlines():\n    pass\n"));
+        assert!(matters(
+            "lines = f.readlines()\nfor line in lines:\n    pass\n"
+        ));
+        assert!(matters("names = [n for n in os.listdir(d)]\n"));
+        // an argument of a call, or a statement of its own, binds nothing a loop iterates
+        assert!(!matters("self.assertEqual(f.readlines(), ['a'])\n"));
+        assert!(!matters("os.listdir(d)\n"));
+        assert!(!matters("s = '''for f in os.listdir(d)'''\n"));
     }
 
     #[test]
