@@ -7,6 +7,8 @@ declare_rule! {
     /// `save_checkpoint`, `save_state` or `save_model` directly in a step loop, not under any
     /// `if`.
     ///
+    /// Reported on the line of the save call.
+    ///
     /// ## Why is this slow?
     /// Serialising the model (and often the optimizer state, twice the model's size for Adam)
     /// copies every parameter to the host and writes it to disk: seconds per call for large

@@ -42,7 +42,12 @@ declare_rule! {
     /// (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] * b).cuda()`,
     /// `torch.tensor([1.0, 2.0]).cuda()`), not when it wraps host data
     /// (`torch.FloatTensor(batch).to(device)`, `torch.tensor(batch.state).float().to(device)`):
-    /// that copy is the data's own, and it is made whoever builds the tensor.
+    /// that copy is the data's own, and it is made whoever builds the tensor. So is a buffer
+    /// written element-wise from host data before its move (`ids = torch.full((b, n), pad)`,
+    /// `ids[i, :k] = torch.tensor(row)`, `ids.to(device)`).
+    ///
+    /// Reported on the line of the move (`torch.zeros(...).to(device)`), or of the constructor when
+    /// a name bound to it is moved later.
     ///
     /// ## Why is this slow?
     /// The tensor is allocated and filled in host memory, then copied over PCIe, with a
@@ -191,8 +196,14 @@ impl Rule for CpuTensorThenMove {
                 continue;
             }
             // a name bound to host data (`torch.tensor(row)`) holds the input: the copy is the
-            // move of the data itself; and a constructor in a branch that never runs is none
-            if bound.is_some() && (matches!(ctor, "tensor" | "as_tensor") || m.dead(&inner.ctx)) {
+            // move of the data itself; so does a buffer filled from the host before its move
+            // (`ids = torch.full((b, n), pad)`, `ids[i, :k] = torch.tensor(row)`); and a
+            // constructor in a branch that never runs is none
+            if bound.is_some()
+                && (matches!(ctor, "tensor" | "as_tensor")
+                    || m.dead(&inner.ctx)
+                    || filled_before_move(m, inner, c))
+            {
                 continue;
             }
             let args = m.call_args(c);
@@ -246,6 +257,24 @@ impl Rule for CpuTensorThenMove {
             cx.at_call(&Self::META, c, message, fix);
         }
     }
+}
+
+/// Is the name moved by `c` written element-wise (`buf[i, :k] = ...`) between the
+/// constructor `ctor` that built it and the move?
+fn filled_before_move(
+    m: &crate::analysis::facts::Model<'_>,
+    ctor: &crate::analysis::facts::Call,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let Some(name) = c.recv.map(|r| m.text(r)) else {
+        return false;
+    };
+    let prefix = format!("{name}[");
+    m.assigns.iter().any(|a| {
+        a.span.start > ctor.span.end
+            && a.span.end <= c.span.start
+            && m.text(a.left).starts_with(&prefix)
+    })
 }
 
 /// The constructor call a plain name was last bound to, in the same function and loop body,

@@ -15,6 +15,8 @@ declare_rule! {
     /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`):
     /// persistent workers would keep serving the samples they forked with.
     ///
+    /// Reported on the line where the `DataLoader(` call starts.
+    ///
     /// ## Why is this slow?
     /// Without `persistent_workers=True`, every epoch shuts the worker processes down and starts
     /// new ones: each re-imports its modules and re-runs the dataset's `__init__` while the GPU

@@ -19,6 +19,8 @@ declare_rule! {
     /// a file that feeds a text model token ids only (it tokenizes, and handles no image,
     /// audio or video): a batch of ids is a few kilobytes.
     ///
+    /// Reported on the line where the `DataLoader(` call starts.
+    ///
     /// ## Why is this slow?
     /// Batches in pageable host memory are first copied by the driver into a pinned staging
     /// buffer, then to the GPU, and the copy cannot overlap compute. With `pin_memory=True` the

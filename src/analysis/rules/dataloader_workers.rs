@@ -16,7 +16,8 @@ declare_rule! {
     /// `default_data_collator`, `tokenizer.pad`): its batches cost about a millisecond to build.
     /// Nor is a loader over a `Dataset` class of the same file whose `__getitem__` only indexes
     /// what `__init__` prepared and wraps it in tensors (no decoding, transform, tokenizer or
-    /// file): workers have nothing to overlap.
+    /// file), also when a function of the file returns the datasets (`train_ds, val_ds =
+    /// make_datasets()`): workers have nothing to overlap.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, or a name only
     /// ever used that way): starting workers for one batch costs more than it saves; nor a
     /// function's loader that nothing reads. Nor is a loader over a dataset built with the
@@ -26,6 +27,9 @@ declare_rule! {
     /// by `input_ids`, and handles no image, audio or video) when it adds no per-item transform
     /// and its collate, if any, only pads: a batch of ids is a few row lookups; nor a Hugging
     /// Face `TrainingArguments` there that sets no per-item transform.
+    ///
+    /// Reported on the line where the `DataLoader(` call starts (for a Hugging Face Trainer, the
+    /// `TrainingArguments(` call).
     ///
     /// ## Why is this slow?
     /// With no workers, every batch is read, decoded, transformed and collated by the training

@@ -8,6 +8,8 @@ declare_rule! {
     /// not under a `step % N == 0` guard. A `synchronize()` followed at once by a clock read
     /// (`time.time()`, `time.perf_counter()`, ...) times the step: it is measurement, not waste.
     ///
+    /// Reported on the line of the `torch.cuda.synchronize()` call.
+    ///
     /// ## Why is this slow?
     /// `synchronize()` blocks the host until the GPU has finished all queued work, so the next
     /// step's kernels cannot be queued ahead and the GPU idles between steps. `empty_cache()`

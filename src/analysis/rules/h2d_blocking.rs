@@ -10,7 +10,11 @@ declare_rule! {
     /// Flags `.to(device)` (also `.to(device=...)`) / `.cuda()` of a batch in a step loop without `non_blocking=True`,
     /// when the loop iterates a `DataLoader` with `pin_memory=True` (or a loader the function
     /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
-    /// parts in a comprehension (`[b.to(device) for b in boxes]`).
+    /// parts in a comprehension (`[b.to(device) for b in boxes]`). A batch rebuilt in the loop
+    /// before the copy (`data = torch.stack(data)`, `torch.cat`) is a new tensor outside the
+    /// pinned buffers: `non_blocking=True` would not make its copy asynchronous.
+    ///
+    /// Reported on the line of the `.to(...)` / `.cuda()` call.
     ///
     /// ## Why is this slow?
     /// A blocking copy makes the host wait for the transfer before it can queue the forward
@@ -159,7 +163,7 @@ impl Rule for H2dBlocking {
             };
             // `[b.to(device) for b in boxes]`: a comprehension over a part of the batch
             let root = super::comprehension_source(m, c, root).unwrap_or(root);
-            if !l.info.batch_names.iter().any(|b| b == root) {
+            if !l.info.batch_names.iter().any(|b| b == root) || rebuilt(m, l, c, root) {
                 continue;
             }
             let fix = add_kwarg(m, c, "non_blocking=True").map(|e| Fix {
@@ -174,6 +178,38 @@ impl Rule for H2dBlocking {
             );
         }
     }
+}
+
+/// Was `name` rebound in the loop body before `c` to a tensor built from the batch
+/// (`data = torch.stack(data)`, `x = torch.cat(parts)`)? The new tensor is not in the pinned
+/// memory the loader filled: `non_blocking=True` would copy as slowly.
+fn rebuilt(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    name: &str,
+) -> bool {
+    const BUILDERS: &[&str] = &[
+        "stack",
+        "cat",
+        "concat",
+        "concatenate",
+        "tensor",
+        "as_tensor",
+        "from_numpy",
+        "Tensor",
+        "FloatTensor",
+        "LongTensor",
+        "pad_sequence",
+    ];
+    m.assigns.iter().any(|a| {
+        l.span.contains(a.span)
+            && a.span.end <= c.span.start
+            && a.targets.iter().any(|t| m.text(*t) == name)
+            && a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|b| BUILDERS.contains(&m.last_name(b)))
+    })
 }
 
 /// `pbar = tqdm(train_loader)`: the loader a progress-bar (or `enumerate` / `iter`) variable wraps.

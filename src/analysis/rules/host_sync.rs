@@ -9,7 +9,13 @@ declare_rule! {
     /// step loop of at most 16 known iterations). A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, by a library call
     /// or a writer named `write_*` / `save_*`, directly or through values computed from it; an
-    /// environment stepped with the action) is the loop's product, not a read that could wait.
+    /// environment stepped with the action) is the loop's product, not a read that could wait;
+    /// so is one collected into a list that the loop around the step loop writes out in the
+    /// same iteration (the features of each video's windows, saved once per video). A batch
+    /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
+    /// is a CPU tensor: reading it waits for nothing.
+    ///
+    /// Reported on the line of the `.item()` / `.cpu()` / `.numpy()` / `.tolist()` call.
     ///
     /// ## Why is this slow?
     /// Reading a GPU value on the host waits until every queued kernel has run: the CPU stops
@@ -92,8 +98,8 @@ impl Rule for HostSync {
                 m.calls
                     .get(i as usize)
                     .is_some_and(|r| matches!(m.last_name(r), "cpu" | "detach"))
-            }) && l.targets.iter().any(|t| m.text(*t) == root)
-                && !moved_in_loop(m, l, root)
+            }) && ((l.targets.iter().any(|t| m.text(*t) == root) && !moved_in_loop(m, l, root))
+                || loader_host_value(m, c, root))
             {
                 continue;
             }
@@ -175,8 +181,10 @@ const HOST_SINKS: &[&str] = &[
 
 /// Does the value read by call `c` reach one of [`HOST_SINKS`] in the same loop body: as its
 /// argument, or through the name it is assigned to (`x = 255 * out.cpu().numpy()` ...
-/// `Image.fromarray(x.astype(np.uint8))`)? An optimizer's or scheduler's `step` is not a sink,
-/// nor a value only derived from it (a token sampled from CPU logits, then written out).
+/// `Image.fromarray(x.astype(np.uint8))`), or through a list it is appended to and that the
+/// loop around the step loop writes out after it, in the same iteration? An optimizer's or
+/// scheduler's `step` is not a sink, nor a value only derived from it (a token sampled from CPU
+/// logits, then written out).
 fn feeds_host_sink(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
@@ -226,9 +234,34 @@ fn feeds_host_sink(
         names.extend(more);
     }
     let uses = |text: &str| super::words(text).any(|w| names.contains(&w));
-    m.calls.iter().any(|k| {
+    if m.calls.iter().any(|k| {
         in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
-    })
+    }) {
+        return true;
+    }
+    // collected per window and written once per item of the loop around the step loop
+    // (`for start in windows: feats.append(net(x).cpu().numpy())`, then `np.save(path,
+    // np.concatenate(feats))` in the same iteration over videos): the item's product
+    let Some(outer) = l.parent.and_then(|p| m.loops.get(p as usize)) else {
+        return false;
+    };
+    let collected: Vec<&str> = m
+        .calls
+        .iter()
+        .filter(|k| {
+            in_body(k.span)
+                && matches!(m.last_name(k), "append" | "extend")
+                && k.args_span.contains(c.span)
+        })
+        .filter_map(|k| k.recv.map(|r| m.text(r)))
+        .collect();
+    !collected.is_empty()
+        && m.calls.iter().any(|k| {
+            outer.span.contains(k.span)
+                && k.span.start >= l.span.end
+                && is_sink(k)
+                && super::words(m.text(k.args_span)).any(|w| collected.contains(&w))
+        })
 }
 
 /// The name whose tensor a read's receiver holds: the receiver's first name
@@ -304,6 +337,58 @@ fn on_host(
             });
         }
         cur = inner.parent;
+    }
+    false
+}
+
+/// Is `name`, at call `c`, a part of a batch a loader yielded in this iteration of a loop
+/// around `c` and not yet moved: the loop's target, or a name unpacked or indexed from it before
+/// `c` (`for data in loader: inputs, labels, name = data` ... `inputs.numpy()`, also from an
+/// inner loop over windows of the clip)? Loader batches are CPU tensors until moved.
+fn loader_host_value(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+    name: &str,
+) -> bool {
+    let mut cur = c.ctx.loop_;
+    for _ in 0..64 {
+        let Some(l) = cur.and_then(|i| m.loops.get(i as usize)) else {
+            return false;
+        };
+        cur = l.parent;
+        // a loader, or one of a dict of them (`for data in dataloaders[phase]:`)
+        let container = l.iter.and_then(|it| {
+            let (base, _) = m.text(it).split_once('[')?;
+            (m.var_kind(base) == Some(crate::analysis::facts::VarKind::Loader)).then_some(())
+        });
+        if l.info.iterates_loader.is_none() && container.is_none() {
+            continue;
+        }
+        let before = |a: &&crate::analysis::facts::Assign| {
+            l.span.contains(a.span) && a.span.end <= c.span.start
+        };
+        let mut names: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
+        for a in m.assigns.iter().filter(before) {
+            let v = m.text(a.value).trim();
+            let part_of = |n: &&str| {
+                v == *n
+                    || v.strip_prefix(*n)
+                        .is_some_and(|r| r.starts_with('[') || r.starts_with('.'))
+            };
+            if !a.augmented && !v.contains('(') && names.iter().any(part_of) {
+                names.extend(a.targets.iter().map(|t| m.text(*t)));
+            }
+        }
+        if !names.contains(&name) {
+            continue;
+        }
+        // moved (or rebound from anything else) before `c`: no longer the loader's CPU tensor
+        return !m.assigns.iter().filter(before).any(|a| {
+            a.targets.iter().any(|t| m.text(*t) == name) && {
+                let v = m.text(a.value);
+                v.contains('(') || v.contains("device")
+            }
+        });
     }
     false
 }

@@ -8,6 +8,8 @@ declare_rule! {
     /// an inference loop: one image in, a loop over its faces or tiles), or in a function of
     /// the file such a loop calls per step, outside a `Dataset.__getitem__`.
     ///
+    /// Reported on the line of the decode call.
+    ///
     /// ## Why is this slow?
     /// Decoding a JPEG takes milliseconds of CPU; done serially in the process that drives the
     /// GPU, the GPU waits for every image. In a `Dataset` served by `DataLoader(num_workers=N)`

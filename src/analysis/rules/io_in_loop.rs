@@ -7,6 +7,8 @@ declare_rule! {
     /// `np.load`, `torch.load`, `pd.read_*`, `np.save`, `json.dump`, `to_csv`, when not under a
     /// `step % N == 0` guard. (Checkpoints with `torch.save` are EA503; image decoding EA502.)
     ///
+    /// Reported on the line of the read or write call.
+    ///
     /// ## Why is this slow?
     /// The training process blocks on the disk every step while the GPU waits. Reads belong in
     /// a `Dataset` served by `DataLoader` workers (in parallel, ahead of the step) or in memory

@@ -8,6 +8,8 @@ declare_rule! {
     /// formats what the model returned is flagged (`print("emb", emb)`): a line of names,
     /// counters, text and shapes per image or batch is the loop's report and costs microseconds.
     ///
+    /// Reported on the line of the logging call.
+    ///
     /// ## Why is this slow?
     /// Formatting a tensor for a log line copies it to the host and synchronises with the GPU;
     /// writing to the terminal or a file every step adds system calls on the critical path.

@@ -694,6 +694,12 @@ fn built_by<'a>(m: &'a Model<'_>, a: Arg, at: &Call, depth: u8) -> Option<&'a Ca
             });
             if let Some(x) = assigned {
                 let built = x.rhs_call.and_then(|ci| m.calls.get(ci as usize))?;
+                // `train_ds, val_ds = process_data()`: what the file's own function returns
+                if depth < 3
+                    && let Some(returned) = returned_call(m, built, x, name)
+                {
+                    return Some(returned);
+                }
                 // `train, val = random_split(dataset, [n, m])`, `Subset(dataset, idx)`: parts of
                 // the dataset split hold what it holds
                 if matches!(m.last_name(built), "random_split" | "Subset")
@@ -727,6 +733,63 @@ fn built_by<'a>(m: &'a Model<'_>, a: Arg, at: &Call, depth: u8) -> Option<&'a Ca
         }
         _ => None,
     }
+}
+
+/// The call a plain call of a function of this file returns for `name`, bound by assignment
+/// `x` (`a, b = make()` with `def make(): ... return A(...), B(...)`): the element at
+/// `name`'s position of the function's first `return` (the whole value for one target).
+fn returned_call<'a>(
+    m: &'a Model<'_>,
+    built: &Call,
+    x: &super::facts::Assign,
+    name: &str,
+) -> Option<&'a Call> {
+    if built.method.is_some() {
+        return None;
+    }
+    let fname = m.text(built.func);
+    let f = m
+        .funcs
+        .iter()
+        .find(|f| f.class.is_none() && m.text(f.name) == fname)?;
+    let def = m.node(f.name)?.parent()?;
+    let value = first_return(def)?;
+    let element = if x.targets.len() > 1 {
+        let k = x.targets.iter().position(|t| m.text(*t) == name)?;
+        if !matches!(value.kind(), "expression_list" | "tuple") {
+            return None;
+        }
+        let mut cursor = value.walk();
+        let mut elements = value.named_children(&mut cursor);
+        elements.nth(k)?
+    } else {
+        value
+    };
+    m.calls
+        .iter()
+        .find(|c| c.span.start == element.start_byte() && c.span.end == element.end_byte())
+}
+
+/// The value of the first `return` of a function definition, outside nested definitions.
+fn first_return(def: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
+    let body = def.child_by_field_name("body")?;
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "return_statement" {
+            return n.named_child(0);
+        }
+        if matches!(
+            n.kind(),
+            "function_definition" | "class_definition" | "lambda"
+        ) {
+            continue;
+        }
+        let mut cursor = n.walk();
+        let mut children: Vec<_> = n.named_children(&mut cursor).collect();
+        children.reverse();
+        stack.extend(children);
+    }
+    None
 }
 
 /// A DataLoader over a dataset whose items are already on the GPU: a `TensorDataset` of CUDA

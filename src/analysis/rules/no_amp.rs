@@ -12,6 +12,9 @@ declare_rule! {
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and mixed precision changes nothing measurable.
     ///
+    /// Reported on the `for` line of the file's first training step loop (for a Hugging Face
+    /// Trainer or Lightning, the `TrainingArguments(` / `Trainer(` call).
+    ///
     /// ## Why is this slow?
     /// Tensor Cores run bf16/fp16 matrix multiplies several times faster than fp32 (8x to 16x
     /// the fp32 rate on A100/H100), and half-precision activations halve memory traffic.

@@ -11,6 +11,10 @@ declare_rule! {
     /// compilation would take longer than it could save. Nor for int8/4-bit weights
     /// (`load_in_8bit=True`, `quantization_config=`), where `torch.compile` support is patchy.
     ///
+    /// Reported where the trained model is placed on the device (`model = Net().to(device)`,
+    /// `model.cuda()`), else where it is built; the fix compiles it on the next line (for a Hugging
+    /// Face Trainer, the `TrainingArguments(` call).
+    ///
     /// ## Why is this slow?
     /// Eager PyTorch launches one kernel per operation and writes every intermediate to GPU
     /// memory. `torch.compile` fuses pointwise chains and cuts launch overhead: 43 % faster

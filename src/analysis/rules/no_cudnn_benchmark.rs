@@ -13,6 +13,9 @@ declare_rule! {
     /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and autotuning changes nothing measurable.
     ///
+    /// Reported where the model is placed on the device (`model = Net().to(device)`,
+    /// `model.cuda()`), else where it is built.
+    ///
     /// ## Why is this slow?
     /// Without the autotuner cuDNN picks a convolution algorithm by heuristics. With
     /// `benchmark = True` it times the candidates once per input shape and keeps the fastest,

@@ -16,6 +16,8 @@ declare_rule! {
     /// parameter (`for p in model.parameters(): p.requires_grad = False`). `Variable(x, volatile=True)` (PyTorch
     /// 0.3's no-grad mode) does not count as disabling autograd: it has done nothing since 0.4.
     ///
+    /// Reported on the `for` line of the evaluation loop.
+    ///
     /// ## Why is this slow?
     /// With autograd on, every forward records the graph and keeps the activations it would
     /// need for a backward pass that never comes: more memory traffic, more allocations and a

@@ -23,6 +23,10 @@ declare_rule! {
     /// (`from models import Net`): it may be either. Nor for a float64 model (`.double()`):
     /// TF32 does not touch fp64 matmuls.
     ///
+    /// Reported where the model that is trained (or, for inference, run) is placed on the device
+    /// (`model = Net().to(device)`, `model.cuda()`), else where it is built (for a Hugging Face
+    /// Trainer, the `TrainingArguments(` call).
+    ///
     /// ## Why is this slow?
     /// PyTorch computes fp32 matmuls on CUDA cores by default. On Ampere and newer GPUs, TF32
     /// runs them on Tensor Cores at up to 8x the fp32 rate (an H100 SXM: 67 fp32 vs 495 dense

@@ -10,6 +10,8 @@ declare_rule! {
     /// `df.sample(10)`, directly or through the variable it is assigned to): a few rows cost
     /// nothing, whatever the loop does.
     ///
+    /// Reported on the `for` line of the row loop, or on the `apply(..., axis=1)` call.
+    ///
     /// ## Why is this slow?
     /// Each row becomes a Python object (a `Series` for `iterrows`), so the work runs in the
     /// interpreter one row at a time. Column-wise vectorised expressions run in compiled code

@@ -11,6 +11,8 @@ declare_rule! {
     /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported,
     /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`).
     ///
+    /// Reported on the `for` line of the element-wise loop (the outermost one when loops nest).
+    ///
     /// ## Why is this slow?
     /// Every element costs interpreter dispatch, boxing and an indexing call: 10–100x slower
     /// than one vectorised operation over the whole array (and on a GPU tensor, one kernel

@@ -10,6 +10,8 @@ declare_rule! {
     /// `torch.compile`, or moving the model to the device (`model.to(device)`), when not under
     /// an `if`.
     ///
+    /// Reported on the line of the call repeated every step.
+    ///
     /// ## Why is this slow?
     /// These calls read files, allocate and copy every parameter, or spawn processes: seconds
     /// per call, repeated every step. A new optimizer also loses its state (momentum, Adam

@@ -14,6 +14,8 @@ declare_rule! {
     /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone.
     ///
+    /// Reported on the `for` line of the per-file loop.
+    ///
     /// ## Why is this slow?
     /// One Python process uses one CPU core: on a 16-core machine the loop leaves 15 cores idle
     /// (≤ 6 % CPU). Per-file work is independent and parallelises across processes.

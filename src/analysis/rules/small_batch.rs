@@ -8,6 +8,8 @@ declare_rule! {
     /// script does not fine-tune a large pretrained model, where memory dictates it; nor a file
     /// that trains on 3D volumes: MONAI, `nn.Conv3d`, a `UNet3D`-like model).
     ///
+    /// Reported on the line where the `DataLoader(` call starts.
+    ///
     /// ## Why is this slow?
     /// A tiny batch launches the same number of kernels per step as a large one but gives each
     /// too little work to fill the GPU's SMs: the step is bound by launch overhead and the

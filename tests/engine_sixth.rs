@@ -1,0 +1,176 @@
+//! The sixth accuracy round: shapes from the blind wave g73–g78 that the engine read wrongly —
+//! a loader batch read on the host before it is moved, features collected per window and saved
+//! once per video, datasets a helper function returns, a batch rebuilt before its copy, and a
+//! padding buffer filled from host rows before its move.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, assert_silent, rule_lines as lines_of};
+
+/// Video feature extraction: the loader's clip is sliced on the host per window, the features
+/// of each window collected and saved once per video.
+const FEATURES_PER_VIDEO: &str = "import os
+import numpy as np
+import torch
+from pytorch_i3d import InceptionI3d
+
+def run(dataset, save_dir):
+    dataloader = torch.utils.data.DataLoader(dataset, batch_size=1, num_workers=4, pin_memory=True)
+    dataloaders = {'train': dataloader}
+    i3d = InceptionI3d(400, in_channels=3)
+    i3d.cuda()
+    i3d.train(False)
+    with torch.no_grad():
+        for phase in ['train']:
+            for data in dataloaders[phase]:
+                inputs, labels, name = data
+                b, c, t, h, w = inputs.shape
+                features = []
+                for start in range(0, t, 16):
+                    ip = torch.from_numpy(inputs.numpy()[:, :, start:start + 16]).cuda(non_blocking=True)
+                    features.append(i3d.extract_features(ip).squeeze(0).cpu().numpy())
+                np.save(os.path.join(save_dir, name[0]), np.concatenate(features, axis=0))
+
+run(None, 'out')
+";
+
+// Ex) for data in dataloaders[phase]: inputs, labels, name = data
+//         for start in windows: ip = torch.from_numpy(inputs.numpy()[..., start:end]).cuda()
+//                               features.append(net(ip).cpu().numpy())
+//         np.save(path, np.concatenate(features))
+#[test]
+fn host_reads_of_an_unmoved_batch_and_of_features_saved_per_item_are_not_syncs() {
+    assert_silent(FEATURES_PER_VIDEO, &["EA301"]);
+    // collected over the whole dataset and saved once at the end: a read every step that could
+    // wait, still reported
+    let collected_for_the_end = FEATURES_PER_VIDEO.replace(
+        "                np.save(os.path.join(save_dir, name[0]), np.concatenate(features, axis=0))\n",
+        "",
+    );
+    let a = run(&collected_for_the_end);
+    assert_eq!(lines_of(&a, "EA301"), vec![20], "{:?}", a.findings);
+    // the batch once moved is a CUDA tensor: its read waits
+    let moved = FEATURES_PER_VIDEO.replace(
+        "                inputs, labels, name = data\n",
+        "                inputs, labels, name = data\n                inputs = inputs.cuda(non_blocking=True)\n",
+    );
+    let a = run(&moved);
+    assert_eq!(lines_of(&a, "EA301"), vec![20], "{:?}", a.findings);
+}
+
+const DATASETS_FROM_A_HELPER: &str = "import torch
+from torch.utils.data import Dataset, DataLoader
+
+class StockDataset(Dataset):
+    def __init__(self, X, y):
+        self.X = X.to(torch.float32)
+        self.y = y
+
+    def __len__(self):
+        return len(self.X)
+
+    def __getitem__(self, idx):
+        return self.X[idx], self.y[idx]
+
+def process_data():
+    x = torch.load('features.pt')
+    y = torch.load('targets.pt')
+    return StockDataset(x[:800], y[:800]), StockDataset(x[800:], y[800:])
+
+def train():
+    train_dataset, valid_dataset = process_data()
+    train_loader = DataLoader(train_dataset, batch_size=32, shuffle=True)
+    val_loader = DataLoader(valid_dataset, batch_size=32, shuffle=False)
+    model = torch.nn.LSTM(16, 64).cuda()
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(10):
+        for x, y in train_loader:
+            out, _ = model(x.cuda())
+            loss = (out[-1, :, 0] - y.cuda()).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        for x, y in val_loader:
+            pass
+
+train()
+";
+
+// Ex) train_dataset, valid_dataset = process_data()   # returns StockDataset(...), StockDataset(...)
+//     train_loader = DataLoader(train_dataset, batch_size=32)
+#[test]
+fn datasets_a_function_of_the_file_returns_are_followed_to_their_class() {
+    assert_silent(DATASETS_FROM_A_HELPER, &["EA101"]);
+    // a dataset class whose items cost work keeps the finding
+    let decoding = DATASETS_FROM_A_HELPER.replace(
+        "        return self.X[idx], self.y[idx]",
+        "        return torch.load(f'clip_{idx}.pt'), self.y[idx]",
+    );
+    let a = run(&decoding);
+    assert_eq!(lines_of(&a, "EA101"), vec![22, 23], "{:?}", a.findings);
+}
+
+const STACKED_BATCH: &str = "import torch
+from torch.utils.data import DataLoader
+
+def train(model, dataset, optimizer, device):
+    data_loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4, pin_memory=True)
+    for epoch in range(3):
+        for data in data_loader:
+            optimizer.zero_grad()
+            data = torch.stack(data)
+            data = data.transpose(1, 0)
+            data = data.to(device)
+            loss = model(data, labels=data)[0]
+            loss.backward()
+            optimizer.step()
+
+train(torch.nn.Linear(4, 4).cuda(), None, None, 'cuda')
+";
+
+// Ex) for data in pinned_loader: data = torch.stack(data); data = data.to(device)
+#[test]
+fn a_batch_rebuilt_before_its_copy_is_not_the_pinned_batch() {
+    assert_silent(STACKED_BATCH, &["EA303"]);
+    let a = run(&STACKED_BATCH.replace("            data = torch.stack(data)\n", ""));
+    assert_eq!(lines_of(&a, "EA303"), vec![10], "{:?}", a.findings);
+}
+
+const PADDED_BUFFER: &str = "import torch
+
+def perplexity(model, tokenizer, batches):
+    total = 0.0
+    for batch in batches:
+        ids_list = [tokenizer(x)['input_ids'] for x in batch]
+        max_len = max(len(ids) for ids in ids_list)
+        input_ids = torch.full((len(batch), max_len), tokenizer.pad_token_id, dtype=torch.long)
+        for i, ids in enumerate(ids_list):
+            input_ids[i, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+        input_ids = input_ids.to(model.device)
+        with torch.no_grad():
+            out = model(input_ids=input_ids, labels=input_ids)
+        total += out.loss.item()
+    return total
+
+model = load_model().cuda()
+perplexity(model, tok, data)
+";
+
+// Ex) input_ids = torch.full((b, n), pad); input_ids[i, :k] = torch.tensor(ids); input_ids.to(dev)
+#[test]
+fn a_buffer_filled_from_host_rows_before_its_move_is_host_data() {
+    assert_silent(PADDED_BUFFER, &["EA304"]);
+    // a constant mask built and moved, with no host rows written into it, is still reported
+    let a = run(&PADDED_BUFFER.replace(
+        "            input_ids[i, :len(ids)] = torch.tensor(ids, dtype=torch.long)\n",
+        "            pass\n",
+    ));
+    assert_eq!(lines_of(&a, "EA304"), vec![8], "{:?}", a.findings);
+}
