@@ -174,3 +174,33 @@ fn a_buffer_filled_from_host_rows_before_its_move_is_host_data() {
     ));
     assert_eq!(lines_of(&a, "EA304"), vec![8], "{:?}", a.findings);
 }
+
+const OWN_TRAINING_ARGUMENTS: &str = "import torch
+from transformers import AutoModelForSeq2SeqLM
+from .trainer import Trainer
+from .trainer_utils import TrainingArguments
+
+def main(config):
+    model = AutoModelForSeq2SeqLM.from_pretrained('facebook/bart-base')
+    training_args = TrainingArguments(
+        device='cuda',
+        num_epochs=config['epochs'],
+        f16_precision=config['f16_precision'],
+    )
+    trainer = Trainer(model=model, args=training_args)
+    trainer.train()
+
+main({})
+";
+
+// Ex) from .trainer_utils import TrainingArguments   # the project's own class, not transformers'
+#[test]
+fn a_project_class_named_training_arguments_is_not_the_hugging_face_one() {
+    assert_silent(OWN_TRAINING_ARGUMENTS, &["EA201", "EA203", "EA101"]);
+    let hf = OWN_TRAINING_ARGUMENTS.replace(
+        "from .trainer_utils import TrainingArguments",
+        "from transformers import TrainingArguments",
+    );
+    let a = run(&hf);
+    assert_eq!(lines_of(&a, "EA201"), vec![8], "{:?}", a.findings);
+}

@@ -644,12 +644,10 @@ fn device(m: &mut Model<'_>) {
                     }
                 }
             }
-            "Accelerator"
-            | "DistributedDataParallel"
-            | "init_process_group"
-            | "TrainingArguments"
-            | "Seq2SeqTrainingArguments"
-            | "SFTConfig" => see("cuda"),
+            "Accelerator" | "DistributedDataParallel" | "init_process_group" => see("cuda"),
+            "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig" if hf_config(m, c) => {
+                see("cuda");
+            }
             "Trainer" | "Fabric" => {
                 if let Some(a) = m.kw(c, "accelerator") {
                     let t = m.text(a.value);
@@ -1714,11 +1712,10 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
             s |= S_TRAIN_CALL
         }
         "eval" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => s |= S_EVAL,
-        "Trainer"
-        | "Seq2SeqTrainer"
-        | "SFTTrainer"
-        | "TrainingArguments"
-        | "Seq2SeqTrainingArguments" => {
+        "Trainer" | "Seq2SeqTrainer" | "SFTTrainer" => {
+            s |= S_HF_TRAINER;
+        }
+        "TrainingArguments" | "Seq2SeqTrainingArguments" if hf_config(m, c) => {
             s |= S_HF_TRAINER;
         }
         "fit" | "train" if c.method.is_some() && recv.to_ascii_lowercase().ends_with("trainer") => {
@@ -1924,6 +1921,25 @@ fn classify(m: &mut Model<'_>) {
         .collect();
     imports.sort();
     m.facts.imports = imports;
+}
+
+/// A Hugging Face training configuration (`TrainingArguments`, `Seq2SeqTrainingArguments`,
+/// `SFTConfig`) from `transformers` / `trl` (or a star import), not a project's own class of
+/// the same name (`from .trainer_utils import TrainingArguments`).
+pub(crate) fn hf_config(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    const PACKAGES: &[&str] = &["transformers", "trl", "optimum"];
+    if !matches!(
+        m.last_name(c),
+        "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig"
+    ) {
+        return false;
+    }
+    let head = m.text(c.func).split('.').next().unwrap_or_default();
+    m.imports.get(head).is_none_or(|q| {
+        PACKAGES
+            .iter()
+            .any(|p| q == p || q.strip_prefix(p).is_some_and(|r| r.starts_with('.')))
+    })
 }
 
 /// A loop over files, paths, lines or rows: the iterated expression calls `glob` / `listdir` /

@@ -642,13 +642,9 @@ pub(crate) fn live_train_loop(m: &Model<'_>, l: &Loop) -> bool {
 /// A call to an HF `TrainingArguments`-like config.
 /// Only a call whose keywords are all visible: `TrainingArguments(**cfg)` is unknown.
 pub(crate) fn hf_args_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
-    m.calls.iter().find(|c| {
-        matches!(
-            m.last_name(c),
-            "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig"
-        ) && c.splat.is_none()
-            && !c.star
-    })
+    m.calls
+        .iter()
+        .find(|c| crate::analysis::resolve::hf_config(m, c) && c.splat.is_none() && !c.star)
 }
 
 /// A Lightning `Trainer(...)` / Fabric call whose keywords are all visible.
