@@ -65,6 +65,64 @@ fn host_reads_of_an_unmoved_batch_and_of_features_saved_per_item_are_not_syncs()
     assert_eq!(lines_of(&a, "EA301"), vec![20], "{:?}", a.findings);
 }
 
+/// Features of a whole dataset collected per model and saved once per model: the step loop
+/// walks the data, so each read is one per step that could wait.
+const FEATURES_PER_MODEL: &str = "import numpy as np
+import torch
+import torchvision
+
+def extract(models, dataset, device):
+    for key in models:
+        model = key(pretrained=True).to(device)
+        feats = []
+        for i in range(len(dataset)):
+            image, label = dataset[i]
+            features = model(image.unsqueeze(0).to(device))
+            feats.append(features.cpu().detach().numpy())
+        np.save(key.__name__, np.array(feats))
+
+extract([torchvision.models.resnet18], None, 'cuda')
+";
+
+// Ex) for key in models: for i in range(len(ds)): feats.append(model(x).cpu().numpy())
+//                        np.save(name, np.array(feats))
+#[test]
+fn features_of_a_whole_dataset_saved_per_model_are_still_syncs() {
+    let a = run(FEATURES_PER_MODEL);
+    assert_eq!(lines_of(&a, "EA301"), vec![12], "{:?}", a.findings);
+}
+
+const CPU_WITH_CACHE_CLEARING: &str = "import torch
+from transformers import T5ForConditionalGeneration
+
+device = 'cpu'
+
+def train(epoch, model, loader, optimizer):
+    model.train()
+    torch.cuda.empty_cache()
+    for batch in loader:
+        ids = batch['ids'].to(device)
+        loss = model(input_ids=ids, labels=ids).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+model = T5ForConditionalGeneration.from_pretrained('t5-small').to(device)
+optimizer = torch.optim.AdamW(model.parameters())
+for epoch in range(3):
+    train(epoch, model, loader, optimizer)
+";
+
+// Ex) device = 'cpu'  # the CUDA line commented out
+//     torch.cuda.empty_cache()
+#[test]
+fn clearing_the_cuda_cache_does_not_put_a_cpu_file_on_the_gpu() {
+    assert_silent(CPU_WITH_CACHE_CLEARING, &["EA201", "EA202", "EA203"]);
+    // without the CPU device, clearing the cache says the file means CUDA (as before)
+    let a = run(&CPU_WITH_CACHE_CLEARING.replace("device = 'cpu'", "device = get_device()"));
+    assert_eq!(lines_of(&a, "EA201"), vec![9], "{:?}", a.findings);
+}
+
 const DATASETS_FROM_A_HELPER: &str = "import torch
 from torch.utils.data import Dataset, DataLoader
 

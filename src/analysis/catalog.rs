@@ -102,7 +102,8 @@ fn markdown() -> String {
          device it is handed (a parameter, a value of a config module) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \
          never read, or `torch.cuda.is_available()` without a move that runs, puts nothing on \
-         the GPU.\n\n\
+         the GPU; nor does clearing CUDA's memory cache (`torch.cuda.empty_cache()`) in a file \
+         that places its work on the CPU.\n\n\
          | Rule | Name | Category | Resource | Severity |\n|---|---|---|---|---|\n",
     );
     for r in RULES {

@@ -536,6 +536,7 @@ fn device(m: &mut Model<'_>) {
     // GPU only through one (not when every move is behind a flag that is off, nor in a file
     // that only seeds CUDA's generator: `if args.cuda: torch.cuda.manual_seed(s)`)
     let mut live_move = false;
+    let mut housekeeping = false;
     let mut mps = false;
     let mut cpu = false;
     let mut see = |s: &str| {
@@ -670,19 +671,26 @@ fn device(m: &mut Model<'_>) {
         if q.starts_with("torch.cuda.")
             && matches!(
                 last,
-                "synchronize"
-                    | "empty_cache"
-                    | "autocast"
-                    | "GradScaler"
-                    | "Stream"
-                    | "Event"
-                    | "set_device"
-                    | "memory_allocated"
-                    | "max_memory_allocated"
-                    | "reset_peak_memory_stats"
+                "synchronize" | "autocast" | "GradScaler" | "Stream" | "Event" | "set_device"
             )
         {
             see("cuda");
+        }
+        // memory housekeeping (`torch.cuda.empty_cache()`, `memory_summary()`) is a no-op
+        // without CUDA work: it counts only when nothing places the work on the CPU or MPS
+        // (`device = 'cpu'` hard-coded, the CUDA line commented out)
+        if q.starts_with("torch.cuda.")
+            && matches!(
+                last,
+                "empty_cache"
+                    | "memory_allocated"
+                    | "max_memory_allocated"
+                    | "reset_peak_memory_stats"
+                    | "memory_summary"
+                    | "memory_reserved"
+            )
+        {
+            housekeeping = true;
         }
         // without `device=`, sentence-transformers picks CUDA when it is available
         if is_sentence_model(&q) {
@@ -737,7 +745,8 @@ fn device(m: &mut Model<'_>) {
         see("cuda");
     }
 
-    let cuda = cuda || (((weak_cuda && live_move) || handed) && !cpu && !mps && !placed_cpu);
+    let cuda = cuda
+        || (((weak_cuda && live_move) || handed || housekeeping) && !cpu && !mps && !placed_cpu);
     let cpu = cpu || (placed_cpu && !cuda);
     m.facts.device = if cuda {
         Device::Cuda

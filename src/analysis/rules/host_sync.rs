@@ -10,8 +10,9 @@ declare_rule! {
     /// value is written out in the same iteration (an image or a file saved, by a library call
     /// or a writer named `write_*` / `save_*`, directly or through values computed from it; an
     /// environment stepped with the action) is the loop's product, not a read that could wait;
-    /// so is one collected into a list that the loop around the step loop writes out in the
-    /// same iteration (the features of each video's windows, saved once per video). A batch
+    /// so is one collected into a list that a loop over the loader around the step loop writes
+    /// out in the same iteration (the features of each video's windows, saved once per video;
+    /// not the features of a whole dataset, saved once per model). A batch
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
     /// is a CPU tensor: reading it waits for nothing.
     ///
@@ -182,7 +183,7 @@ const HOST_SINKS: &[&str] = &[
 /// Does the value read by call `c` reach one of [`HOST_SINKS`] in the same loop body: as its
 /// argument, or through the name it is assigned to (`x = 255 * out.cpu().numpy()` ...
 /// `Image.fromarray(x.astype(np.uint8))`), or through a list it is appended to and that the
-/// loop around the step loop writes out after it, in the same iteration? An optimizer's or
+/// loop over batches around the step loop writes out after it, in the same iteration? An optimizer's or
 /// scheduler's `step` is not a sink, nor a value only derived from it (a token sampled from CPU
 /// logits, then written out).
 fn feeds_host_sink(
@@ -241,10 +242,14 @@ fn feeds_host_sink(
     }
     // collected per window and written once per item of the loop around the step loop
     // (`for start in windows: feats.append(net(x).cpu().numpy())`, then `np.save(path,
-    // np.concatenate(feats))` in the same iteration over videos): the item's product
+    // np.concatenate(feats))` in the same iteration over videos): the item's product. Not
+    // when the step loop itself walks the data (features of a whole dataset saved per model)
     let Some(outer) = l.parent.and_then(|p| m.loops.get(p as usize)) else {
         return false;
     };
+    if iterates_batches(m, l) || !iterates_batches(m, outer) {
+        return false;
+    }
     let collected: Vec<&str> = m
         .calls
         .iter()
@@ -356,12 +361,7 @@ fn loader_host_value(
             return false;
         };
         cur = l.parent;
-        // a loader, or one of a dict of them (`for data in dataloaders[phase]:`)
-        let container = l.iter.and_then(|it| {
-            let (base, _) = m.text(it).split_once('[')?;
-            (m.var_kind(base) == Some(crate::analysis::facts::VarKind::Loader)).then_some(())
-        });
-        if l.info.iterates_loader.is_none() && container.is_none() {
+        if !iterates_batches(m, l) {
             continue;
         }
         let before = |a: &&crate::analysis::facts::Assign| {
@@ -391,6 +391,20 @@ fn loader_host_value(
         });
     }
     false
+}
+
+/// Does loop `l` iterate a loader, or one of a dict of them (`for data in
+/// dataloaders[phase]:`)?
+fn iterates_batches(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+) -> bool {
+    l.info.iterates_loader.is_some()
+        || l.iter.is_some_and(|it| {
+            m.text(it).split_once('[').is_some_and(|(base, _)| {
+                m.var_kind(base) == Some(crate::analysis::facts::VarKind::Loader)
+            })
+        })
 }
 
 /// Is `name` (re)bound inside the loop from a `.to(...)` / `.cuda(...)` expression?
