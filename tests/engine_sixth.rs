@@ -262,3 +262,73 @@ fn a_project_class_named_training_arguments_is_not_the_hugging_face_one() {
     let a = run(&hf);
     assert_eq!(lines_of(&a, "EA201"), vec![8], "{:?}", a.findings);
 }
+
+const GROUPED_PARAMETERS: &str = "import torch
+from pytorch_pretrained_bert import BertModel
+from pytorch_pretrained_bert.optimization import BertAdam
+
+device = torch.device('cuda')
+bert_model = BertModel.from_pretrained('bert-base-uncased').to(device)
+model = Classifier(bert_model).to(device)
+param_optimizer = list(model.named_parameters())
+no_decay = ['bias', 'gamma', 'beta']
+grouped = [
+    {'params': [p for n, p in param_optimizer if not any(nd in n for nd in no_decay)]},
+    {'params': [p for n, p in param_optimizer if any(nd in n for nd in no_decay)]},
+]
+optimizer = BertAdam(grouped, lr=2e-5)
+for x, y in loader:
+    loss = model(x.to(device), y.to(device))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) param_optimizer = list(model.named_parameters()); grouped = [{'params': [p for n, p in
+//     param_optimizer ...]}]; optimizer = BertAdam(grouped)
+#[test]
+fn the_model_trained_through_grouped_parameters_anchors_the_file_level_findings() {
+    let a = run(GROUPED_PARAMETERS);
+    assert_eq!(lines_of(&a, "EA203"), vec![7], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA202"), vec![7], "{:?}", a.findings);
+}
+
+const IMAGE_WRITTEN_FROM_ITS_OBJECT: &str = "import torch
+from torchvision import transforms
+
+model = Net().cuda().eval()
+with torch.no_grad():
+    for i, (lr, name) in enumerate(test_loader):
+        sr = model(lr.cuda())
+        img = transforms.ToPILImage()(torch.squeeze(sr.data.cpu(), 0))
+        img.save('results/' + name[0] + '.png')
+        transforms.ToPILImage()(sr[0].cpu()).save('results/direct_' + name[0] + '.png')
+";
+
+// Ex) img = transforms.ToPILImage()(out.cpu()); img.save(path)
+#[test]
+fn a_read_whose_object_is_saved_is_the_loops_product() {
+    assert_silent(IMAGE_WRITTEN_FROM_ITS_OBJECT, &["EA301"]);
+}
+
+const ROWS_TO_A_POOL: &str = "import pandas as pd
+from multiprocessing import Pool
+
+def write_imgs(row):
+    idx, r = row
+    return r['path']
+
+df = pd.read_csv('data.csv')
+with Pool(15) as p:
+    for res in p.imap(write_imgs, df.iterrows()):
+        pass
+for idx, r in df.iterrows():
+    print(r['path'])
+";
+
+// Ex) for res in pool.imap(write_row, df.iterrows()):
+#[test]
+fn rows_handed_to_a_process_pool_are_not_a_row_loop() {
+    let a = run(ROWS_TO_A_POOL);
+    assert_eq!(lines_of(&a, "EA601"), vec![12], "{:?}", a.findings);
+}

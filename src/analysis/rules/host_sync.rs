@@ -202,11 +202,13 @@ fn feeds_host_sink(
             })
     };
     let in_body = |span: crate::analysis::facts::Span| l.span.contains(span);
-    // directly an argument of a sink
-    if m.calls
-        .iter()
-        .any(|k| in_body(k.span) && is_sink(k) && k.args_span.contains(c.span) && k.span != c.span)
-    {
+    // directly an argument of a sink, or the object it writes (`to_pil(out.cpu()).save(p)`)
+    if m.calls.iter().any(|k| {
+        in_body(k.span)
+            && is_sink(k)
+            && k.span != c.span
+            && (k.args_span.contains(c.span) || k.recv.is_some_and(|r| r.contains(c.span)))
+    }) {
         return true;
     }
     let mut names: Vec<&str> = m
@@ -235,8 +237,12 @@ fn feeds_host_sink(
         names.extend(more);
     }
     let uses = |text: &str| super::words(text).any(|w| names.contains(&w));
+    // as an argument, or as the object written (`img = to_pil(out.cpu())` ... `img.save(p)`)
     if m.calls.iter().any(|k| {
-        in_body(k.span) && is_sink(k) && k.span.start > c.span.end && uses(m.text(k.args_span))
+        in_body(k.span)
+            && is_sink(k)
+            && k.span.start > c.span.end
+            && (uses(m.text(k.args_span)) || k.recv.is_some_and(|r| names.contains(&m.text(r))))
     }) {
         return true;
     }

@@ -600,14 +600,18 @@ fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
     let mut out = std::collections::HashSet::new();
     for c in &m.calls {
         let q = m.qual(c);
+        let last = m.last_name(c);
         let optimizer = (q.starts_with("torch.optim.") && !q.contains("lr_scheduler"))
             || matches!(
-                m.last_name(c),
+                last,
                 "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta"
-            );
-        if let Some(a) = m.pos(c, 0).filter(|_| optimizer)
-            && let Some(owner) = m.text(a.value).strip_suffix(".parameters()")
-        {
+            )
+            // `BertAdam(...)`, `FusedAdam(...)`
+            || (c.method.is_none() && (last.ends_with("Adam") || last.ends_with("AdamW")));
+        let Some(a) = m.pos(c, 0).filter(|_| optimizer) else {
+            continue;
+        };
+        for owner in parameter_owners(m, m.text(a.value), c.span.start) {
             out.insert(owner);
             // `generator.module.generator.parameters()`: a part of the model placed as
             // `generator` trains it
@@ -619,6 +623,46 @@ fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
         }
     }
     out
+}
+
+/// The models whose parameters an optimizer's first argument holds: `model.parameters()`
+/// itself, or through names bound before `at` to values that read them (`param_optimizer =
+/// list(model.named_parameters())`, `grouped = [{"params": [p for n, p in param_optimizer
+/// ...]}]`, `BertAdam(grouped, ...)`), a few bindings deep.
+fn parameter_owners<'s>(m: &Model<'s>, arg: &'s str, at: usize) -> Vec<&'s str> {
+    let mut owners = Vec::new();
+    let mut texts = vec![arg];
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for text in texts {
+            for (i, _) in text
+                .match_indices(".parameters()")
+                .chain(text.match_indices(".named_parameters()"))
+            {
+                let head = text.get(..i).unwrap_or_default();
+                let start = head
+                    .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))
+                    .map_or(0, |j| j + 1);
+                if let Some(owner) = head.get(start..).filter(|o| !o.is_empty()) {
+                    owners.push(owner);
+                }
+            }
+            for w in words(text) {
+                if let Some(a) = m
+                    .assigns
+                    .iter()
+                    .rfind(|a| a.span.end <= at && a.targets.len() == 1 && m.text(a.left) == w)
+                {
+                    next.push(m.text(a.value));
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        texts = next;
+    }
+    owners
 }
 
 /// A `DataLoader(...)` call that runs as shipped: not in a branch that is off by default

@@ -8,7 +8,8 @@ declare_rule! {
     /// `df.apply(f, axis=1)`, and `for i in range(len(df))` loops indexing `df.loc` / `df.iloc`.
     /// Not reported for a frame cut to a known handful of rows (`df.head()`, `df[:5]`,
     /// `df.sample(10)`, directly or through the variable it is assigned to): a few rows cost
-    /// nothing, whatever the loop does.
+    /// nothing, whatever the loop does. Nor are rows handed to a process pool
+    /// (`for r in pool.imap(write_row, df.iterrows()):`): their work already runs in parallel.
     ///
     /// Reported on the `for` line of the row loop, or on the `apply(..., axis=1)` call.
     ///
@@ -82,7 +83,17 @@ impl Rule for PandasRowLoop {
                         .iter()
                         .find(|l| l.iter.is_some_and(|it| it.contains(c.span)));
                     let few = c.recv.is_some_and(|r| few_rows(m, r));
-                    if let Some(l) = in_loop_header.filter(|_| !few) {
+                    // rows handed to a process pool (`pool.imap(write_row, df.iterrows())`): each
+                    // row's work already runs in parallel, the loop only collects results
+                    let pooled = m.calls.iter().any(|k| {
+                        k.method.is_some()
+                            && matches!(
+                                m.last_name(k),
+                                "imap" | "imap_unordered" | "map" | "starmap" | "map_async"
+                            )
+                            && k.args_span.contains(c.span)
+                    });
+                    if let Some(l) = in_loop_header.filter(|_| !few && !pooled) {
                         cx.at(
                             &Self::META,
                             l.line,
