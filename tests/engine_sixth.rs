@@ -332,3 +332,69 @@ fn rows_handed_to_a_process_pool_are_not_a_row_loop() {
     let a = run(ROWS_TO_A_POOL);
     assert_eq!(lines_of(&a, "EA601"), vec![12], "{:?}", a.findings);
 }
+
+const SMALL_MLP_SIZED_BY_A_CONSTANT: &str = "import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+WINDOW_SIZE = 7
+DEVICE = torch.device('cuda')
+
+class DemandModel(nn.Module):
+    def __init__(self, input_size):
+        super().__init__()
+        self.fc = nn.Sequential(nn.Linear(input_size, 64), nn.ReLU(), nn.Linear(64, 1))
+
+    def forward(self, x):
+        return self.fc(x)
+
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=2)
+model = DemandModel(WINDOW_SIZE).to(DEVICE)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(50):
+    for x, y in train_loader:
+        loss = (model(x.to(DEVICE)) - y.to(DEVICE)).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) WINDOW_SIZE = 7 ... model = DemandModel(WINDOW_SIZE)   # nn.Linear(input_size, 64)
+#[test]
+fn a_small_model_sized_by_a_constant_of_the_file_is_small() {
+    assert_silent(SMALL_MLP_SIZED_BY_A_CONSTANT, &["EA201", "EA202", "EA102"]);
+    // a size the file cannot read keeps the findings
+    let a =
+        run(&SMALL_MLP_SIZED_BY_A_CONSTANT.replace("WINDOW_SIZE = 7", "WINDOW_SIZE = cfg.window"));
+    assert_eq!(lines_of(&a, "EA201"), vec![20], "{:?}", a.findings);
+}
+
+const UNREAD_MODULE_LOADER: &str = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+train_loader = DataLoader(train_data, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+val_loader = DataLoader(val_data, batch_size=32, shuffle=False)
+model = build().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for images, labels in train_loader:
+        loss = model(images.to(device, non_blocking=True)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) val_loader = DataLoader(val_data, ...)   # never read, in a script that trains at module level
+#[test]
+fn an_unread_loader_of_a_script_that_trains_at_module_level_loads_nothing() {
+    assert_silent(UNREAD_MODULE_LOADER, &["EA101", "EA102"]);
+    // in a module without steps of its own, another file may import it: still reported
+    let library = UNREAD_MODULE_LOADER
+        .split("model = build()")
+        .next()
+        .unwrap()
+        .to_string();
+    let a = run(&library);
+    assert_eq!(lines_of(&a, "EA101"), vec![6], "{:?}", a.findings);
+}

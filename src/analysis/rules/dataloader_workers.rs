@@ -20,7 +20,8 @@ declare_rule! {
     /// make_datasets()`): workers have nothing to overlap.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, or a name only
     /// ever used that way): starting workers for one batch costs more than it saves; nor a
-    /// function's loader that nothing reads. Nor is a loader over a dataset built with the
+    /// function's loader that nothing reads (nor one at module level in a script whose steps
+    /// run at module level). Nor is a loader over a dataset built with the
     /// device (`MelDataset(path, device)`, also through a helper that builds the loader): its
     /// samples are already on the GPU, where forked workers cannot reach. Nor is a
     /// loader in a file that feeds a text model token ids only (it tokenizes or reads batches

@@ -1316,8 +1316,13 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         let mut cur = n.walk();
         stack.extend(n.named_children(&mut cur));
     }
-    // no use at all: only for a function's local (a module-level loader may be imported)
-    uses > 0 || a.ctx.func.is_some()
+    // no use at all: only for a function's local (a module-level loader may be imported), or
+    // in a script that runs its steps at module level (importing it would run them)
+    uses > 0
+        || a.ctx.func.is_some()
+        || m.loops
+            .iter()
+            .any(|l| l.info.step && l.ctx.func.is_none() && !m.dead(&l.ctx))
 }
 
 /// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?
@@ -1425,14 +1430,21 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
                             .flatten()
                     })
                 });
-                match given {
-                    Some(a) => literal_int(m.text(a.value)),
-                    None if ctor.is_some() => f
+                match (given, ctor) {
+                    // a literal, or a constant of the file (`DemandModel(WINDOW_SIZE)`)
+                    (Some(a), Some(call)) => literal_int(m.text(a.value)).or_else(|| {
+                        match m.resolve(&a, call.span.start, call.ctx.func) {
+                            Val::Int(n) => u64::try_from(n).ok(),
+                            _ => None,
+                        }
+                    }),
+                    (Some(a), None) => literal_int(m.text(a.value)),
+                    (None, Some(_)) => f
                         .params
                         .get(j)
                         .and_then(|(_, d)| *d)
                         .and_then(|(d, _)| literal_int(m.text(d))),
-                    None => None,
+                    (None, None) => None,
                 }
             };
             total = total.checked_add(layer_params(m, c, &param)?)?;

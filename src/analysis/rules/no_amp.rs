@@ -9,7 +9,8 @@ declare_rule! {
     /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`). A float64
     /// model (`.double()`, `torch.set_default_dtype(torch.float64)`) asks for precision that
     /// mixed precision would drop, and is not reported. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
-    /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
+    /// layer sizes the file states (literals, or constants it binds) adding up to under 100,000
+    /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and mixed precision changes nothing measurable.
     ///
     /// Reported on the `for` line of the file's first training step loop (for a Hugging Face

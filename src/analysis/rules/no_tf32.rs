@@ -10,7 +10,8 @@ declare_rule! {
     /// (`torch.set_float32_matmul_precision("high")` or
     /// `torch.backends.cuda.matmul.allow_tf32 = True`). Reported where the model an optimizer
     /// trains is placed on the device (not a frozen teacher placed before it). A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
-    /// literal layer sizes adding up to under 100,000 parameters (a LeNet, a policy MLP) is left
+    /// layer sizes the file states (literals, or constants it binds) adding up to under 100,000
+    /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and TF32 changes nothing measurable.
     ///
     /// Reported only where the file shows matmul work: attention, transformer or recurrent
