@@ -398,3 +398,31 @@ fn an_unread_loader_of_a_script_that_trains_at_module_level_loads_nothing() {
     let a = run(&library);
     assert_eq!(lines_of(&a, "EA101"), vec![6], "{:?}", a.findings);
 }
+
+const JOBLIB_FOR_DUMP: &str = "import os
+import joblib
+import librosa
+import numpy as np
+
+def extract(path):
+    y, sr = librosa.load(path)
+    return np.mean(librosa.feature.mfcc(y=y, sr=sr), axis=1)
+
+features = []
+for root, dirs, files in os.walk('data'):
+    for file in files:
+        features.append(extract(os.path.join(root, file)))
+joblib.dump(np.array(features), 'features.pkl')
+";
+
+// Ex) import joblib ... joblib.dump(features, 'features.pkl')   # no Parallel / delayed
+#[test]
+fn joblib_imported_to_dump_a_result_runs_nothing_in_parallel() {
+    let a = run(JOBLIB_FOR_DUMP);
+    assert_eq!(lines_of(&a, "EA602"), vec![12], "{:?}", a.findings);
+    let parallel = JOBLIB_FOR_DUMP.replace(
+        "joblib.dump(np.array(features), 'features.pkl')",
+        "paths = [os.path.join(r, f) for r, _, fs in os.walk('data') for f in fs]\nfeatures = joblib.Parallel(n_jobs=-1)(joblib.delayed(extract)(p) for p in paths)",
+    );
+    assert_silent(&parallel, &["EA602"]);
+}

@@ -1734,6 +1734,27 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         }
     }
     let mut m = w.m;
+    // joblib imported for `dump` / `load` only runs nothing in parallel: it counts when the file
+    // calls `Parallel` / `delayed` (the other libraries are imported to run work in parallel)
+    if m.parallel_lib {
+        let other = m.imports.values().any(|q| {
+            [
+                "multiprocessing",
+                "concurrent",
+                "ray",
+                "dask",
+                "torch.multiprocessing",
+            ]
+            .iter()
+            .any(|p| q == p || q.strip_prefix(p).is_some_and(|r| r.starts_with('.')))
+        });
+        if !other {
+            m.parallel_lib = m
+                .calls
+                .iter()
+                .any(|c| matches!(m.last_name(c), "Parallel" | "delayed" | "parallel_backend"));
+        }
+    }
     super::resolve::post_pass(&mut m);
     Some(m)
 }

@@ -12,7 +12,8 @@ declare_rule! {
     /// the standard library that does more than log (`pytesseract.image_to_string(f)`,
     /// `cv2.VideoCapture(path)`), and collects or
     /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
-    /// or `dask` are left alone.
+    /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
+    /// to `dump` a model, it runs nothing in parallel).
     ///
     /// Reported on the `for` line of the per-file loop.
     ///
