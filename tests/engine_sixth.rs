@@ -426,3 +426,29 @@ fn joblib_imported_to_dump_a_result_runs_nothing_in_parallel() {
     );
     assert_silent(&parallel, &["EA602"]);
 }
+
+const BUILT_WITH_DEVICE_THEN_MOVED: &str = "import torch
+from models import Seq2Seq
+
+device = torch.device('cuda')
+model = Seq2Seq(256, 512, vocab_size, device=device,
+                dropout=0.1)
+model = model.to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for epoch in range(10):
+    for src, tgt in train_loader:
+        loss = model(src.to(device), tgt.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = Seq2Seq(..., device=device)  ...  model = model.to(device)
+#[test]
+fn an_explicit_move_anchors_before_a_constructor_handed_the_device() {
+    let a = run(BUILT_WITH_DEVICE_THEN_MOVED);
+    assert_eq!(lines_of(&a, "EA203"), vec![7], "{:?}", a.findings);
+    // without the explicit move, the constructor handed the device is the placement
+    let a = run(&BUILT_WITH_DEVICE_THEN_MOVED.replace("model = model.to(device)\n", ""));
+    assert_eq!(lines_of(&a, "EA203"), vec![5], "{:?}", a.findings);
+}

@@ -303,8 +303,10 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
     // a frozen one placed earlier (a distillation teacher), then a placement that runs as
     // shipped over one under a switch that is off by default (`if args.fp16:
     // model.cuda().half()`), then the placement of a model the function builds over one it is
-    // handed (`def validate(model, ...): model = model.to(device)`), then the earliest
-    type Best = Option<((bool, bool, bool), usize, usize, usize, Option<usize>)>;
+    // handed (`def validate(model, ...): model = model.to(device)`), then an explicit move over
+    // a constructor handed the device (`model = Seq2Seq(..., device=device)` then `model =
+    // model.to(device)`), then the earliest
+    type Best = Option<((bool, bool, bool, bool), usize, usize, usize, Option<usize>)>;
     let mut best: Best = None;
     // is `name` a parameter of function `f` (a model the function is handed)?
     let handed = |f: Option<u32>, name: &str| {
@@ -313,7 +315,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
     };
     fn consider(
         best: &mut Best,
-        trained: (bool, bool, bool),
+        trained: (bool, bool, bool, bool),
         byte: usize,
         line: usize,
         col: usize,
@@ -365,6 +367,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                     trained.contains(name),
                     live(&a.ctx, a.span),
                     !handed(a.ctx.func, name),
+                    v.contains(".to(") || v.contains(".cuda("),
                 ),
                 a.span.start,
                 a.line,
@@ -392,6 +395,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                     trained.contains(name),
                     live(&c.ctx, c.span),
                     !handed(c.ctx.func, name),
+                    true,
                 ),
                 c.span.start,
                 c.line,
@@ -424,7 +428,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             // here, built and placed in one expression
             consider(
                 &mut best,
-                (false, live(&c.ctx, c.span), true),
+                (false, live(&c.ctx, c.span), true, true),
                 c.span.start,
                 c.line,
                 c.col,
@@ -444,7 +448,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                 let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
                 consider(
                     &mut best,
-                    (false, false, false),
+                    (false, false, false, false),
                     a.span.start,
                     a.line,
                     col,
