@@ -452,3 +452,32 @@ fn an_explicit_move_anchors_before_a_constructor_handed_the_device() {
     let a = run(&BUILT_WITH_DEVICE_THEN_MOVED.replace("model = model.to(device)\n", ""));
     assert_eq!(lines_of(&a, "EA203"), vec![5], "{:?}", a.findings);
 }
+
+const PATCHES_THROUGH_THE_MODEL: &str = "import numpy as np
+import torch
+
+def train_epoch(net, loader):
+    for x, y in loader:
+        net(x.cuda()).sum().backward()
+    return 0.0
+
+model = build().cuda().eval()
+result = np.zeros((h, w), dtype=np.uint8)
+with torch.no_grad():
+    for i in range(h // 256 + 1):
+        patch = image[:, :, i * 256:(i + 1) * 256]
+        result[i] = model(patch.cuda()).argmax().item()
+losses = np.zeros(epochs)
+for epoch in range(epochs):
+    losses[epoch] = train_epoch(model, loader)
+scores = np.zeros(n)
+for i in range(n):
+    scores[i] = 1.0 / (1.0 + np.exp(-logits[i]))
+";
+
+// Ex) for i in range(tiles): result[i] = model(patch)   /   for e in range(epochs): loss[e] = train_epoch()
+#[test]
+fn loops_whose_iterations_run_the_model_or_an_epoch_are_not_element_wise() {
+    let a = run(PATCHES_THROUGH_THE_MODEL);
+    assert_eq!(lines_of(&a, "EA603"), vec![19], "{:?}", a.findings);
+}

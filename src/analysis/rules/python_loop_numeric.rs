@@ -9,7 +9,9 @@ declare_rule! {
     /// element by element: it assigns `out[i] = ...` into an array built with `np.*` /
     /// `torch.*`, or accumulates `total += a[i] ...` from one. Nested loops are reported once,
     /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported,
-    /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`).
+    /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`),
+    /// nor loops whose iterations run a model or a function of the file that loops itself (a
+    /// patch through the network, an epoch of training).
     ///
     /// Reported on the `for` line of the element-wise loop (the outermost one when loops nest).
     ///
@@ -145,6 +147,17 @@ impl Rule for PythonLoopNumeric {
         if !numeric {
             return;
         }
+        // functions of this file that loop themselves (an epoch, a pass over a dataset): a
+        // scalar helper (`def sigmoid(x): ...`) called per element is still element-wise work
+        let looping_fns: std::collections::HashSet<&str> = m
+            .funcs
+            .iter()
+            .enumerate()
+            .filter(|(fi, f)| {
+                f.class.is_none() && m.loops.iter().any(|l| l.ctx.func == Some(*fi as u32))
+            })
+            .map(|(_, f)| m.text(f.name))
+            .collect();
         let n = m.loops.len();
         let mut hit = vec![false; n];
         for (li, l) in m.loops.iter().enumerate() {
@@ -154,6 +167,23 @@ impl Rule for PythonLoopNumeric {
             let Some(it) = l.iter else { continue };
             // a loop of a few known iterations (`range(3)`) is not a hot loop
             if !m.text(it).starts_with("range(") || super::few_iterations(m, l) {
+                continue;
+            }
+            // an iteration that runs a model or a looping function of this file does its work
+            // in that call (a patch through the network, an epoch of training), not element by
+            // element
+            let calls_work = m.calls.iter().any(|c| {
+                l.span.contains(c.span)
+                    && if c.method.is_none() {
+                        looping_fns.contains(m.text(c.func))
+                    } else {
+                        c.recv.is_some_and(|r| {
+                            let root = super::words(m.text(r)).next().unwrap_or_default();
+                            m.var_kind(root) == Some(VarKind::Model)
+                        })
+                    }
+            });
+            if calls_work || l.info.model_call {
                 continue;
             }
             let var = m.text(l.targets[0]);
