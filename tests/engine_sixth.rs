@@ -481,3 +481,47 @@ fn loops_whose_iterations_run_the_model_or_an_epoch_are_not_element_wise() {
     let a = run(PATCHES_THROUGH_THE_MODEL);
     assert_eq!(lines_of(&a, "EA603"), vec![19], "{:?}", a.findings);
 }
+
+const SWA_EPOCHS: &str = "import torch
+from torch.optim.swa_utils import AveragedModel, SWALR
+
+def train_epoch(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return correct.double() / len(loader)
+
+model = build().cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+swa_model = AveragedModel(model)
+swa_scheduler = SWALR(optimizer, swa_lr=2e-5)
+for epoch in range(10):
+    train_loss = train_epoch(model, train_loader, optimizer)
+    print(f'Train loss {train_loss:.4f}')
+    swa_model.update_parameters(model)
+    swa_scheduler.step()
+";
+
+// Ex) swa_scheduler = SWALR(optimizer, ...) ... for epoch: ...; swa_scheduler.step()
+#[test]
+fn a_swa_scheduler_step_does_not_make_the_epoch_loop_a_step_loop() {
+    let a = run(SWA_EPOCHS);
+    let kinds: Vec<(usize, &str)> = a.facts.loops.iter().map(|l| (l.line, l.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![(5, "step"), (16, "epoch")],
+        "{:?}",
+        a.facts.loops
+    );
+    // an optimizer of torch.optim stepped in the loop still makes it a step loop
+    let a = run(&SWA_EPOCHS.replace("    swa_scheduler.step()", "    optimizer.step()"));
+    let kinds: Vec<(usize, &str)> = a.facts.loops.iter().map(|l| (l.line, l.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![(5, "step"), (16, "step")],
+        "{:?}",
+        a.facts.loops
+    );
+}

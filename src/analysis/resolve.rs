@@ -225,7 +225,7 @@ fn kinds(m: &mut Model<'_>) {
             Some(VarKind::Loader)
         } else if last == "GradScaler" {
             Some(VarKind::Scaler)
-        } else if (q.starts_with("torch.optim.") && !q.contains("lr_scheduler"))
+        } else if torch_optimizer(&q)
             || q.starts_with("bitsandbytes.optim.")
             || matches!(
                 last,
@@ -333,7 +333,7 @@ fn kinds(m: &mut Model<'_>) {
     for c in &m.calls {
         let q = m.qual(c);
         let last = m.last_name(c);
-        let optimizer = (q.starts_with("torch.optim.") && !q.contains("lr_scheduler"))
+        let optimizer = torch_optimizer(&q)
             || matches!(
                 last,
                 "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta"
@@ -1930,6 +1930,12 @@ fn classify(m: &mut Model<'_>) {
         .collect();
     imports.sort();
     m.facts.imports = imports;
+}
+
+/// An optimizer of `torch.optim` (`torch.optim.AdamW`): not its learning-rate schedulers, nor
+/// the weight averaging of `torch.optim.swa_utils` (`SWALR` schedules, `AveragedModel` is a model).
+pub(crate) fn torch_optimizer(q: &str) -> bool {
+    q.starts_with("torch.optim.") && !q.contains("lr_scheduler") && !q.contains("swa_utils")
 }
 
 /// A Hugging Face training configuration (`TrainingArguments`, `Seq2SeqTrainingArguments`,

@@ -605,7 +605,7 @@ fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
     for c in &m.calls {
         let q = m.qual(c);
         let last = m.last_name(c);
-        let optimizer = (q.starts_with("torch.optim.") && !q.contains("lr_scheduler"))
+        let optimizer = crate::analysis::resolve::torch_optimizer(&q)
             || matches!(
                 last,
                 "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta"
