@@ -183,9 +183,9 @@ const HOST_SINKS: &[&str] = &[
 /// Does the value read by call `c` reach one of [`HOST_SINKS`] in the same loop body: as its
 /// argument, or through the name it is assigned to (`x = 255 * out.cpu().numpy()` ...
 /// `Image.fromarray(x.astype(np.uint8))`), or through a list it is appended to and that the
-/// loop over batches around the step loop writes out after it, in the same iteration? An optimizer's or
-/// scheduler's `step` is not a sink, nor a value only derived from it (a token sampled from CPU
-/// logits, then written out).
+/// loop over batches around the step loop writes out after it, in the same iteration? An
+/// optimizer's or scheduler's `step` is not a sink, nor a value only derived from it (a token
+/// sampled from CPU logits, then written out).
 fn feeds_host_sink(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,

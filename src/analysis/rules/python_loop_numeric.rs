@@ -150,13 +150,11 @@ impl Rule for PythonLoopNumeric {
         // functions of this file that loop themselves (an epoch, a pass over a dataset): a
         // scalar helper (`def sigmoid(x): ...`) called per element is still element-wise work
         let looping_fns: std::collections::HashSet<&str> = m
-            .funcs
+            .loops
             .iter()
-            .enumerate()
-            .filter(|(fi, f)| {
-                f.class.is_none() && m.loops.iter().any(|l| l.ctx.func == Some(*fi as u32))
-            })
-            .map(|(_, f)| m.text(f.name))
+            .filter_map(|l| m.funcs.get(l.ctx.func? as usize))
+            .filter(|f| f.class.is_none())
+            .map(|f| m.text(f.name))
             .collect();
         let n = m.loops.len();
         let mut hit = vec![false; n];
@@ -171,8 +169,15 @@ impl Rule for PythonLoopNumeric {
             }
             // an iteration that runs a model or a looping function of this file does its work
             // in that call (a patch through the network, an epoch of training), not element by
-            // element
-            let calls_work = m.calls.iter().any(|c| {
+            // element (a loop that calls the model directly is a step loop, skipped above)
+            let first = m.calls.partition_point(|c| c.span.start < l.span.start);
+            let mut in_loop = m
+                .calls
+                .get(first..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|c| c.span.start < l.span.end);
+            let calls_work = in_loop.any(|c| {
                 l.span.contains(c.span)
                     && if c.method.is_none() {
                         looping_fns.contains(m.text(c.func))
@@ -183,7 +188,7 @@ impl Rule for PythonLoopNumeric {
                         })
                     }
             });
-            if calls_work || l.info.model_call {
+            if calls_work {
                 continue;
             }
             let var = m.text(l.targets[0]);
