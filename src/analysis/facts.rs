@@ -910,6 +910,61 @@ impl<'s> Walker<'s> {
             }
     }
 
+    /// The end of a reinforcement-learning episode: `if done:`, `if terminated or truncated:`,
+    /// `if "episode" in info:`, `if info.get("episode"):`. Its body runs once per episode (tens
+    /// to thousands of environment steps), not every step.
+    fn episode_end(&self, cond: Node<'_>) -> bool {
+        const DONE: &[&str] = &["done", "dones", "terminated", "truncated", "is_done"];
+        let name_is_done = |n: Node<'_>| {
+            matches!(n.kind(), "identifier" | "attribute")
+                && DONE.contains(&self.text(n).rsplit('.').next().unwrap_or(""))
+        };
+        let quotes_episode = |n: Node<'_>| {
+            matches!(
+                self.text(n).trim_matches(['"', '\'']),
+                "episode" | "final_info"
+            )
+        };
+        match cond.kind() {
+            "identifier" | "attribute" => name_is_done(cond),
+            "parenthesized_expression" => cond.named_child(0).is_some_and(|c| self.episode_end(c)),
+            // `terminated or truncated`
+            "boolean_operator" => {
+                let (Some(l), Some(r)) = (
+                    field::get(cond, field::LEFT),
+                    field::get(cond, field::RIGHT),
+                ) else {
+                    return false;
+                };
+                field::get(cond, field::OPERATOR).is_some_and(|o| self.text(o) == "or")
+                    && self.episode_end(l)
+                    && self.episode_end(r)
+            }
+            // `"episode" in info`, `"episode" in infos[0]`
+            "comparison_operator" => {
+                let ops: Vec<&str> = {
+                    let mut c = cond.walk();
+                    cond.children(&mut c)
+                        .filter(|ch| !ch.is_named())
+                        .map(|ch| self.text(ch))
+                        .collect()
+                };
+                ops == ["in"]
+                    && cond
+                        .named_child(0)
+                        .is_some_and(|l| l.kind() == "string" && quotes_episode(l))
+            }
+            // `info.get("episode")`
+            "call" => {
+                self.text(cond).contains(".get(")
+                    && field::get(cond, field::ARGUMENTS)
+                        .and_then(|a| a.named_child(0))
+                        .is_some_and(|a| a.kind() == "string" && quotes_episode(a))
+            }
+            _ => false,
+        }
+    }
+
     /// An ordering test whose body reassigns a name it reads: `if step >= last_eval + period:
     /// ... last_eval = step`, `if val_loss < best: best = val_loss`. The body resets its own
     /// trigger: it runs every so often (or on each improvement), not every iteration.
@@ -985,9 +1040,9 @@ impl<'s> Walker<'s> {
         if let Some(body) = Self::block_of(node) {
             let modulo = contains_modulo(cond, self.src)
                 || self.runs_once(node, body)
-                || conj
-                    .iter()
-                    .any(|c| self.flush_guard(*c) || self.resets_own_test(*c, body));
+                || conj.iter().any(|c| {
+                    self.flush_guard(*c) || self.resets_own_test(*c, body) || self.episode_end(*c)
+                });
             let switches = conj.iter().filter_map(|c| Self::switch_of(*c)).collect();
             self.block_watch
                 .push((body.id(), BlockMark { modulo, switches }));

@@ -98,14 +98,15 @@ fn argparse(m: &mut Model<'_>) {
         }
         let Some(dest) = dest else { continue };
         let mut default = m.kw(c, "default").map(|a| (a.value, a.vkind));
-        // `parser.add_argument('--gpu', type=int)`: an option nothing sets is None
+        // `parser.add_argument('--gpu', type=int)` (or `default=None`): an option nothing sets
+        // is None
         let optional = m
             .pos(c, 0)
             .and_then(|a| m.node(a.value))
             .and_then(|n| string_value(n, m.src))
             .is_some_and(|s| s.starts_with('-'));
         if optional
-            && default.is_none()
+            && default.is_none_or(|(_, k)| k == ValKind::NoneLit)
             && ["required", "action", "nargs", "const"]
                 .iter()
                 .all(|k| m.kw(c, k).is_none())
@@ -225,13 +226,7 @@ fn kinds(m: &mut Model<'_>) {
             Some(VarKind::Loader)
         } else if last == "GradScaler" {
             Some(VarKind::Scaler)
-        } else if torch_optimizer(&q)
-            || q.starts_with("bitsandbytes.optim.")
-            || matches!(
-                last,
-                "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Lion" | "Adafactor"
-            )
-        {
+        } else if optimizer_ctor(m, c) {
             Some(VarKind::Optimizer)
         } else if last == "device" && (q.starts_with("torch") || recv == "torch") {
             Some(VarKind::Device)
@@ -330,60 +325,15 @@ fn kinds(m: &mut Model<'_>) {
         }
     }
     // `Adam(transformer.parameters(), ...)`: what an optimizer trains is a model
-    for c in &m.calls {
-        let q = m.qual(c);
-        let last = m.last_name(c);
-        let optimizer = torch_optimizer(&q)
-            || matches!(
-                last,
-                "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta"
-            );
-        if !optimizer {
-            continue;
-        }
-        let Some(a) = m.pos(c, 0) else { continue };
-        let arg = m.text(a.value);
-        // `params = list(decoder.parameters()) + list(encoder.linear.parameters())`: the
-        // modules whose parameters reach the optimizer through a variable
-        let arg_is_name = arg
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
-        let sources: Vec<&str> = if arg_is_name {
-            m.assigns
-                .iter()
-                .filter(|x| x.span.end <= c.span.start && m.text(x.left) == arg)
-                .map(|x| m.text(x.value))
-                .collect()
-        } else {
-            vec![arg]
-        };
-        for src in sources {
-            for (i, _) in src.match_indices(".parameters()") {
-                let head = &src[..i];
-                let start = head
-                    .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))
-                    .map_or(0, |p| p + 1);
-                let owner = &head[start..];
-                if owner.is_empty() || owner.starts_with(|ch: char| ch.is_ascii_digit()) {
-                    continue;
-                }
-                known.entry(owner).or_insert(VarKind::Model);
-                // `encoder.linear.parameters()`: the variable holding the submodule is a module
-                if let Some((root, _)) = owner.split_once('.')
-                    && root != "self"
-                    && !root.is_empty()
-                {
-                    known.entry(root).or_insert(VarKind::Model);
-                }
-            }
-        }
+    for name in trained_models(m) {
+        known.entry(name).or_insert(VarKind::Model);
     }
     m.kinds = known;
 }
 
 /// Does `.to(...)` / `.cuda(...)` move to a device (`.to(device)`, `.to(device=d)`), rather than
 /// cast (`.to(torch.float16)`, `.to(x.dtype)`)?
-fn placement_arg(m: &Model<'_>, c: &super::facts::Call) -> bool {
+pub(crate) fn placement_arg(m: &Model<'_>, c: &super::facts::Call) -> bool {
     if m.last_name(c) == "cuda" {
         return true;
     }
@@ -1004,7 +954,7 @@ fn precision(m: &mut Model<'_>) {
             let literal = matches!(
                 a.vkind,
                 ValKind::True | ValKind::False | ValKind::Str | ValKind::Int | ValKind::NoneLit
-            ) || v.starts_with("torch.");
+            ) || (v.starts_with("torch.") && a.vkind != ValKind::Call);
             let model_dtype = matches!(name, "dtype" | "torch_dtype")
                 && matches!(last, "from_pretrained" | "autocast" | "to" | "from_config");
             let precision_kw = matches!(
@@ -1013,7 +963,18 @@ fn precision(m: &mut Model<'_>) {
             );
             if !literal && precision_kw {
                 // `mixed_precision=args.mixed_precision`: the argparse default is what ships
-                match shipped_precision(m.resolve(a, c.span.start, c.ctx.func)) {
+                // `fp16=torch.cuda.is_available()`: a condition, true when the file runs on CUDA
+                let shipped = match m.resolve(a, c.span.start, c.ctx.func) {
+                    Val::Unknown if matches!(name, "fp16" | "bf16" | "tf32") => m
+                        .node(a.value)
+                        .and_then(|n| {
+                            super::as_shipped::condition(m, n, c.span.start, c.ctx.func, 0)
+                        })
+                        .map(Val::Bool)
+                        .unwrap_or(Val::Unknown),
+                    v => v,
+                };
+                match shipped_precision(shipped) {
                     Some(Shipped::Reduced) if name == "tf32" => p.tf32 = true,
                     Some(Shipped::Reduced) => p.autocast = true,
                     Some(Shipped::Full) => {}
@@ -1076,7 +1037,11 @@ fn precision(m: &mut Model<'_>) {
             if a.vkind != ValKind::True && a.vkind != ValKind::False {
                 m.facts.cudnn_benchmark = Some(true); // set from a flag: the user decides
             }
-        } else if left.ends_with("cudnn.deterministic") && a.vkind == ValKind::True {
+        } else if left.ends_with("cudnn.deterministic")
+            // `= args.torch_deterministic` with `default=True`: the default ships
+            && (a.vkind == ValKind::True
+                || truth(&m.resolve_expr(a.value, a.span.start, a.ctx.func)) == Some(true))
+        {
             m.deterministic = true;
         }
     }
@@ -1938,6 +1903,90 @@ pub(crate) fn torch_optimizer(q: &str) -> bool {
     q.starts_with("torch.optim.") && !q.contains("lr_scheduler") && !q.contains("swa_utils")
 }
 
+/// A call that builds an optimizer: one of `torch.optim` or `bitsandbytes.optim`, or a
+/// constructor named like one (`AdamW(...)` imported from elsewhere, `BertAdam(...)`,
+/// `FusedAdam(...)`).
+pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let last = m.last_name(c);
+    let q = m.qual(c);
+    torch_optimizer(&q)
+        || q.starts_with("bitsandbytes.optim.")
+        || matches!(
+            last,
+            "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta" | "Lion" | "Adafactor"
+        )
+        || (c.method.is_none() && (last.ends_with("Adam") || last.ends_with("AdamW")))
+}
+
+/// Names whose parameters an optimizer is built over (`Adam(student.parameters())`), and the
+/// variable holding a trained submodule (`encoder` of `encoder.linear.parameters()`).
+pub(crate) fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
+    let mut out = std::collections::HashSet::new();
+    for c in m.calls.iter().filter(|c| optimizer_ctor(m, c)) {
+        let Some(a) = m.pos(c, 0) else { continue };
+        for owner in parameter_owners(m, m.text(a.value), c.span.start) {
+            if owner.starts_with(|ch: char| ch.is_ascii_digit()) {
+                continue;
+            }
+            out.insert(owner);
+            // `generator.module.generator.parameters()`, `self.vqgan.encoder.parameters()`: a
+            // part of a model trains the model that holds it (`generator`, `self.vqgan`)
+            for (i, _) in owner.match_indices('.') {
+                let holder = owner.get(..i).unwrap_or_default();
+                if !holder.is_empty() && holder != "self" {
+                    out.insert(holder);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The models whose parameters an optimizer's first argument holds: `model.parameters()`
+/// itself, or through names bound before `at` to values that read them (`param_optimizer =
+/// list(model.named_parameters())`, `grouped = [{"params": [p for n, p in param_optimizer
+/// ...]}]`, `BertAdam(grouped, ...)`), a few bindings deep.
+fn parameter_owners<'s>(m: &Model<'s>, arg: &'s str, at: usize) -> Vec<&'s str> {
+    let mut owners = Vec::new();
+    let mut texts = vec![arg];
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for text in texts {
+            for (i, _) in text
+                .match_indices(".parameters()")
+                .chain(text.match_indices(".named_parameters()"))
+            {
+                let head = text.get(..i).unwrap_or_default();
+                let start = head
+                    .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))
+                    .map_or(0, |j| j + 1);
+                if let Some(owner) = head.get(start..).filter(|o| !o.is_empty()) {
+                    owners.push(owner);
+                }
+            }
+            // the latest binding of each word, and the augmentations after it (`params +=
+            // list(encoder.parameters())` adds to what `params = ...` held)
+            for w in crate::analysis::rules::words(text) {
+                let bindings =
+                    m.assigns.iter().rev().filter(|a| {
+                        a.span.end <= at && a.targets.len() == 1 && m.text(a.left) == w
+                    });
+                for a in bindings {
+                    next.push(m.text(a.value));
+                    if !a.augmented {
+                        break;
+                    }
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        texts = next;
+    }
+    owners
+}
+
 /// A Hugging Face training configuration (`TrainingArguments`, `Seq2SeqTrainingArguments`,
 /// `SFTConfig`) from `transformers` / `trl` (or a star import), not a project's own class of
 /// the same name (`from .trainer_utils import TrainingArguments`).
@@ -2231,6 +2280,29 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         // `args.x`: the argparse default (or a class field's), unless the file assigns the
         // attribute something else
         "attribute" => {
+            // `args.cuda = args.gpu is not None` once, unconditionally, before the switch: the
+            // value of that condition as shipped
+            let assigned: Vec<&super::facts::Assign> = m
+                .assigns
+                .iter()
+                .filter(|a| a.targets.iter().any(|t| m.text(*t) == name))
+                .collect();
+            if let [a] = assigned.as_slice()
+                && !a.augmented
+                && a.targets.len() == 1
+                && a.span.end <= g.at
+                && a.ctx.guard.is_none()
+                && a.ctx.loop_.is_none()
+                && (a.ctx.func.is_none() || a.ctx.func == g.func)
+            {
+                return super::as_shipped::condition(
+                    m,
+                    m.node(a.value)?,
+                    a.span.start,
+                    a.ctx.func,
+                    0,
+                );
+            }
             let v = truth(&m.resolve_expr(g.cond, g.at, g.func))?;
             let agrees = m
                 .assigns

@@ -12,7 +12,9 @@ declare_rule! {
     /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
     /// parts in a comprehension (`[b.to(device) for b in boxes]`). A batch rebuilt in the loop
     /// before the copy (`data = torch.stack(data)`, `torch.cat`) is a new tensor outside the
-    /// pinned buffers: `non_blocking=True` would not make its copy asynchronous.
+    /// pinned buffers: `non_blocking=True` would not make its copy asynchronous. A loader
+    /// handed to Accelerate's `prepare` (or Fabric's `setup_dataloaders`) delivers its batches
+    /// on the device already: the loop's `.to(device)` copies nothing.
     ///
     /// Reported on the line of the `.to(...)` / `.cuda()` call.
     ///
@@ -138,6 +140,9 @@ impl Rule for H2dBlocking {
                 continue;
             };
             let var = wrapped_loader(m, var);
+            if placed_by_framework(m, var) {
+                continue;
+            }
             let known = m
                 .facts
                 .loaders
@@ -178,6 +183,25 @@ impl Rule for H2dBlocking {
             );
         }
     }
+}
+
+/// Is loader `var` handed to Accelerate's `prepare` or Fabric's `setup_dataloaders` (`model,
+/// opt, loader = accelerator.prepare(model, opt, loader)`)? Both wrap it in a loader that
+/// moves each batch to the device itself (their default): the loop's `.to(device)` is a no-op.
+fn placed_by_framework(m: &crate::analysis::facts::Model<'_>, var: &str) -> bool {
+    m.assigns.iter().any(|a| {
+        a.targets.iter().any(|t| m.text(*t) == var)
+            && a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|c| {
+                    c.method.is_some()
+                        && matches!(
+                            m.last_name(c),
+                            "prepare" | "prepare_data_loader" | "setup_dataloaders"
+                        )
+                        && m.call_args(c).iter().any(|x| m.text(x.value) == var)
+                })
+    })
 }
 
 /// Was `name` rebound in the loop body before `c` to a tensor built from the batch

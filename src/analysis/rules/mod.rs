@@ -330,7 +330,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
     let live = |ctx: &super::facts::Ctx, span: super::facts::Span| {
         !m.dead(ctx) && !behind_default_off_flag(m, span)
     };
-    let trained = trained_models(m);
+    let trained = crate::analysis::resolve::trained_models(m);
     for (i, a) in m.assigns.iter().enumerate() {
         if a.targets.len() != 1 || a.augmented {
             continue;
@@ -358,7 +358,27 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                         }
                     })
             });
-        if (v.contains(".to(") || v.contains(".cuda(") || loads_onto_device) && a.rhs_call.is_some()
+        // `model = model.to(memory_format=torch.channels_last)`: a layout change, not a placement
+        let only_relayout = a
+            .rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|c| {
+                let mut moves = false;
+                let mut places = false;
+                let mut cur = Some(c);
+                for _ in 0..8 {
+                    let Some(k) = cur else { break };
+                    if k.method.is_some() && matches!(m.last_name(k), "to" | "cuda") {
+                        moves = true;
+                        places |= crate::analysis::resolve::placement_arg(m, k);
+                    }
+                    cur = k.recv_call.and_then(|i| m.calls.get(i as usize));
+                }
+                moves && !places
+            });
+        if (v.contains(".to(") || v.contains(".cuda(") || loads_onto_device)
+            && a.rhs_call.is_some()
+            && !only_relayout
         {
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
             consider(
@@ -412,7 +432,10 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             }
             continue;
         }
-        if c.method.is_none() || !matches!(m.last_name(c), "to" | "cuda") {
+        if c.method.is_none()
+            || !matches!(m.last_name(c), "to" | "cuda")
+            || !crate::analysis::resolve::placement_arg(m, c)
+        {
             continue;
         }
         if let Some(name) = placed_model(m, c) {
@@ -597,76 +620,6 @@ fn placed_model<'s>(m: &Model<'s>, c: &Call) -> Option<&'s str> {
         cur = inner;
     }
     None
-}
-
-/// Names whose `.parameters()` an optimizer is built over (`Adam(student.parameters())`).
-fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
-    let mut out = std::collections::HashSet::new();
-    for c in &m.calls {
-        let q = m.qual(c);
-        let last = m.last_name(c);
-        let optimizer = crate::analysis::resolve::torch_optimizer(&q)
-            || matches!(
-                last,
-                "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta"
-            )
-            // `BertAdam(...)`, `FusedAdam(...)`
-            || (c.method.is_none() && (last.ends_with("Adam") || last.ends_with("AdamW")));
-        let Some(a) = m.pos(c, 0).filter(|_| optimizer) else {
-            continue;
-        };
-        for owner in parameter_owners(m, m.text(a.value), c.span.start) {
-            out.insert(owner);
-            // `generator.module.generator.parameters()`: a part of the model placed as
-            // `generator` trains it
-            if let Some((root, _)) = owner.split_once('.')
-                && root != "self"
-            {
-                out.insert(root);
-            }
-        }
-    }
-    out
-}
-
-/// The models whose parameters an optimizer's first argument holds: `model.parameters()`
-/// itself, or through names bound before `at` to values that read them (`param_optimizer =
-/// list(model.named_parameters())`, `grouped = [{"params": [p for n, p in param_optimizer
-/// ...]}]`, `BertAdam(grouped, ...)`), a few bindings deep.
-fn parameter_owners<'s>(m: &Model<'s>, arg: &'s str, at: usize) -> Vec<&'s str> {
-    let mut owners = Vec::new();
-    let mut texts = vec![arg];
-    for _ in 0..4 {
-        let mut next = Vec::new();
-        for text in texts {
-            for (i, _) in text
-                .match_indices(".parameters()")
-                .chain(text.match_indices(".named_parameters()"))
-            {
-                let head = text.get(..i).unwrap_or_default();
-                let start = head
-                    .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))
-                    .map_or(0, |j| j + 1);
-                if let Some(owner) = head.get(start..).filter(|o| !o.is_empty()) {
-                    owners.push(owner);
-                }
-            }
-            for w in words(text) {
-                if let Some(a) = m
-                    .assigns
-                    .iter()
-                    .rfind(|a| a.span.end <= at && a.targets.len() == 1 && m.text(a.left) == w)
-                {
-                    next.push(m.text(a.value));
-                }
-            }
-        }
-        if next.is_empty() {
-            break;
-        }
-        texts = next;
-    }
-    owners
 }
 
 /// A `DataLoader(...)` call that runs as shipped: not in a branch that is off by default

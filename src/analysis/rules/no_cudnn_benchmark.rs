@@ -9,7 +9,8 @@ declare_rule! {
     /// or timm models, or a model built by a constructor named for a convolutional family:
     /// `UNet`, `ResNet18`, `EfficientNet.from_pretrained`, or given one by name:
     /// `timm.create_model("resnet50")`, `build_model(args.arch)` with `default="vgg16"`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
-    /// deterministic algorithms are left alone. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
+    /// deterministic algorithms (`torch.backends.cudnn.deterministic = True`, or set from a
+    /// flag whose default is true) are left alone. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, or constants it binds) adding up to under 100,000
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and autotuning changes nothing measurable.

@@ -6,7 +6,8 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags an evaluation or inference loop (the model is in `eval()` mode, or the function is
+    /// Flags, in a file that runs on CUDA, an evaluation or inference loop (the model is in
+    /// `eval()` mode, or the function is
     /// an eval/test/predict one, or the file only infers) that calls the model with autograd
     /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it and no backward in the
     /// function. The call may sit in a function of the file the loop calls, which runs the
@@ -70,6 +71,9 @@ impl Rule for NoGradMissing {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        if !super::cuda(m) {
+            return;
+        }
         // (a model whose parameters are all frozen, `for p in model.parameters(): p.requires_grad
         // = False`, records no graph: nothing for `no_grad` to save)
         if m.src.contains("autograd.grad")
