@@ -302,3 +302,128 @@ fn a_memory_format_change_is_not_where_the_model_is_placed() {
     let a = run(RELAYOUT_THEN_PLACE);
     assert_eq!(lines_of(&a, "EA203"), vec![8], "{:?}", a.findings);
 }
+
+/// The transfer-learning tutorial's shape: loaders in a dict handed to a training function that
+/// iterates `enumerate(dataloaders[phase])` every epoch.
+const LOADERS_IN_A_DICT: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, models
+
+def train_model(model, dataloaders, criterion, optimizer, num_epochs):
+    for epoch in range(num_epochs):
+        for phase in ['train', 'test']:
+            for i, (inputs, labels) in enumerate(dataloaders[phase]):
+                inputs = inputs.to(device, non_blocking=True)
+                labels = labels.to(device, non_blocking=True)
+                loss = criterion(model(inputs), labels)
+                if phase == 'train':
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+
+device = torch.device('cuda')
+dataloaders = {
+    'train': DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4, pin_memory=True),
+    'test': DataLoader(test_set, batch_size=64, num_workers=4, pin_memory=True),
+}
+model = models.resnet18().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+train_model(model, dataloaders, torch.nn.CrossEntropyLoss(), optimizer, num_epochs=25)
+";
+
+// Ex) dataloaders = {'train': DataLoader(..., num_workers=4), ...}
+//     for epoch ...: for phase ...: for i, (x, y) in enumerate(dataloaders[phase])
+#[test]
+fn loaders_of_a_dict_iterated_through_enumerate_every_epoch_restart_their_workers() {
+    let a = run(LOADERS_IN_A_DICT);
+    assert_eq!(lines_of(&a, "EA103"), vec![19, 20], "{:?}", a.findings);
+}
+
+/// Pytorch-UNet's training: the loader options in a `dict(...)` with `num_workers=os.cpu_count()`,
+/// the batch read from a dict batch in one tuple assignment.
+const UNET_TRAIN: &str = "import os
+import torch
+from torch.utils.data import DataLoader
+from unet import UNet
+
+def train_model(model, device, epochs=5, batch_size=16):
+    loader_args = dict(batch_size=batch_size, num_workers=os.cpu_count(), pin_memory=True)
+    train_loader = DataLoader(train_set, shuffle=True, **loader_args)
+    optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-5)
+    for epoch in range(1, epochs + 1):
+        model.train()
+        for batch in train_loader:
+            images, true_masks = batch['image'], batch['mask']
+            images = images.to(device=device, dtype=torch.float32)
+            true_masks = true_masks.to(device=device, dtype=torch.long)
+            loss = criterion(model(images), true_masks)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+device = torch.device('cuda')
+model = UNet(n_channels=3, n_classes=2).to(device)
+train_model(model, device)
+";
+
+// Ex) loader_args = dict(num_workers=os.cpu_count(), pin_memory=True)
+//     images, true_masks = batch['image'], batch['mask']; images.to(device=device)
+#[test]
+fn workers_from_cpu_count_in_a_splatted_dict_and_batch_parts_read_in_one_tuple() {
+    let a = run(UNET_TRAIN);
+    // at least one worker, restarted every epoch
+    assert_eq!(lines_of(&a, "EA103"), vec![8], "{:?}", a.findings);
+    // both parts of the pinned batch are copied without `non_blocking`
+    assert_eq!(lines_of(&a, "EA303"), vec![14, 15], "{:?}", a.findings);
+}
+
+/// A folder predictor: a helper decodes one image and runs the model on it without autograd,
+/// the loop over the folder calls it once per file.
+const PREDICT_FOLDER: &str = "import os
+import json
+import torch
+from PIL import Image
+from model import WeatherCNN
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+
+def load_model(path):
+    model = WeatherCNN(num_classes=5)
+    model.load_state_dict(torch.load(path, map_location=device))
+    model.to(device)
+    model.eval()
+    return model
+
+def predict_image(path, model):
+    image = Image.open(path).convert('RGB')
+    x = transform(image).unsqueeze(0).to(device)
+    with torch.no_grad():
+        out = model(x)
+    return out.argmax(1)
+
+def predict_folder(folder, model):
+    results = []
+    for root, _, files in os.walk(folder):
+        for name in files:
+            results.append((name, predict_image(os.path.join(root, name), model)))
+    with open('predictions.json', 'w') as f:
+        json.dump([str(r) for r in results], f)
+
+if __name__ == '__main__':
+    predict_folder('images', load_model('best.pth'))
+";
+
+// Ex) for name in files: predict_image(path, model)
+//     def predict_image(...): with torch.no_grad(): out = model(x)
+#[test]
+fn a_folder_loop_that_runs_the_model_through_a_helper_is_inference() {
+    let a = run(PREDICT_FOLDER);
+    assert_eq!(
+        a.kind,
+        efficiency_audit::analysis::model::CodeKind::Infer,
+        "{:?}",
+        a.findings
+    );
+    // inference of a convolutional network: cuDNN autotuning applies
+    assert_eq!(lines_of(&a, "EA204"), vec![12], "{:?}", a.findings);
+}

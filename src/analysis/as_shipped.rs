@@ -259,6 +259,44 @@ pub(crate) fn dict_key(
     func: Option<u32>,
     depth: u8,
 ) -> Val {
+    dict_key_with(m, s, key, at, func, depth, resolved)
+}
+
+/// The least integer key `key` of the dict expression at `s` holds as shipped
+/// (`dict(num_workers=os.cpu_count())` holds at least 1: [`at_least`]).
+pub(crate) fn dict_key_at_least(
+    m: &Model<'_>,
+    s: Span,
+    key: &str,
+    at: usize,
+    func: Option<u32>,
+) -> Option<i64> {
+    dict_key_with(m, s, key, at, func, 0, |m, v, at, func| {
+        m.node(v)
+            .and_then(|n| at_least(m, n, at, func, 0))
+            .map_or(Val::Unknown, Val::Int)
+    })
+    .int()
+}
+
+/// How a dict's value is read: resolved to a constant, or to a floor ([`at_least`]).
+type Leaf = fn(&Model<'_>, Span, usize, Option<u32>) -> Val;
+
+/// A value resolved to a constant where the engine can.
+fn resolved(m: &Model<'_>, v: Span, at: usize, func: Option<u32>) -> Val {
+    m.resolve_expr(v, at, func)
+}
+
+/// [`dict_key`], each value read with `leaf`.
+fn dict_key_with(
+    m: &Model<'_>,
+    s: Span,
+    key: &str,
+    at: usize,
+    func: Option<u32>,
+    depth: u8,
+    leaf: Leaf,
+) -> Val {
     if depth > MAX_DEPTH {
         return Val::Unknown;
     }
@@ -278,7 +316,7 @@ pub(crate) fn dict_key(
                             return Val::Unknown;
                         };
                         match string_value(k, m.src) {
-                            Some(k) if k == key => found = m.resolve_expr(span(v), at, func),
+                            Some(k) if k == key => found = leaf(m, span(v), at, func),
                             Some(_) => {}
                             None => return Val::Unknown,
                         }
@@ -287,7 +325,7 @@ pub(crate) fn dict_key(
                         let Some(inner) = p.named_child(0) else {
                             return Val::Unknown;
                         };
-                        match dict_key(m, span(inner), key, at, func, depth + 1) {
+                        match dict_key_with(m, span(inner), key, at, func, depth + 1, leaf) {
                             Val::Absent => {}
                             v => found = v,
                         }
@@ -306,17 +344,17 @@ pub(crate) fn dict_key(
                 return Val::Unknown;
             }
             let mut found = match m.pos(call, 0) {
-                Some(base) => dict_key(m, base.value, key, at, func, depth + 1),
+                Some(base) => dict_key_with(m, base.value, key, at, func, depth + 1, leaf),
                 None => Val::Absent,
             };
             if let Some(sp) = call.splat {
-                match dict_key(m, sp, key, at, func, depth + 1) {
+                match dict_key_with(m, sp, key, at, func, depth + 1, leaf) {
                     Val::Absent => {}
                     v => found = v,
                 }
             }
             if let Some(a) = m.kw(call, key) {
-                found = m.resolve(&a, call.span.start, call.ctx.func);
+                found = leaf(m, a.value, call.span.start, call.ctx.func);
             }
             found
         }
@@ -327,20 +365,28 @@ pub(crate) fn dict_key(
                 return Val::Unknown;
             };
             match condition(m, cond, at, func, depth + 1) {
-                Some(true) => dict_key(m, span(yes), key, at, func, depth + 1),
-                Some(false) => dict_key(m, span(no), key, at, func, depth + 1),
+                Some(true) => dict_key_with(m, span(yes), key, at, func, depth + 1, leaf),
+                Some(false) => dict_key_with(m, span(no), key, at, func, depth + 1, leaf),
                 None => {
-                    let a = dict_key(m, span(yes), key, at, func, depth + 1);
-                    let b = dict_key(m, span(no), key, at, func, depth + 1);
+                    let a = dict_key_with(m, span(yes), key, at, func, depth + 1, leaf);
+                    let b = dict_key_with(m, span(no), key, at, func, depth + 1, leaf);
                     if a == b { a } else { Val::Unknown }
                 }
             }
         }
         "parenthesized_expression" => match n.named_child(0) {
-            Some(inner) => dict_key(m, span(inner), key, at, func, depth + 1),
+            Some(inner) => dict_key_with(m, span(inner), key, at, func, depth + 1, leaf),
             None => Val::Unknown,
         },
-        "identifier" => var_key(m, m.text(s), key, Span { start: at, end: at }, func, depth),
+        "identifier" => var_key(
+            m,
+            m.text(s),
+            key,
+            Span { start: at, end: at },
+            func,
+            depth,
+            leaf,
+        ),
         _ => Val::Unknown,
     }
 }
@@ -355,6 +401,7 @@ fn var_key(
     use_site: Span,
     func: Option<u32>,
     depth: u8,
+    leaf: Leaf,
 ) -> Val {
     let at = use_site.start;
     let scope = |f: Option<u32>| f == func || f.is_none();
@@ -382,13 +429,14 @@ fn var_key(
     if base.ctx.loop_.is_some() {
         return Val::Unknown;
     }
-    let mut val = dict_key(
+    let mut val = dict_key_with(
         m,
         base.value,
         key,
         base.span.start,
         base.ctx.func,
         depth + 1,
+        leaf,
     );
     // the writes after it, in source order (assignments and calls interleaved)
     let sub_prefix = format!("{var}[");
@@ -428,7 +476,7 @@ fn var_key(
                 if a.augmented {
                     return Val::Unknown;
                 }
-                (a.span, m.resolve_expr(a.value, a.span.start, a.ctx.func))
+                (a.span, leaf(m, a.value, a.span.start, a.ctx.func))
             }
             Write::Method(c) => {
                 let v = match m.last_name(c) {
@@ -437,19 +485,33 @@ fn var_key(
                             return Val::Unknown;
                         }
                         let mut v = match m.pos(c, 0) {
-                            Some(d) => {
-                                dict_key(m, d.value, key, c.span.start, c.ctx.func, depth + 1)
-                            }
+                            Some(d) => dict_key_with(
+                                m,
+                                d.value,
+                                key,
+                                c.span.start,
+                                c.ctx.func,
+                                depth + 1,
+                                leaf,
+                            ),
                             None => Val::Absent,
                         };
                         if let Some(sp) = c.splat {
-                            match dict_key(m, sp, key, c.span.start, c.ctx.func, depth + 1) {
+                            match dict_key_with(
+                                m,
+                                sp,
+                                key,
+                                c.span.start,
+                                c.ctx.func,
+                                depth + 1,
+                                leaf,
+                            ) {
                                 Val::Absent => {}
                                 x => v = x,
                             }
                         }
                         if let Some(a) = m.kw(c, key) {
-                            v = m.resolve(&a, c.span.start, c.ctx.func);
+                            v = leaf(m, a.value, c.span.start, c.ctx.func);
                         }
                         if v == Val::Absent {
                             continue; // the update does not touch the key
@@ -472,7 +534,7 @@ fn var_key(
                             _ if val != Val::Absent => continue,
                             _ => m
                                 .pos(c, 1)
-                                .map_or(Val::None, |a| m.resolve(&a, c.span.start, c.ctx.func)),
+                                .map_or(Val::None, |a| leaf(m, a.value, c.span.start, c.ctx.func)),
                         }
                     }
                     "clear" => Val::Absent,

@@ -9,6 +9,7 @@ use super::facts::{
     kind_by_name, string_value,
 };
 use super::model::CodeKind;
+use tree_sitter::Node;
 
 /// Tensor constructors of torch and numpy.
 pub(crate) const TENSOR_CTORS: &[&str] = &[
@@ -1567,61 +1568,29 @@ fn loops(m: &mut Model<'_>) {
         let Some(step) = step_loop_of(&m.loops, &infos, li) else {
             continue;
         };
-        let root = m
-            .node(a.value)
-            .and_then(|n| {
-                let mut n = n;
-                for _ in 0..64 {
-                    match n.kind() {
-                        "identifier" => return Some(n),
-                        "attribute" => {
-                            n = crate::analysis::facts::field::get(
-                                n,
-                                crate::analysis::facts::field::OBJECT,
-                            )?
-                        }
-                        "subscript" => {
-                            n = crate::analysis::facts::field::get(
-                                n,
-                                crate::analysis::facts::field::VALUE,
-                            )?
-                        }
-                        "call" => {
-                            // `x.to(d)` → x; `f(batch)` is not the batch
-                            let f = crate::analysis::facts::field::get(
-                                n,
-                                crate::analysis::facts::field::FUNCTION,
-                            )?;
-                            if f.kind() != "attribute" {
-                                return None;
-                            }
-                            n = crate::analysis::facts::field::get(
-                                f,
-                                crate::analysis::facts::field::OBJECT,
-                            )?;
-                        }
-                        _ => return None,
-                    }
-                }
-                None
-            })
-            .map(|r| {
-                m.text(Span {
-                    start: r.start_byte(),
-                    end: r.end_byte(),
-                })
-            });
-        let Some(root) = root else { continue };
+        let Some(value) = m.node(a.value) else {
+            continue;
+        };
+        // `images, masks = batch["image"], batch["mask"]`: each target from its own element
+        let pairs: Vec<(Span, Node<'_>)> = match value.kind() {
+            "expression_list" | "tuple" if value.named_child_count() == a.targets.len() => {
+                let mut c = value.walk();
+                a.targets
+                    .iter()
+                    .copied()
+                    .zip(value.named_children(&mut c))
+                    .collect()
+            }
+            _ => a.targets.iter().map(|t| (*t, value)).collect(),
+        };
         let names = &infos[step as usize].batch_names;
-        if names.iter().any(|b| b == root) {
-            let new: Vec<String> = a
-                .targets
-                .iter()
-                .map(|t| m.text(*t).to_string())
-                .filter(|t| !names.contains(t))
-                .collect();
-            infos[step as usize].batch_names.extend(new);
-        }
+        let new: Vec<String> = pairs
+            .iter()
+            .filter(|(_, v)| batch_root(m, *v).is_some_and(|r| names.iter().any(|b| b == r)))
+            .map(|(t, _)| m.text(*t).to_string())
+            .filter(|t| !names.contains(t))
+            .collect();
+        infos[step as usize].batch_names.extend(new);
     }
     for (l, info) in m.loops.iter_mut().zip(infos) {
         l.info = info;
@@ -1629,6 +1598,39 @@ fn loops(m: &mut Model<'_>) {
     for (f, b) in m.funcs.iter_mut().zip(fn_backward) {
         f.backward = b;
     }
+}
+
+/// The name a value is read from (`batch` of `batch["image"].to(d)`); `None` for a call of a
+/// function (`f(batch)` is not the batch).
+fn batch_root<'s>(m: &Model<'s>, n: Node<'_>) -> Option<&'s str> {
+    let mut n = n;
+    for _ in 0..64 {
+        match n.kind() {
+            "identifier" => {
+                return Some(m.text(Span {
+                    start: n.start_byte(),
+                    end: n.end_byte(),
+                }));
+            }
+            "attribute" => {
+                n = crate::analysis::facts::field::get(n, crate::analysis::facts::field::OBJECT)?
+            }
+            "subscript" => {
+                n = crate::analysis::facts::field::get(n, crate::analysis::facts::field::VALUE)?
+            }
+            "call" => {
+                // `x.to(d)` → x; `f(batch)` is not the batch
+                let f =
+                    crate::analysis::facts::field::get(n, crate::analysis::facts::field::FUNCTION)?;
+                if f.kind() != "attribute" {
+                    return None;
+                }
+                n = crate::analysis::facts::field::get(f, crate::analysis::facts::field::OBJECT)?;
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The nearest step loop enclosing loop `li` (itself included), not crossing an epoch loop.
@@ -1835,6 +1837,30 @@ fn classify(m: &mut Model<'_>) {
             && let Some(x) = per_fn.get_mut(f as usize)
         {
             *x |= s;
+        }
+    }
+    // `for path in images: label = predict_image(path, model)` with a function of the file
+    // that runs the model without autograd: the loop runs the model, one call per item
+    let runs_model_fn: std::collections::HashSet<&str> = m
+        .funcs
+        .iter()
+        .zip(&per_fn)
+        .filter(|(_, s)| **s & S_NOGRAD_MODEL != 0)
+        .map(|(f, _)| m.text(f.name))
+        .collect();
+    for c in &m.calls {
+        let in_step_loop = c
+            .ctx
+            .loop_
+            .and_then(|li| m.loops.get(li as usize))
+            .is_some_and(|l| l.info.step);
+        if in_step_loop && m.torch && c.method.is_none() && runs_model_fn.contains(m.last_name(c)) {
+            file |= S_MODEL_LOOP;
+            if let Some(f) = c.ctx.func
+                && let Some(x) = per_fn.get_mut(f as usize)
+            {
+                *x |= S_MODEL_LOOP;
+            }
         }
     }
     // a step loop that trains makes its function a training one
@@ -2233,10 +2259,20 @@ pub(crate) fn loader_arg(m: &Model<'_>, c: &super::facts::Call, name: &str, pos:
 /// ([`super::as_shipped::at_least`]: `min(os.cpu_count(), 8)` starts at least one).
 pub(crate) fn workers_at_least(m: &Model<'_>, c: &super::facts::Call) -> Option<i64> {
     match loader_arg(m, c, "num_workers", 5) {
-        Val::Unknown => {
-            let a = m.kw(c, "num_workers").or_else(|| m.pos(c, 5))?;
-            super::as_shipped::at_least(m, m.node(a.value)?, c.span.start, c.ctx.func, 0)
-        }
+        Val::Unknown => match m.kw(c, "num_workers").or_else(|| m.pos(c, 5)) {
+            Some(a) => {
+                super::as_shipped::at_least(m, m.node(a.value)?, c.span.start, c.ctx.func, 0)
+            }
+            // `DataLoader(ds, **loader_args)` with `loader_args = dict(num_workers=os.cpu_count())`
+            None if !c.star => super::as_shipped::dict_key_at_least(
+                m,
+                c.splat?,
+                "num_workers",
+                c.span.start,
+                c.ctx.func,
+            ),
+            None => None,
+        },
         v => v.int(),
     }
 }

@@ -1081,15 +1081,23 @@ pub(crate) fn loader_container<'a>(m: &'a Model<'_>, ci: usize, c: &Call) -> Opt
         .map(|a| m.text(a.left))
 }
 
-/// The loops that iterate `container[...]`.
+/// The loops that iterate `container[...]`, also through a wrapper (`enumerate(loaders[phase])`,
+/// `tqdm(loaders["train"])`).
 pub(crate) fn container_loops<'a>(
     m: &'a Model<'_>,
     container: &str,
 ) -> impl Iterator<Item = &'a super::facts::Loop> {
     let prefix = format!("{container}[");
-    m.loops
-        .iter()
-        .filter(move |l| l.iter.is_some_and(|it| m.text(it).starts_with(&prefix)))
+    m.loops.iter().filter(move |l| {
+        l.iter.is_some_and(|it| {
+            let t = m.text(it);
+            let inner = crate::analysis::prefilter::ITER_WRAPPERS
+                .iter()
+                .find_map(|w| t.strip_prefix(w).and_then(|r| r.strip_prefix('(')))
+                .unwrap_or(t);
+            inner.trim_start().starts_with(&prefix)
+        })
+    })
 }
 
 /// The most iterations a loop may run and still count as "a few": below this a per-iteration
