@@ -427,3 +427,64 @@ fn a_folder_loop_that_runs_the_model_through_a_helper_is_inference() {
     // inference of a convolutional network: cuDNN autotuning applies
     assert_eq!(lines_of(&a, "EA204"), vec![12], "{:?}", a.findings);
 }
+
+/// Loaders built and returned by a helper whose worker count is a parameter the caller leaves at
+/// its default.
+const LOADERS_FROM_A_HELPER: &str = "import torch
+from torch.utils.data import DataLoader, random_split
+
+def build_loaders(root, batch=8, workers=4):
+    ds = SliceDataset(root)
+    tr, va = random_split(ds, [len(ds) - 10, 10])
+    tr_loader = DataLoader(tr, batch_size=batch, shuffle=True, num_workers=workers, pin_memory=True)
+    va_loader = DataLoader(va, batch_size=batch, num_workers=workers, pin_memory=True)
+    return tr_loader, va_loader
+
+def train_one_epoch(model, loader, opt):
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        loss = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+def main():
+    tr_loader, va_loader = build_loaders('data', batch=32)
+    model = UNet2D(in_ch=1).cuda()
+    opt = torch.optim.AdamW(model.parameters())
+    for epoch in range(40):
+        train_one_epoch(model, tr_loader, opt)
+        evaluate(model, va_loader)
+
+main()
+";
+
+// Ex) def build_loaders(root, workers=4): tr = DataLoader(..., num_workers=workers); return tr, va
+//     tr_loader, va_loader = build_loaders('data')   ... per epoch: train_one_epoch(model, tr_loader)
+#[test]
+fn loaders_a_helper_returns_are_followed_to_the_epoch_loop_and_parameters_to_their_callers() {
+    let a = run(LOADERS_FROM_A_HELPER);
+    assert_eq!(lines_of(&a, "EA103"), vec![7, 8], "{:?}", a.findings);
+    // a caller that asks for no workers: nothing to keep alive
+    let none = LOADERS_FROM_A_HELPER.replace(
+        "build_loaders('data', batch=32)",
+        "build_loaders('data', batch=32, workers=0)",
+    );
+    let a = run(&none);
+    assert_eq!(
+        lines_of(&a, "EA103"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // two callers that disagree: unknown, silent
+    let two =
+        LOADERS_FROM_A_HELPER.replace("main()\n", "main()\nbuild_loaders('other', workers=0)\n");
+    let a = run(&two);
+    assert_eq!(
+        lines_of(&a, "EA103"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+}

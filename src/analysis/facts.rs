@@ -1952,6 +1952,51 @@ impl<'s> Model<'s> {
         self.resolve_span(a.value, a.vkind, at, func, 0)
     }
 
+    /// The value parameter `name` of plain function `f` (not a method) holds as shipped: the
+    /// same constant passed (or defaulted) at every call of the function in the file
+    /// (`def build_loaders(root, workers=4)` called as `build_loaders(args.root)`: 4).
+    /// `None` when `name` is not such a parameter; [`Val::Unknown`] when the calls disagree,
+    /// pass it through `*args` / `**kwargs`, or there is no call in the file.
+    fn param_value(&self, f: u32, name: &str, depth: u8) -> Option<Val> {
+        let func = self.funcs.get(f as usize).filter(|f| f.class.is_none())?;
+        let p = func
+            .params
+            .iter()
+            .position(|(n, _)| self.text(*n) == name)?;
+        let default = func.params.get(p).and_then(|(_, d)| *d);
+        let fname = self.text(func.name);
+        let mut value: Option<Val> = None;
+        for c in self
+            .calls
+            .iter()
+            .filter(|c| c.method.is_none() && self.text(c.func) == fname)
+        {
+            let args = self.call_args(c);
+            let positional = args.iter().filter(|a| a.name.is_none()).nth(p);
+            let passed = args
+                .iter()
+                .find(|a| a.name.is_some_and(|n| self.text(n) == name))
+                .or(positional.filter(|_| p < func.positional));
+            let v = match (passed, default) {
+                (Some(a), _) => {
+                    self.resolve_span(a.value, a.vkind, c.span.start, c.ctx.func, depth + 1)
+                }
+                _ if c.star || c.splat.is_some() => Val::Unknown,
+                (None, Some((d, k))) => self.resolve_span(d, k, d.start, None, depth + 1),
+                (None, None) => Val::Unknown,
+            };
+            match &value {
+                None => value = Some(v),
+                Some(prev) if *prev == v => {}
+                Some(_) => return Some(Val::Unknown),
+            }
+        }
+        Some(match value {
+            Some(Val::Absent) | None => Val::Unknown,
+            Some(v) => v,
+        })
+    }
+
     fn resolve_span(
         &self,
         s: Span,
@@ -1987,6 +2032,13 @@ impl<'s> Model<'s> {
                     } else if a.ctx.func.is_none() && a.ctx.class.is_none() {
                         module.push(a);
                     }
+                }
+                // a parameter of the function, not rebound before `at`: what its callers pass
+                if best.is_none()
+                    && let Some(f) = func
+                    && let Some(v) = self.param_value(f, t, depth)
+                {
+                    return v;
                 }
                 let pick = match best {
                     Some(a) => Some(a),

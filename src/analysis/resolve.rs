@@ -838,7 +838,8 @@ enum Shipped {
 fn shipped_precision(v: Val) -> Option<Shipped> {
     match v {
         Val::Bool(true) | Val::Int(16) => Some(Shipped::Reduced),
-        Val::Bool(false) | Val::Int(32 | 64) => Some(Shipped::Full),
+        // `None`: the framework's default (`Accelerator`'s "no", Lightning's "32-true")
+        Val::Bool(false) | Val::Int(32 | 64) | Val::None => Some(Shipped::Full),
         Val::Str(s) => {
             let s = s.to_ascii_lowercase();
             if is_16bit(&s) || s.contains("16") || s == "fp8" {
@@ -1046,14 +1047,8 @@ fn precision(m: &mut Model<'_>) {
             m.deterministic = true;
         }
     }
-    // `Accelerator()` without `mixed_precision=` takes precision and dynamo settings from the
-    // `accelerate launch` configuration: unknown here.
-    if m.calls
-        .iter()
-        .any(|c| m.last_name(c) == "Accelerator" && m.kw(c, "mixed_precision").is_none())
-    {
-        p.unresolved = true;
-    }
+    // (`Accelerator()` without `mixed_precision=` runs in fp32 as shipped: its default is
+    // "no", and only a launch configuration outside the repository changes it)
     // `TrainingArguments(torch_compile=args.compile)`: compilation is decided elsewhere
     m.compile_unknown = compile_var
         || m.calls.iter().any(|c| {

@@ -95,20 +95,29 @@ impl Rule for DataloaderPersistent {
                 .map(|a| m.text(a.left));
             // `loaders = {x: DataLoader(...) for x in ["train", "val"]}`: iterated as `loaders[x]`
             let container = super::loader_container(m, ci, c);
-            let per_epoch = match var {
-                Some(v) => {
-                    m.loops.iter().any(|l| {
-                        l.info.iterates_loader.as_deref() == Some(v) && loop_per_epoch(m, l)
-                    }) || handed_to_epoch_loop(m, v)
-                        || m.calls.iter().any(|o| {
-                            in_epoch(m, o.ctx.loop_)
+            let iterated_per_epoch = |v: &str| {
+                m.loops
+                    .iter()
+                    .any(|l| l.info.iterates_loader.as_deref() == Some(v) && loop_per_epoch(m, l))
+                    || handed_to_epoch_loop(m, v)
+                    || m.calls.iter().any(|o| {
+                        in_epoch(m, o.ctx.loop_)
+                            && m.call_args(o).iter().any(|a| m.text(a.value) == v)
+                    })
+                    || (lightning_fit
+                        && m.calls.iter().any(|o| {
+                            m.last_name(o) == "fit"
                                 && m.call_args(o).iter().any(|a| m.text(a.value) == v)
-                        })
-                        || (lightning_fit
-                            && m.calls.iter().any(|o| {
-                                m.last_name(o) == "fit"
-                                    && m.call_args(o).iter().any(|a| m.text(a.value) == v)
-                            }))
+                        }))
+            };
+            let per_epoch = match var {
+                // (or where a function that builds and returns it hands it: `tr_loader,
+                // va_loader = build_loaders(...)`)
+                Some(v) => {
+                    iterated_per_epoch(v)
+                        || super::returned_to(m, v, c.ctx.func)
+                            .into_iter()
+                            .any(iterated_per_epoch)
                 }
                 None if container.is_some() => container
                     .is_some_and(|v| super::container_loops(m, v).any(|l| loop_per_epoch(m, l))),

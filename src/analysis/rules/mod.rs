@@ -767,6 +767,54 @@ fn returned_call<'a>(
         .find(|c| c.span.start == element.start_byte() && c.span.end == element.end_byte())
 }
 
+/// The names the callers of a function of this file bind its local `var` to, when the function
+/// returns it (`def build_loaders(): tr = DataLoader(...); ...; return tr, va` and
+/// `tr_loader, va_loader = build_loaders(...)`: `tr` is `tr_loader` there).
+pub(crate) fn returned_to<'s>(m: &Model<'s>, var: &str, func: Option<u32>) -> Vec<&'s str> {
+    let Some(f) = func.and_then(|f| m.funcs.get(f as usize)) else {
+        return Vec::new();
+    };
+    let Some(value) = m
+        .node(f.name)
+        .and_then(|n| n.parent())
+        .and_then(first_return)
+    else {
+        return Vec::new();
+    };
+    let text = |n: tree_sitter::Node<'_>| m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
+    // (position in the returned tuple and its length; `None` for the whole value)
+    let at: Option<(usize, usize)> = match value.kind() {
+        "expression_list" | "tuple" => {
+            let mut c = value.walk();
+            let elements: Vec<_> = value.named_children(&mut c).collect();
+            match elements.iter().position(|e| text(*e) == var) {
+                Some(k) => Some((k, elements.len())),
+                None => return Vec::new(),
+            }
+        }
+        _ if text(value) == var => None,
+        _ => return Vec::new(),
+    };
+    let fname = m.text(f.name);
+    m.assigns
+        .iter()
+        .filter(|a| {
+            !a.augmented
+                && a.rhs_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|c| {
+                        c.method.is_none() == f.class.is_none() && m.last_name(c) == fname
+                    })
+        })
+        .filter_map(|a| match at {
+            Some((k, n)) if a.targets.len() == n => a.targets.get(k),
+            None if a.targets.len() == 1 => a.targets.first(),
+            _ => None,
+        })
+        .map(|t| m.text(*t))
+        .collect()
+}
+
 /// The value of the first `return` of a function definition, outside nested definitions.
 fn first_return(def: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
     let body = def.child_by_field_name("body")?;

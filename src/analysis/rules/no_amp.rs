@@ -6,7 +6,8 @@ declare_rule! {
     /// Flags a CUDA training loop that runs entirely in fp32: no `torch.autocast`, no
     /// `GradScaler`, no `.half()` / `.bfloat16()` model, no quantized weights
     /// (`load_in_8bit=True`, `quantization_config=`), no framework mixed-precision flag
-    /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`). A float64
+    /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`; for
+    /// Accelerate: `Accelerator()` without `mixed_precision=`, whose default is `"no"`). A float64
     /// model (`.double()`, `torch.set_default_dtype(torch.float64)`) asks for precision that
     /// mixed precision would drop, and is not reported. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, or constants it binds) adding up to under 100,000
