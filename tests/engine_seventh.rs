@@ -488,3 +488,41 @@ fn loaders_a_helper_returns_are_followed_to_the_epoch_loop_and_parameters_to_the
         a.findings
     );
 }
+
+/// Labels read on the host, before the batch is moved, through a chain of tensor methods.
+const LABELS_READ_BEFORE_THE_MOVE: &str = "import torch
+
+def train(model, loader, optimizer, criterion):
+    y_true = []
+    for epoch in range(10):
+        for i, (inputs, labels) in enumerate(loader):
+            y_true += labels.numpy().tolist()
+            n_pos = labels.float().sum().item()
+            inputs, labels = inputs.cuda(), labels.cuda()
+            loss = criterion(model(inputs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+model = Net().cuda()
+train(model, torch.utils.data.DataLoader(ds, batch_size=64, num_workers=4), torch.optim.SGD(model.parameters(), lr=0.1), torch.nn.MSELoss())
+";
+
+// Ex) for inputs, labels in loader: y_true += labels.numpy().tolist()   (before labels.cuda())
+#[test]
+fn a_batch_read_through_tensor_methods_before_its_move_is_not_a_sync() {
+    let a = run(LABELS_READ_BEFORE_THE_MOVE);
+    assert_eq!(
+        lines_of(&a, "EA301"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // read after the move: the GPU copy is waited for
+    let after = LABELS_READ_BEFORE_THE_MOVE.replace(
+        "            y_true += labels.numpy().tolist()\n            n_pos = labels.float().sum().item()\n            inputs, labels = inputs.cuda(), labels.cuda()\n",
+        "            inputs, labels = inputs.cuda(), labels.cuda()\n            n_pos = labels.float().sum().item()\n",
+    );
+    let a = run(&after);
+    assert_eq!(lines_of(&a, "EA301"), vec![8], "{:?}", a.findings);
+}

@@ -95,12 +95,9 @@ impl Rule for HostSync {
             if let (Some(l), Some(root)) = (
                 m.loops.get(s.loop_ as usize),
                 tensor_root(m, c).map(|r| comprehension_source(m, c, r).unwrap_or(r)),
-            ) && c.recv_call.is_none_or(|i| {
-                m.calls
-                    .get(i as usize)
-                    .is_some_and(|r| matches!(m.last_name(r), "cpu" | "detach"))
-            }) && ((l.targets.iter().any(|t| m.text(*t) == root) && !moved_in_loop(m, l, root))
-                || loader_host_value(m, c, root))
+            ) && stays_on_host(m, c)
+                && ((l.targets.iter().any(|t| m.text(*t) == root) && !moved_in_loop(m, l, root))
+                    || loader_host_value(m, c, root))
             {
                 continue;
             }
@@ -348,6 +345,22 @@ fn on_host(
             });
         }
         cur = inner.parent;
+    }
+    false
+}
+
+/// Does the chain of methods `c` reads (`y.sum().item()`, `(y > 0).float().mean().item()`)
+/// keep a host tensor on the host: no `.to(...)` / `.cuda()` in it, only methods of the tensor?
+fn stays_on_host(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    let mut cur = c.recv_call;
+    for _ in 0..16 {
+        let Some(r) = cur.and_then(|i| m.calls.get(i as usize)) else {
+            return true;
+        };
+        if r.method.is_none() || matches!(m.last_name(r), "to" | "cuda") {
+            return false;
+        }
+        cur = r.recv_call;
     }
     false
 }
