@@ -233,10 +233,10 @@ fn dataloader_fix_adds_keywords_with_or_without_existing_ones() {
 
 #[test]
 fn no_grad_fix_wraps_the_loop_with_its_indentation() {
-    let src = "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    for x, y in loader:\n        out = model(x)\n\n        print(out)\n    return out\n";
+    let src = "import torch\n\ndef evaluate(model, loader, device):\n    model.eval()\n    for x, y in loader:\n        out = model(x.to(device))\n\n        print(out)\n    return out\n";
     assert_eq!(
         fixed(src),
-        "import torch\n\ndef evaluate(model, loader):\n    model.eval()\n    with torch.no_grad():\n        for x, y in loader:\n            out = model(x)\n\n            print(out)\n    return out\n"
+        "import torch\n\ndef evaluate(model, loader, device):\n    model.eval()\n    with torch.no_grad():\n        for x, y in loader:\n            out = model(x.to(device))\n\n            print(out)\n    return out\n"
     );
 }
 
@@ -410,7 +410,7 @@ fn mutated_corpus_files_never_panic() {
 
 #[test]
 fn no_grad_fix_keeps_tab_indentation_and_imports_in_try_blocks_are_skipped() {
-    let src = "import torch\nmodel.eval()\nfor x in loader:\n\tout = model(x)\n";
+    let src = "import torch\nmodel.cuda()\nmodel.eval()\nfor x in loader:\n\tout = model(x)\n";
     let a = analyze_file("t.py", src.as_bytes(), &Rules::default());
     let fixes: Vec<_> = a
         .findings
@@ -420,7 +420,7 @@ fn no_grad_fix_keeps_tab_indentation_and_imports_in_try_blocks_are_skipped() {
         .collect();
     assert_eq!(
         apply_fixes(src, &fixes).expect("applies"),
-        "import torch\nmodel.eval()\nwith torch.no_grad():\n\tfor x in loader:\n\t\tout = model(x)\n"
+        "import torch\nmodel.cuda()\nmodel.eval()\nwith torch.no_grad():\n\tfor x in loader:\n\t\tout = model(x)\n"
     );
     let src = "import torch\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\ndevice = torch.device('cuda')\nmodel = GPT(cfg).to(device)\nmodel.eval()\nwith torch.no_grad():\n    out = model(x)\n";
     let out = fixed(src);

@@ -28,19 +28,19 @@ declare_rule! {
     /// ```python
     /// import torch
     ///
-    /// model.eval()
+    /// model.cuda().eval()
     /// for x, y in val_loader:
-    ///     out = model(x)
+    ///     out = model(x.cuda())
     /// ```
     ///
     /// Use instead:
     /// ```python
     /// import torch
     ///
-    /// model.eval()
+    /// model.cuda().eval()
     /// with torch.no_grad():
     ///     for x, y in val_loader:
-    ///         out = model(x)
+    ///         out = model(x.cuda())
     /// ```
     ///
     /// ## Fix safety
