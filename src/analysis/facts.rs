@@ -485,6 +485,10 @@ pub(crate) mod field {
 /// Depth cap for the few bounded sub-tree scans (the main walk is iterative and unbounded).
 const SCAN_CAP: usize = 400;
 
+/// How many calls of a function [`Model::param_value`] reads before it gives up: each call's
+/// argument may be a parameter of its caller in turn, so the work multiplies with depth.
+const MAX_CALLERS: usize = 16;
+
 enum Frame {
     Loop {
         id: usize,
@@ -1966,11 +1970,16 @@ impl<'s> Model<'s> {
         let default = func.params.get(p).and_then(|(_, d)| *d);
         let fname = self.text(func.name);
         let mut value: Option<Val> = None;
-        for c in self
+        // (a few callers at most: each resolves its argument, which may be a parameter in turn)
+        for (n, c) in self
             .calls
             .iter()
             .filter(|c| c.method.is_none() && self.text(c.func) == fname)
+            .enumerate()
         {
+            if n >= MAX_CALLERS {
+                return Some(Val::Unknown);
+            }
             let args = self.call_args(c);
             let positional = args.iter().filter(|a| a.name.is_none()).nth(p);
             let passed = args
