@@ -945,19 +945,9 @@ impl<'s> Walker<'s> {
                     && self.episode_end(r)
             }
             // `"episode" in info`, `"episode" in infos[0]`
-            "comparison_operator" => {
-                let ops: Vec<&str> = {
-                    let mut c = cond.walk();
-                    cond.children(&mut c)
-                        .filter(|ch| !ch.is_named())
-                        .map(|ch| self.text(ch))
-                        .collect()
-                };
-                ops == ["in"]
-                    && cond
-                        .named_child(0)
-                        .is_some_and(|l| l.kind() == "string" && quotes_episode(l))
-            }
+            "comparison_operator" => self
+                .comparison_parts(cond)
+                .is_some_and(|(l, op, _)| op == "in" && l.kind() == "string" && quotes_episode(l)),
             // `info.get("episode")`
             "call" => {
                 self.text(cond).contains(".get(")

@@ -5,8 +5,9 @@ declare_rule! {
     /// ## What it does
     /// Flags `print(...)` and `logging` / `logger` calls in a training step loop that are not
     /// under a `step % N == 0` guard, nor under a test of a reinforcement-learning episode's
-    /// end (`if done:`, `if "episode" in info:`), which runs once per episode. In an inference or evaluation loop only a line that
-    /// formats what the model returned is flagged (`print("emb", emb)`): a line of names,
+    /// end (`if done:`, `if "episode" in info:`), which runs once per episode. In an inference
+    /// or evaluation loop only a line that formats what the model returned is flagged
+    /// (`print("emb", emb)`): a line of names,
     /// counters, text and shapes per image or batch is the loop's report and costs microseconds.
     ///
     /// Reported on the line of the logging call.
