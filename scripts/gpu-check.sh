@@ -4,13 +4,15 @@
 # beside the data/gpu_specs.csv row of the detected GPU, then each example's verdict and
 # validated speed-ups with their 95 % intervals.
 #
-#   scripts/gpu-check.sh [--allow-cpu] [--dev] [--out DIR]
+#   scripts/gpu-check.sh [--allow-cpu] [--dev] [--bin PATH] [--budget DURATION] [--out DIR]
 #
 # Needs: cargo, python3 that imports torch (put a virtual environment first on PATH), and for
 # the real check an NVIDIA driver (nvidia-smi) with torch.cuda.is_available().
 # --allow-cpu: dry-run the same flow on a machine without a GPU (the examples then run on the
 # CPU; the GPU rows say "none"). Without it, a missing GPU is an error (exit 2).
 # --dev: use the dev-profile binary (`cargo build`) instead of release, for a quick dry run.
+# --bin PATH: use this prebuilt binary and build nothing (a GPU machine without cargo).
+# --budget DURATION: cap each example's benchmark budget (e.g. 90s) below its config's.
 # --out DIR: where the reports go (default target/gpu-check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,12 +20,16 @@ cd "$(dirname "$0")/.."
 allow_cpu=0
 profile=release
 out=target/gpu-check
+prebuilt=""
+budget=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --allow-cpu) allow_cpu=1 ;;
     --dev) profile=dev ;;
     --out) out="${2:?--out needs a folder}"; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --bin) prebuilt="${2:?--bin needs a path}"; shift ;;
+    --budget) budget="${2:?--budget needs a duration such as 90s}"; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -48,13 +54,18 @@ if [[ -z "$gpu_name" || "$cuda" != 1 ]]; then
   fi
 fi
 
-echo "== build ($profile)"
-if [[ $profile == release ]]; then
-  cargo build --release --quiet
-  bin=target/release/efficiency-audit
+if [[ -n $prebuilt ]]; then
+  [[ -x $prebuilt ]] || fail "--bin $prebuilt is not an executable file"
+  bin=$prebuilt
 else
-  cargo build --quiet
-  bin=target/debug/efficiency-audit
+  echo "== build ($profile)"
+  if [[ $profile == release ]]; then
+    cargo build --release --quiet
+    bin=target/release/efficiency-audit
+  else
+    cargo build --quiet
+    bin=target/debug/efficiency-audit
+  fi
 fi
 rm -rf "$out"
 mkdir -p "$out"
@@ -66,8 +77,13 @@ declare -a examples=(torch-train torch-infer)
 for ex in "${examples[@]}"; do
   echo "== audit examples/$ex"
   start=$(date +%s)
+  config=("examples/$ex/efficiency-audit.yml")
+  if [[ -n $budget ]]; then
+    sed "s/^  budget: .*/  budget: $budget/" "examples/$ex/efficiency-audit.yml" > "$out/$ex.yml"
+    config=("$out/$ex.yml")
+  fi
   # The audit's exit status is 0 for RED and GREEN (fail-on: never); 2 when the tool failed.
-  "$bin" --output-dir "$out/$ex" audit "examples/$ex" | tail -n 3
+  "$bin" --output-dir "$out/$ex" --config "${config[0]}" audit "examples/$ex" | tail -n 3
   echo "   ($(( $(date +%s) - start )) s)"
 done
 

@@ -105,6 +105,13 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
         Val::Unknown if op.starts_with("is") && unset(n) => Val::None,
         v => v,
     };
+    // `device == "cuda"` with `device = torch.device(...)`: a `torch.device` never equals a
+    // string (its `__eq__` compares devices only), so the test is false whatever the device
+    if matches!(op.as_str(), "==" | "!=")
+        && (torch_device_vs_string(m, l, r, at, func) || torch_device_vs_string(m, r, l, at, func))
+    {
+        return Some(op == "!=");
+    }
     let (a, b) = (value(l), value(r));
     let known = |v: &Val| matches!(v, Val::Int(_) | Val::Bool(_) | Val::Str(_) | Val::None);
     if !known(&a) || !known(&b) {
@@ -131,6 +138,25 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
         },
         _ => None,
     }
+}
+
+/// `dev` is a name bound (once, as shipped) to a `torch.device(...)` call and `lit` a string
+/// literal.
+// Ex) device = torch.device("cuda" if torch.cuda.is_available() else "cpu"); if device == "cuda": ...
+fn torch_device_vs_string(
+    m: &Model<'_>,
+    dev: Node<'_>,
+    lit: Node<'_>,
+    at: usize,
+    func: Option<u32>,
+) -> bool {
+    if dev.kind() != "identifier" || lit.kind() != "string" {
+        return false;
+    }
+    binding(m, m.text(span(dev)), at, func)
+        .and_then(|a| a.rhs_call)
+        .and_then(|ci| m.calls.get(ci as usize))
+        .is_some_and(|c| m.qual(c) == "torch.device")
 }
 
 /// A name used as a condition: its assignment, else its constant value (argparse default,

@@ -489,6 +489,17 @@ const SCAN_CAP: usize = 400;
 /// argument may be a parameter of its caller in turn, so the work multiplies with depth.
 const MAX_CALLERS: usize = 16;
 
+/// Runners that build a command line from a function's signature (`tyro.cli(main)`,
+/// `fire.Fire(main)`): as shipped, each parameter of that function holds its default.
+const SIGNATURE_CLIS: [&str; 6] = [
+    "tyro.cli",
+    "fire.Fire",
+    "typer.run",
+    "defopt.run",
+    "jsonargparse.CLI",
+    "clize.run",
+];
+
 enum Frame {
     Loop {
         id: usize,
@@ -1990,9 +2001,35 @@ impl<'s> Model<'s> {
                 Some(_) => return Some(Val::Unknown),
             }
         }
+        if value.is_none() && self.signature_cli_entry(fname) {
+            value = Some(match default {
+                Some((d, k)) => self.resolve_span(d, k, d.start, None, depth + 1),
+                None => Val::Unknown,
+            });
+        }
         Some(match value {
             Some(Val::Absent) | None => Val::Unknown,
             Some(v) => v,
+        })
+    }
+
+    /// The function named `fname` is handed, as the first argument, to a runner that builds the
+    /// command line from its signature (`tyro.cli(main)`, `from fire import Fire; Fire(main)`).
+    fn signature_cli_entry(&self, fname: &str) -> bool {
+        self.calls.iter().any(|c| {
+            let q = self.qual(c);
+            let q = if c.dotted || q.contains('.') {
+                q
+            } else {
+                self.imports
+                    .get(&*q)
+                    .map_or(q, |full| Cow::Owned(full.clone()))
+            };
+            SIGNATURE_CLIS.contains(&&*q)
+                && self
+                    .call_args(c)
+                    .first()
+                    .is_some_and(|a| a.name.is_none() && self.text(a.value) == fname)
         })
     }
 
@@ -2043,9 +2080,11 @@ impl<'s> Model<'s> {
                     Some(a) => Some(a),
                     None if module.len() == 1 => module.first().copied(),
                     None => {
-                        // several module-level assignments: known only when they agree
+                        // several module-level assignments: known only when those that run as
+                        // shipped agree (`if device == "cuda": n = 1 else: n = 0`)
                         let vals: Vec<Val> = module
                             .iter()
+                            .filter(|a| !self.dead(&a.ctx))
                             .map(|a| {
                                 self.resolve_span(a.value, a.vkind, a.span.start, None, depth + 1)
                             })

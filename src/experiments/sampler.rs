@@ -122,7 +122,13 @@ pub struct Stat {
 }
 
 impl Stat {
+    /// Adds one sample; a non-finite one is dropped: NVML's GPM answers NaN for a metric it
+    /// could not compute (seen on an H200, driver 580.159, for DRAM bandwidth while the GPU
+    /// idled), and one NaN would turn the mean into NaN.
     fn add(&mut self, x: f64) {
+        if !x.is_finite() {
+            return;
+        }
         self.n += 1;
         self.mean += (x - self.mean) / f64::from(self.n);
         self.max = if self.n == 1 { x } else { self.max.max(x) };
@@ -206,16 +212,19 @@ impl GpuStats {
     }
 
     /// Saturation of this GPU in [0, 1] and its one-line reason: GPM's max(SM busy, DRAM
-    /// bandwidth) on Hopper+, else NVML busy time (labelled as an upper bound).
+    /// bandwidth) on Hopper+ (SM busy alone when the DRAM figure has no value), else NVML busy
+    /// time (labelled as an upper bound).
     #[must_use]
     pub fn saturation(&self) -> (Option<f64>, String) {
-        let gpm = self.gpm_sm_util.value().zip(self.gpm_dram_bw_util.value());
-        if let Some((sm, dram)) = gpm {
+        if let Some(sm) = self.gpm_sm_util.value() {
             let tensor = self.gpm_tensor_util.value().unwrap_or(0.0);
+            let dram = self.gpm_dram_bw_util.value();
+            let dram_text =
+                dram.map_or_else(|| "no value from NVML".to_owned(), |d| format!("{d:.0} %"));
             return (
-                Some(sm.max(dram) / 100.0),
+                Some(sm.max(dram.unwrap_or(0.0)) / 100.0),
                 format!(
-                    "GPU{} {}: SM busy {sm:.0} %, tensor pipes {tensor:.0} %, DRAM bandwidth {dram:.0} % (GPM)",
+                    "GPU{} {}: SM busy {sm:.0} %, tensor pipes {tensor:.0} %, DRAM bandwidth {dram_text} (GPM)",
                     self.index, self.name
                 ),
             );
@@ -860,5 +869,30 @@ mod tests {
         let (v, why) = g.saturation();
         assert_eq!(v, Some(0.55));
         assert!(why.contains("GPM"), "{why}");
+    }
+
+    /// Recorded on an H200 (driver 580.159.04) running a CPU-bound training example: GPM gave
+    /// SM busy 0 % and tensor 0 % but NaN for DRAM bandwidth on every sample.
+    #[test]
+    fn gpm_nan_samples_are_dropped() {
+        let mut g = GpuStats {
+            index: 0,
+            name: "NVIDIA H200".into(),
+            ..GpuStats::default()
+        };
+        for _ in 0..3 {
+            g.gpm_sm_util.add(4.0);
+            g.gpm_tensor_util.add(0.0);
+            g.gpm_dram_bw_util.add(f64::NAN);
+        }
+        assert_eq!(g.gpm_dram_bw_util.value(), None);
+        let (v, why) = g.saturation();
+        assert_eq!(v, Some(0.04));
+        assert!(!why.contains("NaN"), "{why}");
+        assert!(why.contains("DRAM bandwidth no value from NVML"), "{why}");
+        g.gpm_dram_bw_util.add(f64::INFINITY);
+        g.gpm_dram_bw_util.add(30.0);
+        assert_eq!(g.gpm_dram_bw_util.value(), Some(30.0));
+        assert_eq!(g.saturation().0, Some(0.3));
     }
 }

@@ -17,7 +17,8 @@ declare_rule! {
     /// Nor is a loader over a `Dataset` class of the same file whose `__getitem__` only indexes
     /// what `__init__` prepared and wraps it in tensors (no decoding, transform, tokenizer or
     /// file), also when a function of the file returns the datasets (`train_ds, val_ds =
-    /// make_datasets()`): workers have nothing to overlap.
+    /// make_datasets()`), or a plain Python list of samples already in memory with the
+    /// default collate: workers have nothing to overlap.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, or a name only
     /// ever used that way): starting workers for one batch costs more than it saves; nor a
     /// function's loader that nothing reads (nor one at module level in a script whose steps
@@ -99,6 +100,7 @@ impl Rule for DataloaderWorkers {
                 || super::pretokenized_text_loader(m, c)
                 || super::token_id_loader(m, c)
                 || super::tensor_dataset(m, c)
+                || super::in_memory_list(m, c)
                 || super::cheap_local_dataset(m, c).is_some()
             {
                 continue;

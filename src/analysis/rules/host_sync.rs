@@ -6,7 +6,10 @@ declare_rule! {
     /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
     /// inference) on CUDA, when not under a `step % N == 0` guard (nor in a branch that runs
     /// once, like `if i == 0:`, behind a command-line switch that is off by default, or in a
-    /// step loop of at most 16 known iterations). A `.cpu()` / `.numpy()` / `.tolist()` whose
+    /// step loop of at most 16 known iterations); also an `.item()` in the body of a
+    /// module-level helper (outside any loop or `if` of its own) whose every call in the file
+    /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
+    /// number_of_correct(pred, y): return pred.eq(y).sum().item()`). A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, by a library call
     /// or a writer named `write_*` / `save_*`, directly or through values computed from it; an
     /// environment stepped with the action) is the loop's product, not a read that could wait;
@@ -81,7 +84,13 @@ impl Rule for HostSync {
             if !matches!(last, "item" | "cpu" | "numpy" | "tolist") {
                 continue;
             }
-            let Some(s) = super::step_ctx(m, c) else {
+            // (also an `.item()` in a helper that every step calls: `correct +=
+            // number_of_correct(...)`; a helper's `.cpu()` / `.numpy()` hands its product back)
+            let Some(s) = super::step_ctx(m, c).or_else(|| {
+                (last == "item")
+                    .then(|| super::helper_step_ctx(m, c))
+                    .flatten()
+            }) else {
                 continue;
             };
             // autoregressive `generate()` reads every sampled token back to decide when to stop:

@@ -210,6 +210,50 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
     None
 }
 
+/// The step loop that runs call `c` through a helper: `c` sits in a module-level function, in
+/// no loop of its own and under no `if` there, and every call of that function in the file is
+/// itself in a step loop, under no cadence guard (`correct += number_of_correct(pred, target)`
+/// in the evaluation loop; `train(epoch)` once per full-batch step of a graph network).
+// Ex) def number_of_correct(pred, target): return pred.eq(target).sum().item()
+pub(crate) fn helper_step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
+    helper_step_ctx_at(m, c, 0)
+}
+
+/// [`helper_step_ctx`] through at most three helpers (`train()` calling `accuracy()`).
+fn helper_step_ctx_at(m: &Model<'_>, c: &Call, depth: u8) -> Option<StepCtx> {
+    if depth > 2 {
+        return None;
+    }
+    let fi = c.ctx.func?;
+    let f = m.funcs.get(fi as usize)?;
+    if f.class.is_some()
+        || c.ctx.loop_.is_some()
+        || c.ctx.under_if
+        || c.ctx.mod_guard
+        || m.dead(&c.ctx)
+    {
+        return None;
+    }
+    let name = m.text(f.name);
+    if m.funcs.iter().filter(|g| m.text(g.name) == name).count() != 1 {
+        return None;
+    }
+    let mut first: Option<StepCtx> = None;
+    for k in m
+        .calls
+        .iter()
+        .filter(|k| k.method.is_none() && m.text(k.func) == name)
+    {
+        // a call that is not per step (setup code, a recursive call): the helper is not
+        let s = step_ctx(m, k).or_else(|| helper_step_ctx_at(m, k, depth + 1))?;
+        if s.mod_guard || s.under_if {
+            return None;
+        }
+        first.get_or_insert(s);
+    }
+    first
+}
+
 /// The functions whose bodies run once per training or inference step: a module's `forward`
 /// (and a framework's per-batch hooks), and every local function called from a step loop or
 /// from another such function.
@@ -871,6 +915,41 @@ pub(crate) fn tensor_dataset(m: &Model<'_>, c: &Call) -> bool {
         && dataset_ctor(m, c).is_some_and(|t| m.last_name(t) == "TensorDataset")
 }
 
+/// A DataLoader over a plain Python list held in memory (`DataLoader(samples, ...)` after
+/// `samples = []` and `samples.append(tensor)`, or a list comprehension) with the default
+/// collate: an item is one list index, a batch one stack: nothing for worker processes to
+/// overlap.
+// Ex) train_dataset = []; for p in paths: train_dataset.append(load(p)); DataLoader(train_dataset, batch_size=32)
+pub(crate) fn in_memory_list(m: &Model<'_>, c: &Call) -> bool {
+    if m.kw(c, "collate_fn").or_else(|| m.pos(c, 6)).is_some() {
+        return false;
+    }
+    let Some(ds) = m.pos(c, 0).or_else(|| m.kw(c, "dataset")) else {
+        return false;
+    };
+    let is_list = |s: super::facts::Span| {
+        m.node(s)
+            .is_some_and(|n| matches!(n.kind(), "list" | "list_comprehension"))
+    };
+    match ds.vkind {
+        super::facts::ValKind::Ident => {
+            let name = m.text(ds.value);
+            let mut bindings = m.assigns.iter().filter(|x| {
+                x.targets.len() == 1
+                    && !x.augmented
+                    && m.text(x.left) == name
+                    && (x.ctx.func == c.ctx.func || x.ctx.func.is_none())
+            });
+            let mut any = false;
+            bindings.all(|x| {
+                any = true;
+                is_list(x.value)
+            }) && any
+        }
+        _ => is_list(ds.value),
+    }
+}
+
 /// A loader over text tokenised ahead of time whose collate only pads: a Hugging Face
 /// `datasets` split built by `.map(tokenize)` (no `set_transform` / `with_transform`), batched by
 /// a `DataCollator*`, `default_data_collator`, a function that only pads (`tokenizer.pad`,
@@ -1318,9 +1397,117 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     let mut stack = vec![scope];
     while let Some(n) = stack.pop() {
         if n.kind() == "identifier" && m.src.get(n.start_byte()..n.end_byte()) == Some(name) {
-            if n.start_byte() == a.left.start {
-                continue; // the binding itself
+            if n.start_byte() == a.left.start || is_assignment_target(n) {
+                continue; // a binding (this one, or the other branch's `if/else` twin)
             }
+            if !in_next_iter(m, n) && !passed_to_once_reader(m, n) {
+                return false;
+            }
+            uses += 1;
+        }
+        let mut cur = n.walk();
+        stack.extend(n.named_children(&mut cur));
+    }
+    // no use at all: only for a function's local (a module-level loader may be imported), one
+    // bound under `if __name__ == "__main__":` (nothing can import it), or in a script that
+    // runs its steps at module level (importing it would run them)
+    uses > 0
+        || a.ctx.func.is_some()
+        || m.node(a.left).is_some_and(|n| under_main_guard(m, n))
+        || m.loops
+            .iter()
+            .any(|l| l.info.step && l.ctx.func.is_none() && !m.dead(&l.ctx))
+}
+
+/// `node` sits in the body of an `if __name__ == "__main__":` block.
+fn under_main_guard(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
+    let mut cur = node.parent();
+    while let Some(n) = cur {
+        if n.kind() == "if_statement"
+            && n.child_by_field_name("condition").is_some_and(|c| {
+                let t = m.src.get(c.start_byte()..c.end_byte()).unwrap_or("");
+                t.contains("__name__") && t.contains("__main__")
+            })
+        {
+            return true;
+        }
+        cur = n.parent();
+    }
+    false
+}
+
+/// `node` is the left side of a plain assignment (`loader = ...`).
+fn is_assignment_target(node: tree_sitter::Node<'_>) -> bool {
+    node.parent().is_some_and(|p| {
+        p.kind() == "assignment"
+            && p.child_by_field_name("left")
+                .is_some_and(|l| l.start_byte() == node.start_byte())
+    })
+}
+
+/// `node` is an argument of a call to a function of this file whose matching parameter is
+/// only ever read as `next(iter(param))` (a helper that draws one batch for a sample image).
+// Ex) save_samples(gen, sample_loader, epoch)  with  def save_samples(gen, loader, epoch): data = next(iter(loader))
+fn passed_to_once_reader(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
+    let (arg, keyword) = match node.parent() {
+        Some(p) if p.kind() == "keyword_argument" => (p, p.child_by_field_name("name")),
+        Some(_) => (node, None),
+        None => return false,
+    };
+    let Some(args) = arg.parent().filter(|p| p.kind() == "argument_list") else {
+        return false;
+    };
+    let Some(callee) = args
+        .parent()
+        .filter(|c| c.kind() == "call")
+        .and_then(|c| c.child_by_field_name("function"))
+        .filter(|f| f.kind() == "identifier")
+    else {
+        return false;
+    };
+    let callee = m.src.get(callee.start_byte()..callee.end_byte());
+    let funcs: Vec<&super::facts::Func> = m
+        .funcs
+        .iter()
+        .filter(|f| f.class.is_none() && Some(m.text(f.name)) == callee)
+        .collect();
+    let [func] = funcs.as_slice() else {
+        return false;
+    };
+    let param = match keyword {
+        Some(k) => m.src.get(k.start_byte()..k.end_byte()),
+        None => {
+            let mut cur = args.walk();
+            let before = args
+                .named_children(&mut cur)
+                .take_while(|a| a.start_byte() < node.start_byte())
+                .collect::<Vec<_>>();
+            if before
+                .iter()
+                .any(|a| a.kind() != "keyword_argument" && a.kind().contains("splat"))
+            {
+                return false;
+            }
+            let p = before.len();
+            (p < func.positional)
+                .then(|| func.params.get(p).map(|(n, _)| m.text(*n)))
+                .flatten()
+        }
+    };
+    let Some(param) = param else {
+        return false;
+    };
+    let Some(body) = m
+        .node(func.name)
+        .and_then(|n| n.parent())
+        .and_then(|d| d.child_by_field_name("body"))
+    else {
+        return false;
+    };
+    let mut uses = 0usize;
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "identifier" && m.src.get(n.start_byte()..n.end_byte()) == Some(param) {
             if !in_next_iter(m, n) {
                 return false;
             }
@@ -1329,13 +1516,7 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         let mut cur = n.walk();
         stack.extend(n.named_children(&mut cur));
     }
-    // no use at all: only for a function's local (a module-level loader may be imported), or
-    // in a script that runs its steps at module level (importing it would run them)
     uses > 0
-        || a.ctx.func.is_some()
-        || m.loops
-            .iter()
-            .any(|l| l.info.step && l.ctx.func.is_none() && !m.dead(&l.ctx))
 }
 
 /// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?

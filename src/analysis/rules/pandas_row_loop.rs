@@ -6,7 +6,9 @@ declare_rule! {
     /// ## What it does
     /// Flags row-by-row pandas: `for ... in df.iterrows()` / `itertuples()`,
     /// `df.apply(f, axis=1)`, and `for i in range(len(df))` loops indexing `df.loc` / `df.iloc`.
-    /// Not reported for a frame cut to a known handful of rows (`df.head()`, `df[:5]`,
+    /// Not reported for a row loop that runs a model on each row (an evaluation over a table of
+    /// questions): the forward pass dwarfs the row's cost. Nor for a frame cut to a known
+    /// handful of rows (`df.head()`, `df[:5]`,
     /// `df.sample(10)`, directly or through the variable it is assigned to): a few rows cost
     /// nothing, whatever the loop does. Nor are rows handed to a process pool
     /// (`for r in pool.imap(write_row, df.iterrows()):`): their work already runs in parallel.
@@ -93,7 +95,11 @@ impl Rule for PandasRowLoop {
                             )
                             && k.args_span.contains(c.span)
                     });
-                    if let Some(l) = in_loop_header.filter(|_| !few && !pooled) {
+                    // a loop that runs a model on each row (an evaluation over a question
+                    // table): the forward pass costs milliseconds, the row object microseconds
+                    let model_rows =
+                        in_loop_header.is_some_and(|l| l.info.model_call || l.info.step);
+                    if let Some(l) = in_loop_header.filter(|_| !few && !pooled && !model_rows) {
                         cx.at(
                             &Self::META,
                             l.line,

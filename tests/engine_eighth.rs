@@ -1,0 +1,334 @@
+//! The eighth accuracy round: shapes from the blind wave g118–g123 that the engine read wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A Kaggle inference script run through `tyro.cli(main)`: `use_amp` and `use_tta` default to
+/// False in `main`'s signature and reach `predict` through two calls.
+const TYRO_MAIN: &str = "import torch
+import tyro
+from torch.utils.data import DataLoader
+
+def predict(model, loader, device, use_amp=False, use_tta=False):
+    preds = []
+    for batch in loader:
+        images = batch.to(device)
+        if use_amp:
+            with torch.no_grad(), torch.autocast('cuda'):
+                pred = model(images)
+            preds.append(pred.cpu().numpy())
+        else:
+            with torch.no_grad():
+                pred = model(images)
+            preds.append(pred.cpu().numpy())
+        if use_tta:
+            with torch.no_grad():
+                flipped = model(torch.flip(images, dims=[3]))
+            preds.append(flipped.cpu().numpy())
+    return preds
+
+def predict_fold(model, loader, device, use_amp, use_tta):
+    return predict(model, loader, device, use_amp=use_amp, use_tta=use_tta)
+
+def main(device: str = 'cuda', use_amp: bool = False, use_tta: bool = False):
+    model = torch.load('model.pt').eval().to(device)
+    loader = DataLoader(torch.load('test.pt'), batch_size=32, num_workers=4, pin_memory=True)
+    predict_fold(model, loader, device, use_amp, use_tta)
+
+if __name__ == '__main__':
+    tyro.cli(main)
+";
+
+// Ex) def main(use_tta: bool = False): ...  tyro.cli(main): the TTA branch does not run
+#[test]
+fn a_signature_cli_runs_its_function_with_the_defaults() {
+    let a = run(TYRO_MAIN);
+    // only the `else` branch's read runs as shipped
+    assert_eq!(lines_of(&a, "EA301"), vec![16], "{:?}", a.findings);
+    // the same through `from fire import Fire; Fire(main)`
+    let fire = TYRO_MAIN
+        .replace("import tyro\n", "from fire import Fire\n")
+        .replace("tyro.cli(main)", "Fire(main)");
+    assert_eq!(lines_of(&run(&fire), "EA301"), vec![16]);
+    // a function nothing hands to such a runner keeps its parameters unknown: every branch
+    // may run
+    let plain = TYRO_MAIN.replace("    tyro.cli(main)", "    run_somehow(main)");
+    assert_eq!(lines_of(&run(&plain), "EA301"), vec![12, 16, 20]);
+}
+
+/// A pix2pix-style script: a sample loader, bound in both branches of an `if`, is only read by
+/// a helper that draws one batch of it for a picture.
+const SAMPLE_LOADER: &str = "import torch
+from torch.utils.data import DataLoader
+from data import PairDataset
+from nets import Generator
+
+DEVICE = 'cuda'
+
+def save_samples(gen, loader, epoch):
+    gen.eval()
+    data = next(iter(loader))
+    with torch.no_grad():
+        fake = gen(data['a'].to(DEVICE))
+    torch.save(fake, f'sample_{epoch}.pt')
+
+def main():
+    train_ds = PairDataset('train')
+    val_ds = PairDataset('val')
+    if len(val_ds) == 0:
+        sample_loader = DataLoader(train_ds, batch_size=1, shuffle=True)
+    else:
+        sample_loader = DataLoader(val_ds, batch_size=1, shuffle=True)
+    train_loader = DataLoader(train_ds, batch_size=16, shuffle=True, num_workers=2, pin_memory=True, persistent_workers=True)
+    gen = Generator().to(DEVICE)
+    opt = torch.optim.Adam(gen.parameters())
+    for epoch in range(10):
+        for batch in train_loader:
+            loss = gen(batch['a'].to(DEVICE, non_blocking=True)).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        save_samples(gen, sample_loader, epoch)
+
+main()
+";
+
+// Ex) save_samples(gen, sample_loader, epoch) with def save_samples(gen, loader, epoch): next(iter(loader))
+#[test]
+fn a_loader_a_helper_reads_once_gets_no_worker_or_pinning_finding() {
+    let a = run(SAMPLE_LOADER);
+    assert_eq!(
+        lines_of(&a, "EA101"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    assert_eq!(
+        lines_of(&a, "EA102"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // a helper that loops over its loader runs it in full: both loaders are flagged again
+    let looped = SAMPLE_LOADER.replace(
+        "    data = next(iter(loader))\n",
+        "    for data in loader:\n        pass\n",
+    );
+    // (the replacement adds a line above them)
+    assert_eq!(lines_of(&run(&looped), "EA101"), vec![20, 22]);
+}
+
+/// A DDPM script: the test loader is built under the `__main__` guard and never read.
+const UNREAD_MAIN_LOADER: &str = "import torch
+from torch.utils.data import DataLoader
+from data import get_data
+from nets import UNet
+
+def train(loader, epochs=100):
+    model = UNet().cuda()
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        for images, _ in loader:
+            loss = model(images.cuda()).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+if __name__ == '__main__':
+    training_data, test_data = get_data()
+    train_dataloader = DataLoader(training_data, batch_size=64, shuffle=True)
+    test_dataloader = DataLoader(test_data, batch_size=64, shuffle=True)
+    train(train_dataloader)
+";
+
+// Ex) if __name__ == "__main__": test_dataloader = DataLoader(...)  # never read
+#[test]
+fn a_loader_nothing_reads_under_the_main_guard_costs_nothing() {
+    let a = run(UNREAD_MAIN_LOADER);
+    assert_eq!(lines_of(&a, "EA101"), vec![18], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA102"), vec![18], "{:?}", a.findings);
+    // at module level without the guard another module may import it: still flagged
+    let importable = UNREAD_MAIN_LOADER.replace("if __name__ == '__main__':\n", "if True:\n");
+    assert_eq!(lines_of(&run(&importable), "EA101"), vec![18, 19]);
+}
+
+/// A GAN over skins loaded into a Python list before training.
+const LIST_DATASET: &str = "import torch
+from torch.utils.data import DataLoader
+from nets import Generator
+
+def load_skin(path):
+    return torch.load(path)
+
+paths = [f'skins/{i}.pt' for i in range(1000)]
+train_dataset = []
+for p in paths:
+    train_dataset.append(load_skin(p))
+train_dataloader = DataLoader(train_dataset, batch_size=32, shuffle=True)
+
+generator = Generator().cuda()
+opt = torch.optim.Adam(generator.parameters())
+for epoch in range(100):
+    for real in train_dataloader:
+        loss = generator(real.cuda()).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) train_dataset = []; train_dataset.append(...); DataLoader(train_dataset, batch_size=32)
+#[test]
+fn a_loader_over_an_in_memory_list_needs_no_workers() {
+    let a = run(LIST_DATASET);
+    assert_eq!(
+        lines_of(&a, "EA101"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // pinning still speeds up its copies
+    assert_eq!(lines_of(&a, "EA102"), vec![12], "{:?}", a.findings);
+    // a custom collate may do real work per batch
+    let collated = LIST_DATASET.replace("shuffle=True)", "shuffle=True, collate_fn=augment)");
+    assert_eq!(lines_of(&run(&collated), "EA101"), vec![12]);
+}
+
+/// The torchaudio speech-command tutorial's switch: `device` is a `torch.device`, which never
+/// equals a string, so the `else` branch (no workers) runs even on a GPU.
+const DEVICE_EQ_STRING: &str = "import torch
+import torch.nn.functional as F
+from data import SubsetSC, collate_fn
+from nets import M5
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+if device == 'cuda':
+    num_workers = 1
+    pin_memory = True
+else:
+    num_workers = 0
+    pin_memory = False
+
+train_loader = torch.utils.data.DataLoader(SubsetSC('training'), batch_size=256, shuffle=True,
+    collate_fn=collate_fn, num_workers=num_workers, pin_memory=pin_memory)
+
+model = M5().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(2):
+    for data, target in train_loader:
+        output = model(data.to(device))
+        loss = F.nll_loss(output.squeeze(), target.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) device = torch.device(...); if device == "cuda": num_workers = 1 else: num_workers = 0
+#[test]
+fn a_torch_device_never_equals_a_string() {
+    let a = run(DEVICE_EQ_STRING);
+    assert_eq!(lines_of(&a, "EA101"), vec![14], "{:?}", a.findings);
+    // `!=` is true: the first branch runs
+    let ne = DEVICE_EQ_STRING.replace("if device == 'cuda':", "if device != 'cuda':");
+    assert_eq!(lines_of(&run(&ne), "EA101"), Vec::<usize>::new());
+    // a device kept as a string compares as written: unknown here (it depends on the machine)
+    let string = DEVICE_EQ_STRING.replace(
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+        "device = 'cuda' if torch.cuda.is_available() else 'cpu'",
+    );
+    assert_eq!(lines_of(&run(&string), "EA101"), Vec::<usize>::new());
+}
+
+/// An MMLU evaluation over a question table: each row runs the language model once.
+const MODEL_PER_ROW: &str = "import pandas as pd
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained('Qwen/Qwen-7B')
+model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen-7B', device_map='auto', torch_dtype=torch.bfloat16).eval()
+
+def get_logits(prompt):
+    inputs = tokenizer(prompt, return_tensors='pt').to(model.device)
+    with torch.no_grad():
+        return model(**inputs).logits[:, -1]
+
+test_df = pd.read_csv('test.csv')
+answers = []
+for _, row in test_df.iterrows():
+    prompt = row['question'] + ' Answer:'
+    with torch.no_grad():
+        logits = model(**tokenizer(prompt, return_tensors='pt').to(model.device)).logits
+    answers.append(int(logits[0, -1].argmax()))
+test_df['pred'] = answers
+";
+
+// Ex) for _, row in df.iterrows(): logits = model(**tokenizer(row["question"], ...))
+#[test]
+fn a_row_loop_that_runs_a_model_per_row_is_not_a_pandas_finding() {
+    let a = run(MODEL_PER_ROW);
+    assert_eq!(
+        lines_of(&a, "EA601"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // the same loop building a feature per row is row-by-row pandas
+    let features = MODEL_PER_ROW.replace(
+        "    with torch.no_grad():\n        logits = model(**tokenizer(prompt, return_tensors='pt').to(model.device)).logits\n    answers.append(int(logits[0, -1].argmax()))\n",
+        "    answers.append(len(prompt))\n",
+    );
+    assert_eq!(lines_of(&run(&features), "EA601"), vec![15]);
+}
+
+/// pyGAT: a full-batch graph network whose `train()` is one optimizer step, called once per
+/// iteration of the loop, and reads four metrics with `.item()`; and an accuracy helper
+/// called in an evaluation loop.
+const HELPER_SYNCS: &str = "import torch
+import torch.nn.functional as F
+from models import GAT
+from utils import load_data
+
+adj, features, labels, idx_train = load_data()
+model = GAT(nfeat=features.shape[1], nhid=8, nclass=7).cuda()
+features, adj, labels = features.cuda(), adj.cuda(), labels.cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=0.005)
+
+def number_of_correct(pred, target):
+    return pred.argmax(1).eq(target).sum().item()
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    output = model(features, adj)
+    loss_train = F.nll_loss(output[idx_train], labels[idx_train])
+    loss_train.backward()
+    optimizer.step()
+    print('Epoch: {:04d}'.format(epoch + 1), 'loss_train: {:.4f}'.format(loss_train.item()))
+    return number_of_correct(output, labels)
+
+for epoch in range(1000):
+    train(epoch)
+";
+
+// Ex) def train(epoch): ...; print(loss_train.item())   for epoch in range(1000): train(epoch)
+#[test]
+fn an_item_in_a_helper_every_step_calls_is_a_host_sync() {
+    let a = run(HELPER_SYNCS);
+    assert_eq!(lines_of(&a, "EA301"), vec![12, 21], "{:?}", a.findings);
+    // called only every 100 iterations: rare
+    let rare = HELPER_SYNCS.replace(
+        "    train(epoch)\n",
+        "    if epoch % 100 == 0:\n        train(epoch)\n",
+    );
+    assert_eq!(lines_of(&run(&rare), "EA301"), Vec::<usize>::new());
+    // a `.cpu()` a helper hands back is its product, not a read that could wait
+    let product = HELPER_SYNCS.replace(".sum().item()", ".cpu()");
+    assert_eq!(lines_of(&run(&product), "EA301"), vec![21]);
+}
