@@ -332,3 +332,115 @@ fn an_item_in_a_helper_every_step_calls_is_a_host_sync() {
     let product = HELPER_SYNCS.replace(".sum().item()", ".cpu()");
     assert_eq!(lines_of(&run(&product), "EA301"), vec![21]);
 }
+
+/// A U-Net training loop that sets its logging interval to 1 inside the loop.
+const LOG_INTERVAL_IN_LOOP: &str = "import torch
+from unet import UNet
+
+model = UNet(2).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+
+def train(loader, epoch):
+    for step, sample in enumerate(loader):
+        x = sample['image'].cuda()
+        loss = model(x).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        log_interval = 1
+        if step % log_interval == 0:
+            print('Train Epoch: {} Loss: {:.6f}'.format(epoch, loss.item()))
+
+for epoch in range(10):
+    train(loader, epoch)
+";
+
+// Ex) for step, x in enumerate(loader): ...; log_interval = 1; if step % log_interval == 0: print(loss.item())
+#[test]
+fn a_literal_bound_inside_the_loop_is_read() {
+    let a = run(LOG_INTERVAL_IN_LOOP);
+    assert_eq!(lines_of(&a, "EA301"), vec![16], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA504"), vec![16], "{:?}", a.findings);
+    // every 50 steps: guarded
+    let every_50 = LOG_INTERVAL_IN_LOOP.replace("log_interval = 1", "log_interval = 50");
+    assert_eq!(lines_of(&run(&every_50), "EA301"), Vec::<usize>::new());
+    // a value computed from the loop is not a constant
+    let computed =
+        LOG_INTERVAL_IN_LOOP.replace("log_interval = 1", "log_interval = step // 10 + 1");
+    assert_eq!(lines_of(&run(&computed), "EA301"), Vec::<usize>::new());
+}
+
+/// A YOLO v1 trained from scratch: the network comes from the repository's own module.
+const YOLO_V1: &str = "import torch
+from yolo_v1 import Yolo_V1
+from loss import YoloLoss
+
+model = Yolo_V1(split_size=7, num_boxes=2, num_classes=20).to('cuda')
+optimizer = torch.optim.Adam(model.parameters())
+loss_fn = YoloLoss()
+for epoch in range(100):
+    for x, y in train_loader:
+        with torch.autocast('cuda', dtype=torch.bfloat16):
+            loss = loss_fn(model(x.to('cuda')), y.to('cuda'))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = Yolo_V1(...).to("cuda"): a convolutional detector
+#[test]
+fn a_yolo_detector_is_a_convolutional_network() {
+    let a = run(YOLO_V1);
+    assert_eq!(lines_of(&a, "EA204"), vec![5], "{:?}", a.findings);
+    // YOLOS is a vision transformer
+    let yolos = YOLO_V1
+        .replace(
+            "from yolo_v1 import Yolo_V1",
+            "from yolos import YolosDetector",
+        )
+        .replace(
+            "Yolo_V1(split_size=7, num_boxes=2, num_classes=20)",
+            "YolosDetector()",
+        );
+    assert_eq!(lines_of(&run(&yolos), "EA204"), Vec::<usize>::new());
+}
+
+/// pycococreator's example: a walk over image folders, a loop over each folder's images, and
+/// inside it a walk over the annotation folders and a loop over each image's masks.
+const NESTED_FILE_LOOPS: &str = "import os
+import json
+import numpy as np
+from PIL import Image
+import pycococreatortools
+
+def filter_for_jpeg(root, files):
+    return [os.path.join(root, f) for f in files if f.endswith('.jpg')]
+
+def filter_for_annotations(root, files, image_filename):
+    base = os.path.splitext(os.path.basename(image_filename))[0]
+    return [os.path.join(root, f) for f in files if f.startswith(base)]
+
+coco_output = {'images': [], 'annotations': []}
+image_id = 1
+for root, _, files in os.walk('train/images'):
+    image_files = filter_for_jpeg(root, files)
+    for image_filename in image_files:
+        image = Image.open(image_filename)
+        coco_output['images'].append(pycococreatortools.create_image_info(image_id, image_filename, image.size))
+        for root2, _, files2 in os.walk('train/annotations'):
+            annotation_files = filter_for_annotations(root2, files2, image_filename)
+            for annotation_filename in annotation_files:
+                binary_mask = np.asarray(Image.open(annotation_filename).convert('1')).astype(np.uint8)
+                coco_output['annotations'].append(pycococreatortools.create_annotation_info(image_id, binary_mask))
+        image_id += 1
+
+with open('instances.json', 'w') as f:
+    json.dump(coco_output, f)
+";
+
+// Ex) for root, _, files in os.walk(d): for image_filename in filter_for_jpeg(root, files): ...
+#[test]
+fn a_nest_of_file_loops_gets_one_finding_on_the_loop_over_files() {
+    let a = run(NESTED_FILE_LOOPS);
+    assert_eq!(lines_of(&a, "EA602"), vec![18], "{:?}", a.findings);
+}

@@ -2096,7 +2096,20 @@ impl<'s> Model<'s> {
                     }
                 };
                 match pick {
-                    Some(a) if a.ctx.loop_.is_none() => {
+                    // (bound inside a loop, only a literal: the same value every iteration,
+                    // `log_interval = 1` written in the step loop)
+                    Some(a)
+                        if a.ctx.loop_.is_none()
+                            || matches!(
+                                a.vkind,
+                                ValKind::Int
+                                    | ValKind::Float
+                                    | ValKind::True
+                                    | ValKind::False
+                                    | ValKind::NoneLit
+                                    | ValKind::Str
+                            ) =>
+                    {
                         self.resolve_span(a.value, a.vkind, a.span.start, a.ctx.func, depth + 1)
                     }
                     _ => Val::Unknown,

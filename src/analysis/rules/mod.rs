@@ -1757,9 +1757,20 @@ const CONV_FAMILIES: &[&str] = &[
 
 /// Does a constructor's name name a convolutional network family, at the start of one of its
 /// words (`ResNet18`, `CAResNet18`, `EncoderCNN`, `build_vgg16`; not `Exception` ⊃ "xception",
-/// not `SimpleNet` ⊃ "lenet")?
+/// not `SimpleNet` ⊃ "lenet"), or a YOLO detector by version (`Yolo_V1`, `YOLOv3`: darknet
+/// and CSP backbones; not `YoloLoss`, nor the ViT-based YOLOS)?
 fn conv_family(name: &str) -> bool {
-    word_starts(name).any(|rest| CONV_FAMILIES.iter().any(|f| rest.starts_with(f)))
+    word_starts(name).any(|rest| match rest.strip_prefix("yolo") {
+        // `Yolo_V1`, `YOLOv3`, `Yolo`: not `YoloLoss`, `yolo_utils`, nor the ViT-based YOLOS
+        Some(version) => {
+            let v = version
+                .strip_prefix("_v")
+                .or_else(|| version.strip_prefix('v'))
+                .unwrap_or(version);
+            version.is_empty() || v.starts_with(|ch: char| ch.is_ascii_digit())
+        }
+        None => CONV_FAMILIES.iter().any(|f| rest.starts_with(f)),
+    })
 }
 
 /// The lowercased tails of `name` from each place a word starts: the beginning, after a

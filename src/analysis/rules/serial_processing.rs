@@ -15,7 +15,9 @@ declare_rule! {
     /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
     /// to `dump` a model, it runs nothing in parallel).
     ///
-    /// Reported on the `for` line of the per-file loop.
+    /// Reported on the `for` line of the per-file loop, once per nest of such loops: on the
+    /// outermost, unless that one walks directories (`os.walk`) and a loop over their files
+    /// inside it qualifies too.
     ///
     /// ## Why is this slow?
     /// One Python process uses one CPU core: on a 16-core machine the loop leaves 15 cores idle
@@ -137,6 +139,7 @@ impl Rule for SerialProcessing {
             .filter(|f| f.class.is_none())
             .map(|f| m.text(f.name))
             .collect();
+        let mut flagged: Vec<usize> = Vec::new();
         for (li, l) in m.loops.iter().enumerate() {
             if l.info.step
                 || l.info.epoch
@@ -288,6 +291,35 @@ impl Rule for SerialProcessing {
             if !heavy || !collects || recursive || breaks(m, l) {
                 continue;
             }
+            flagged.push(li);
+        }
+        // one finding per nest of such loops: on the outermost loop over files (an `os.walk`
+        // over directories holding a flagged loop over their files gives way to it)
+        let ancestors = |li: usize| {
+            let mut out = Vec::new();
+            let mut cur = m.loops.get(li).and_then(|l| l.parent);
+            while let Some(p) = cur.filter(|_| out.len() < 256) {
+                out.push(p as usize);
+                cur = m.loops.get(p as usize).and_then(|l| l.parent);
+            }
+            out
+        };
+        let walks_dirs = |li: usize| {
+            m.loops
+                .get(li)
+                .and_then(|l| l.iter)
+                .is_some_and(|it| m.text(it).contains("walk("))
+        };
+        let kept: Vec<usize> = flagged
+            .iter()
+            .copied()
+            .filter(|&li| !(walks_dirs(li) && flagged.iter().any(|&d| ancestors(d).contains(&li))))
+            .collect();
+        for &li in &kept {
+            if ancestors(li).iter().any(|a| kept.contains(a)) {
+                continue;
+            }
+            let Some(l) = m.loops.get(li) else { continue };
             cx.at(
                 &Self::META,
                 l.line,
