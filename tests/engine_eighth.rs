@@ -444,3 +444,48 @@ fn a_nest_of_file_loops_gets_one_finding_on_the_loop_over_files() {
     let a = run(NESTED_FILE_LOOPS);
     assert_eq!(lines_of(&a, "EA602"), vec![18], "{:?}", a.findings);
 }
+
+/// WGAN-GP: noise drawn on the CPU every critic step and moved with `.cuda(gpu)`; a sample
+/// helper does the same, but runs every 100 iterations only.
+const NOISE_TO_GPU: &str = "import torch
+from models import Generator, Discriminator
+
+use_cuda = torch.cuda.is_available()
+gpu = 0
+netG = Generator()
+netD = Discriminator()
+if use_cuda:
+    netD = netD.cuda(gpu)
+    netG = netG.cuda(gpu)
+optimizerG = torch.optim.Adam(netG.parameters())
+
+def generate_image(frame, netG):
+    fixed_noise = torch.randn(128, 128)
+    if use_cuda:
+        fixed_noise = fixed_noise.cuda(gpu)
+    torch.save(netG(fixed_noise), f'samples_{frame}.pt')
+
+for iteration in range(200000):
+    netG.zero_grad()
+    noise = torch.randn(64, 128)
+    if use_cuda:
+        noise = noise.cuda(gpu)
+    G = netD(netG(noise)).mean()
+    G.backward()
+    optimizerG.step()
+    if iteration % 100 == 99:
+        generate_image(iteration, netG)
+";
+
+// Ex) noise = torch.randn(64, 128); if use_cuda: noise = noise.cuda(gpu)
+#[test]
+fn a_move_to_a_device_ordinal_is_a_move_and_rare_helpers_are_not_per_step() {
+    let a = run(NOISE_TO_GPU);
+    assert_eq!(lines_of(&a, "EA304"), vec![21], "{:?}", a.findings);
+    // the helper called every step: its noise is per step too
+    let every_step = NOISE_TO_GPU.replace(
+        "    if iteration % 100 == 99:\n        generate_image(iteration, netG)\n",
+        "    generate_image(iteration, netG)\n",
+    );
+    assert_eq!(lines_of(&run(&every_step), "EA304"), vec![14, 21]);
+}

@@ -208,10 +208,17 @@ impl Rule for CpuTensorThenMove {
             }
             let args = m.call_args(c);
             let device = if last == "cuda" {
-                if !args.is_empty() {
-                    continue;
+                // `.cuda()`, `.cuda(gpu)`, `.cuda(device=0)`, `.cuda(non_blocking=True)`: an
+                // ordinal is a device argument too (`torch.randn(..., device=gpu)`)
+                let named = |a: &&crate::analysis::facts::Arg, k: &str| {
+                    a.name.is_some_and(|n| m.text(n) == k)
+                };
+                let dev: Vec<_> = args.iter().filter(|a| !named(a, "non_blocking")).collect();
+                match dev.as_slice() {
+                    [] => "\"cuda\"".to_string(),
+                    [a] if a.name.is_none() || named(a, "device") => m.text(a.value).to_string(),
+                    _ => continue,
                 }
-                "\"cuda\"".to_string()
             } else {
                 let [a] = args else { continue };
                 let t = m.text(a.value);

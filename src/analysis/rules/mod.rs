@@ -256,7 +256,7 @@ fn helper_step_ctx_at(m: &Model<'_>, c: &Call, depth: u8) -> Option<StepCtx> {
 
 /// The functions whose bodies run once per training or inference step: a module's `forward`
 /// (and a framework's per-batch hooks), and every local function called from a step loop or
-/// from another such function.
+/// from another such function, by a call that is not under a cadence guard or switched off.
 pub(crate) fn per_step_funcs(m: &Model<'_>) -> Vec<bool> {
     let mut hot: Vec<bool> = m
         .funcs
@@ -280,7 +280,9 @@ pub(crate) fn per_step_funcs(m: &Model<'_>) -> Vec<bool> {
             let Some(callees) = by_name.get(m.last_name(c)) else {
                 continue;
             };
-            if !runs_per_step(m, &hot, c) {
+            // (a call every N steps, once, or in a branch that does not run as shipped makes
+            // no function hot: `if it % 100 == 99: generate_image(...)`)
+            if !runs_per_step(m, &hot, c) || rare_call(m, c) {
                 continue;
             }
             for &fi in callees {
@@ -305,6 +307,16 @@ pub(crate) fn per_step_funcs(m: &Model<'_>) -> Vec<bool> {
         }
     }
     hot
+}
+
+/// Does call `c` run only every N steps, once, or not at all as shipped: under a cadence
+/// guard on its way to the step loop, or in a dead branch?
+fn rare_call(m: &Model<'_>, c: &Call) -> bool {
+    m.dead(&c.ctx)
+        || match step_ctx(m, c) {
+            Some(s) => s.mod_guard,
+            None => c.ctx.mod_guard,
+        }
 }
 
 /// Does call `c` run once per step (or more often): in a step loop of more than a few
