@@ -489,3 +489,33 @@ fn a_move_to_a_device_ordinal_is_a_move_and_rare_helpers_are_not_per_step() {
     );
     assert_eq!(lines_of(&run(&every_step), "EA304"), vec![14, 21]);
 }
+
+/// A validation loop that copies the logits to the host first, then computes the loss there.
+const LOSS_ON_HOST: &str = "import torch
+from torch.utils.data import DataLoader
+from conv_net import CNN
+
+DEVICE = 'cuda'
+model = CNN().to(DEVICE)
+loss_func = torch.nn.CrossEntropyLoss()
+val_loader = DataLoader(val_set, batch_size=64, num_workers=4, pin_memory=True)
+model.eval()
+val_loss_total = 0
+with torch.inference_mode():
+    for x_val, y_val in val_loader:
+        logits = model(x_val.to(DEVICE)).cpu()
+        val_loss_total += loss_func(logits, y_val).item()
+";
+
+// Ex) logits = model(x.to(DEVICE)).cpu(); total += loss_func(logits, y).item()
+#[test]
+fn a_loss_computed_from_host_values_reads_no_gpu() {
+    let a = run(LOSS_ON_HOST);
+    assert_eq!(lines_of(&a, "EA301"), vec![13], "{:?}", a.findings);
+    // the labels moved to the GPU make it a device computation again
+    let on_gpu = LOSS_ON_HOST.replace(
+        "        logits = model(x_val.to(DEVICE)).cpu()\n",
+        "        logits = model(x_val.to(DEVICE))\n        y_val = y_val.to(DEVICE)\n",
+    );
+    assert_eq!(lines_of(&run(&on_gpu), "EA301"), vec![15]);
+}

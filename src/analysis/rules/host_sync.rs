@@ -120,6 +120,13 @@ impl Rule for HostSync {
             {
                 continue;
             }
+            // a function applied to host values only (`loss_func(logits, y).item()` after
+            // `logits = model(x).cpu()`, `y` straight from the loader) computes on the host
+            if let Some(l) = m.loops.get(s.loop_ as usize)
+                && host_call_result(m, l, c)
+            {
+                continue;
+            }
             // an output that must reach the host now (an image or file written, an environment
             // stepped with the action) is the loop's product, not a read that could wait
             if last != "item"
@@ -301,6 +308,31 @@ fn tensor_root<'s>(
         .min_by_key(|k| k.span.end - k.span.start)?;
     let arg = m.pos(inner, 0)?;
     super::words(m.text(arg.value)).next()
+}
+
+/// Is the receiver of `c` a plain function call (`loss_func(logits, y)`, `F.mse_loss(a, b)`)
+/// whose arguments are all names holding host values: copied to the host earlier in the loop
+/// body, or a loader's batch not yet moved?
+fn host_call_result(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let Some(r) = c.recv_call.and_then(|i| m.calls.get(i as usize)) else {
+        return false;
+    };
+    let args = m.call_args(r);
+    r.method.is_none()
+        && r.splat.is_none()
+        && !r.star
+        && !args.is_empty()
+        && args.iter().all(|a| {
+            let name = m.text(a.value);
+            a.vkind == crate::analysis::facts::ValKind::Ident
+                && (on_host(m, l, c, name)
+                    || (l.targets.iter().any(|t| m.text(*t) == name) && !moved_in_loop(m, l, name))
+                    || loader_host_value(m, c, name))
+        })
 }
 
 /// Is `name`, at call `c` inside step loop `l`, a value already copied to the host: bound
