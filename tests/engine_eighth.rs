@@ -519,3 +519,57 @@ fn a_loss_computed_from_host_values_reads_no_gpu() {
     );
     assert_eq!(lines_of(&run(&on_gpu), "EA301"), vec![15]);
 }
+
+/// GIN (powerful-gnns): a graph network named `GraphCNN`, trained on labels gathered from a
+/// list of graph objects every step.
+const GRAPH_CNN: &str = "import numpy as np
+import torch
+import torch.nn.functional as F
+from models.graphcnn import GraphCNN
+
+device = torch.device('cuda')
+model = GraphCNN(5, 2, 64, 64, 2, 0.5, False, 'sum', 'sum', device).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+for epoch in range(350):
+    for pos in range(50):
+        selected_idx = np.random.permutation(len(train_graphs))[:32]
+        batch_graph = [train_graphs[idx] for idx in selected_idx]
+        output = model(batch_graph)
+        labels = torch.LongTensor([graph.label for graph in batch_graph]).to(device)
+        loss = F.cross_entropy(output, labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = GraphCNN(...).to(device); labels = torch.LongTensor([g.label for g in batch_graph]).to(device)
+#[test]
+fn a_graph_cnn_is_no_conv_net_and_gathered_labels_are_host_data() {
+    let a = run(GRAPH_CNN);
+    assert_eq!(
+        lines_of(&a, "EA204"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    assert_eq!(
+        lines_of(&a, "EA304"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // a plain CNN is one; a constant built every step is waste
+    let cnn = GRAPH_CNN
+        .replace(
+            "from models.graphcnn import GraphCNN",
+            "from models.cnn import SimpleCNN",
+        )
+        .replace(
+            "GraphCNN(5, 2, 64, 64, 2, 0.5, False, 'sum', 'sum', device)",
+            "SimpleCNN()",
+        )
+        .replace("[graph.label for graph in batch_graph]", "[0] * 32");
+    let a = run(&cnn);
+    assert_eq!(lines_of(&a, "EA204"), vec![7], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA304"), vec![14], "{:?}", a.findings);
+}

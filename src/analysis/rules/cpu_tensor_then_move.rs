@@ -41,7 +41,8 @@ declare_rule! {
     /// `y.cuda()`), reported where it is built. A constructor counts when it builds a constant
     /// (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] * b).cuda()`,
     /// `torch.tensor([1.0, 2.0]).cuda()`), not when it wraps host data
-    /// (`torch.FloatTensor(batch).to(device)`, `torch.tensor(batch.state).float().to(device)`):
+    /// (`torch.FloatTensor(batch).to(device)`, `torch.tensor(batch.state).float().to(device)`,
+    /// `torch.LongTensor([g.label for g in batch_graph]).to(device)`):
     /// that copy is the data's own, and it is made whoever builds the tensor. So is a buffer
     /// written element-wise from host data before its move (`ids = torch.full((b, n), pad)`,
     /// `ids[i, :k] = torch.tensor(row)`, `ids.to(device)`).
@@ -184,7 +185,13 @@ impl Rule for CpuTensorThenMove {
                         crate::analysis::facts::ValKind::Ident
                             | crate::analysis::facts::ValKind::Attr
                             | crate::analysis::facts::ValKind::Call
-                    ) || m.node(a.value).is_some_and(|n| n.kind() == "subscript")
+                    ) || m.node(a.value).is_some_and(|n| {
+                        // `torch.LongTensor([g.label for g in batch])`: rows of host data
+                        matches!(
+                            n.kind(),
+                            "subscript" | "list_comprehension" | "generator_expression"
+                        )
+                    })
                 })
             {
                 continue;

@@ -1770,8 +1770,13 @@ const CONV_FAMILIES: &[&str] = &[
 /// Does a constructor's name name a convolutional network family, at the start of one of its
 /// words (`ResNet18`, `CAResNet18`, `EncoderCNN`, `build_vgg16`; not `Exception` ⊃ "xception",
 /// not `SimpleNet` ⊃ "lenet"), or a YOLO detector by version (`Yolo_V1`, `YOLOv3`: darknet
-/// and CSP backbones; not `YoloLoss`, nor the ViT-based YOLOS)?
+/// and CSP backbones; not `YoloLoss`, nor the ViT-based YOLOS)? Not a graph network
+/// (`GraphCNN`).
 fn conv_family(name: &str) -> bool {
+    // `GraphCNN`, `GraphConvNet`: graph networks, whose convolutions are sparse matmuls
+    if name.to_ascii_lowercase().contains("graph") {
+        return false;
+    }
     word_starts(name).any(|rest| match rest.strip_prefix("yolo") {
         // `Yolo_V1`, `YOLOv3`, `Yolo`: not `YoloLoss`, `yolo_utils`, nor the ViT-based YOLOS
         Some(version) => {
