@@ -573,3 +573,38 @@ fn a_graph_cnn_is_no_conv_net_and_gathered_labels_are_host_data() {
     assert_eq!(lines_of(&a, "EA204"), vec![7], "{:?}", a.findings);
     assert_eq!(lines_of(&a, "EA304"), vec![14], "{:?}", a.findings);
 }
+
+/// YOLOv4's loss: target buffers built on the CPU every step and moved by `.type(dtype)` with
+/// `dtype` a CUDA tensor type; DDPM sampling that scales a CPU tensor in parentheses.
+const MOVED_BY_TYPE: &str = "import torch
+import torch.nn as nn
+
+class YoloLoss(nn.Module):
+    def forward(self, xin, labels):
+        loss = 0
+        for output in xin:
+            dtype = torch.cuda.FloatTensor if output.is_cuda else torch.FloatTensor
+            tgt_mask = torch.zeros(output.shape[0], 3, 4).type(dtype)
+            loss = loss + (output.sum() * tgt_mask.sum())
+        return loss
+
+def sample(model, n, steps, device):
+    x = torch.randn((n, 1, 32, 32), device=device)
+    for i in reversed(range(1, steps)):
+        t = (torch.ones(n) * i).long().to(device)
+        x = model(x, t)
+    return x
+";
+
+// Ex) torch.zeros(...).type(dtype) with dtype = torch.cuda.FloatTensor ...; (torch.ones(n) * i).long().to(device)
+#[test]
+fn a_move_by_cuda_tensor_type_or_of_a_scaled_constructor_is_a_move() {
+    let a = run(MOVED_BY_TYPE);
+    assert_eq!(lines_of(&a, "EA304"), vec![9, 16], "{:?}", a.findings);
+    // a CPU tensor type converts dtypes only
+    let cpu = MOVED_BY_TYPE.replace(
+        "torch.cuda.FloatTensor if output.is_cuda else torch.FloatTensor",
+        "torch.FloatTensor",
+    );
+    assert_eq!(lines_of(&run(&cpu), "EA304"), vec![16]);
+}

@@ -36,7 +36,10 @@ declare_rule! {
     /// Flags a tensor built on the CPU and then moved, `torch.zeros(...).to(device)`,
     /// `torch.tensor(...).cuda()`, where it runs every step: in a step loop, in a module's
     /// `forward`, or in a function called from either. A tensor built once (setup code, once
-    /// per epoch) costs one small copy and is not reported. Also a name bound to such a
+    /// per epoch) costs one small copy and is not reported. A move is `.to(device)`,
+    /// `.cuda()` (also `.cuda(gpu)`), or `.type(dtype)` to a `torch.cuda` tensor type; the
+    /// constructor may be scaled in parentheses first (`(torch.ones(n) * i).long().to(device)`).
+    /// Also a name bound to such a
     /// constructor earlier in the same loop body and moved later (`y = torch.ones(n)` ...
     /// `y.cuda()`), reported where it is built. A constructor counts when it builds a constant
     /// (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] * b).cuda()`,
@@ -107,19 +110,28 @@ impl Rule for CpuTensorThenMove {
             let last = m.last_name(c);
             // (a move in a branch that does not run as shipped copies nothing: `if
             // args.add_noise: x = x + torch.randn(*x.shape).cuda()` with the flag off)
-            if c.method.is_none() || !matches!(last, "to" | "cuda") || m.dead(&c.ctx) {
+            if c.method.is_none()
+                || !(matches!(last, "to" | "cuda") || (last == "type" && to_cuda_type(m, c)))
+                || m.dead(&c.ctx)
+            {
                 continue;
             }
             // `y = torch.ones(n)` ... `y.cuda()`: a name bound to a constructor just before, in the
             // same loop body, is moved as it was built (reported where it is built, no fix: the
             // name may be read on the CPU in between)
             let bound = c.recv_call.is_none().then(|| bound_ctor(m, c)).flatten();
-            let Some(mut inner) = c.recv_call.and_then(|i| m.calls.get(i as usize)).or(bound)
+            // `(torch.ones(n) * i).to(device)`: a constructor scaled in parentheses
+            let scaled = c.recv_call.is_none().then(|| paren_ctor(m, c)).flatten();
+            let Some(mut inner) = c
+                .recv_call
+                .and_then(|i| m.calls.get(i as usize))
+                .or(bound)
+                .or(scaled)
             else {
                 continue;
             };
             // look through shape-only methods: `torch.tensor(x).view(1, 3).to(device)`
-            let mut chained = false;
+            let mut chained = scaled.is_some();
             // an in-place fill on the way makes the tensor a constant, whatever it wrapped
             let mut filled = false;
             for _ in 0..8 {
@@ -153,6 +165,13 @@ impl Rule for CpuTensorThenMove {
                         "fill_" | "zero_" | "uniform_" | "normal_"
                     );
                     inner = i;
+                    chained = true;
+                } else if inner.method.is_some()
+                    && inner.recv_call.is_none()
+                    && let Some(k) = paren_ctor(m, inner)
+                {
+                    // `(torch.ones(n) * i).long().to(device)`
+                    inner = k;
                     chained = true;
                 } else {
                     break;
@@ -214,7 +233,9 @@ impl Rule for CpuTensorThenMove {
                 continue;
             }
             let args = m.call_args(c);
-            let device = if last == "cuda" {
+            let device = if last == "type" {
+                "\"cuda\"".to_string()
+            } else if last == "cuda" {
                 // `.cuda()`, `.cuda(gpu)`, `.cuda(device=0)`, `.cuda(non_blocking=True)`: an
                 // ordinal is a device argument too (`torch.randn(..., device=gpu)`)
                 let named = |a: &&crate::analysis::facts::Arg, k: &str| {
@@ -293,6 +314,70 @@ fn filled_before_move(
 
 /// The constructor call a plain name was last bound to, in the same function and loop body,
 /// before `c` moves it (`mask = torch.zeros(b, n)` ... `mask = mask.to(device)`).
+/// `.type(torch.cuda.FloatTensor)`, or `.type(dtype)` with `dtype` bound to an expression
+/// naming a `torch.cuda` tensor type (`dtype = torch.cuda.FloatTensor if cuda else
+/// torch.FloatTensor`): a move to the GPU.
+fn to_cuda_type(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    let [a] = m.call_args(c) else {
+        return false;
+    };
+    let t = m.text(a.value);
+    if t.contains("torch.cuda.") {
+        return true;
+    }
+    // the nearest binding before the call in the same function (also inside a loop: `for
+    // output in xin: dtype = torch.cuda.FloatTensor if output.is_cuda else ...`)
+    a.vkind == crate::analysis::facts::ValKind::Ident
+        && m.assigns
+            .iter()
+            .rfind(|b| {
+                b.span.end <= c.span.start
+                    && b.ctx.func == c.ctx.func
+                    && b.targets.len() == 1
+                    && !b.augmented
+                    && m.text(b.left) == t
+            })
+            .is_some_and(|b| m.text(b.value).contains("torch.cuda."))
+}
+
+/// The receiver of `c` is a parenthesised arithmetic on a `torch` constructor
+/// (`(torch.ones(n) * i).long()`): that constructor's call.
+fn paren_ctor<'a>(
+    m: &'a crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> Option<&'a crate::analysis::facts::Call> {
+    let mut n = m.node(c.recv?)?;
+    if n.kind() != "parenthesized_expression" {
+        return None;
+    }
+    for _ in 0..8 {
+        if n.kind() != "parenthesized_expression" {
+            break;
+        }
+        n = n.named_child(0)?;
+    }
+    if n.kind() != "binary_operator" {
+        return None;
+    }
+    let operands = [
+        n.child_by_field_name("left"),
+        n.child_by_field_name("right"),
+    ];
+    operands.into_iter().flatten().find_map(|o| {
+        (o.kind() == "call")
+            .then(|| {
+                m.calls.iter().find(|k| {
+                    k.span.start == o.start_byte()
+                        && k.span.end == o.end_byte()
+                        && m.qual(k)
+                            .strip_prefix("torch.")
+                            .is_some_and(|ctor| CTORS.contains(&ctor) || LEGACY.contains(&ctor))
+                })
+            })
+            .flatten()
+    })
+}
+
 fn bound_ctor<'a>(
     m: &'a crate::analysis::facts::Model<'_>,
     c: &crate::analysis::facts::Call,
