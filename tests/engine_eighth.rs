@@ -608,3 +608,36 @@ fn a_move_by_cuda_tensor_type_or_of_a_scaled_constructor_is_a_move() {
     );
     assert_eq!(lines_of(&run(&cpu), "EA304"), vec![16]);
 }
+
+/// A WGAN-GP whose generator samples a batch with a method named `generate`.
+const GAN_GENERATE: &str = "import torch
+from wgan import SimpleGenerator, SimpleDiscriminator
+
+device = torch.device('cuda')
+generator = SimpleGenerator(100).to(device)
+discriminator = SimpleDiscriminator().to(device)
+opt_d = torch.optim.Adam(discriminator.parameters())
+losses = []
+for iteration in range(100000):
+    for gt, _ in train_dataloader:
+        opt_d.zero_grad()
+        fake = generator.generate(gt.shape[0], device)
+        scores = discriminator(torch.cat((gt.to(device), fake)))
+        loss = scores.mean()
+        losses.append(loss.item())
+        loss.backward()
+        opt_d.step()
+";
+
+// Ex) fake = generator.generate(gt.shape[0], device): a GAN sample, not token decoding
+#[test]
+fn a_gan_generate_decodes_no_tokens() {
+    let a = run(GAN_GENERATE);
+    assert_eq!(lines_of(&a, "EA301"), vec![15], "{:?}", a.findings);
+    // a language model's generate reads tokens back every step already
+    let llm = GAN_GENERATE.replace(
+        "generator.generate(gt.shape[0], device)",
+        "generator.generate(input_ids, max_new_tokens=32)",
+    );
+    assert_eq!(lines_of(&run(&llm), "EA301"), Vec::<usize>::new());
+}

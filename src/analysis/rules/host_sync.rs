@@ -17,7 +17,9 @@ declare_rule! {
     /// out in the same iteration (the features of each video's windows, saved once per video;
     /// not the features of a whole dataset, saved once per model). A batch
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
-    /// is a CPU tensor: reading it waits for nothing.
+    /// is a CPU tensor: reading it waits for nothing. A step loop that decodes with a language
+    /// model's `generate(...)` (decoding options, `**inputs`, token ids) reads every token back
+    /// already and is left alone; a GAN's `generator.generate(n, device)` is no such loop.
     ///
     /// Reported on the line of the `.item()` / `.cpu()` / `.numpy()` / `.tolist()` call.
     ///
@@ -500,6 +502,48 @@ fn generate_loop(m: &crate::analysis::facts::Model<'_>, li: u32) -> bool {
             && !(c.ctx.mod_guard && c.ctx.loop_ == Some(li))
             && !m.dead(&c.ctx)
             && (crate::analysis::resolve::is_model_call(m, c) || unwrapped_model(m, c))
+            && decodes_tokens(m, c)
+    })
+}
+
+/// Does this `generate(...)` decode tokens: a decoding option (`max_new_tokens=`, `do_sample=`,
+/// ...), a splat of the tokenizer's output (`**inputs`), or inputs named for ids, tokens,
+/// features or prompts? A GAN's `generator.generate(batch_size, device)` samples images in one
+/// pass, reading nothing back.
+fn decodes_tokens(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    const OPTIONS: &[&str] = &[
+        "max_new_tokens",
+        "max_length",
+        "min_length",
+        "do_sample",
+        "num_beams",
+        "temperature",
+        "top_k",
+        "top_p",
+        "eos_token_id",
+        "pad_token_id",
+        "generation_config",
+        "streamer",
+        "attention_mask",
+        "input_ids",
+        "inputs",
+        "input_features",
+        "num_return_sequences",
+        "use_cache",
+    ];
+    if c.splat.is_some() || c.star {
+        return true;
+    }
+    m.call_args(c).iter().any(|a| match a.name {
+        Some(n) => OPTIONS.contains(&m.text(n)),
+        None => {
+            let t = m.text(a.value).to_ascii_lowercase();
+            [
+                "input", "ids", "token", "prompt", "feature", "idx", "context", "encod",
+            ]
+            .iter()
+            .any(|w| t.contains(w))
+        }
     })
 }
 
