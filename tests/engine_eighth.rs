@@ -641,3 +641,121 @@ fn a_gan_generate_decodes_no_tokens() {
     );
     assert_eq!(lines_of(&run(&llm), "EA301"), Vec::<usize>::new());
 }
+
+/// deepspeech.pytorch: `--cuda` is a `store_true` switch whose `dest` is the string "cuda".
+const CUDA_SWITCH_DEST: &str = "import argparse
+import torch
+from model import DeepSpeech
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--cuda', dest='cuda', action='store_true', help='Use cuda to train model')
+args = parser.parse_args()
+model = DeepSpeech()
+if args.cuda:
+    model = torch.nn.DataParallel(model).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=3e-4)
+for epoch in range(70):
+    for i, (inputs, targets) in enumerate(train_loader):
+        if args.cuda:
+            inputs = inputs.cuda()
+        loss = criterion(model(inputs), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print('loss', loss.item())
+";
+
+// Ex) parser.add_argument('--cuda', dest='cuda', action='store_true'): off as shipped
+#[test]
+fn an_option_named_cuda_places_nothing_on_the_gpu() {
+    let a = run(CUDA_SWITCH_DEST);
+    assert_eq!(
+        lines_of(&a, "EA201"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    assert_eq!(
+        lines_of(&a, "EA301"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // on by default, the same script trains on the GPU
+    let on = CUDA_SWITCH_DEST.replace("action='store_true'", "default=True");
+    assert_eq!(lines_of(&run(&on), "EA201"), vec![13]);
+}
+
+/// FloWaveNet's synthesis: only the first batch of the loader is copied and used.
+const FIRST_BATCH_ONLY: &str = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+model = build_model().to(device)
+synth_loader = DataLoader(test_dataset, batch_size=1, num_workers=2, pin_memory=True, persistent_workers=True)
+
+def synthesize(model):
+    model.eval()
+    for batch_idx, (x, c) in enumerate(synth_loader):
+        if batch_idx == 0:
+            x, c = x.to(device), c.to(device)
+            with torch.no_grad():
+                y = model.reverse(x, c)
+            torch.save(y, 'sample.pt')
+
+for epoch in range(100):
+    synthesize(model)
+";
+
+// Ex) for i, (x, c) in enumerate(loader): if i == 0: x = x.to(device)
+#[test]
+fn a_copy_that_runs_once_is_not_a_blocking_copy_per_step() {
+    let a = run(FIRST_BATCH_ONLY);
+    assert_eq!(
+        lines_of(&a, "EA303"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    let every = FIRST_BATCH_ONLY.replace("        if batch_idx == 0:\n", "        if True:\n");
+    assert_eq!(lines_of(&run(&every), "EA303"), vec![12]);
+}
+
+/// PlaNet's data collection: an environment stepped through a helper every iteration.
+const ENV_THROUGH_HELPER: &str = "import torch
+from env import Env
+from planner import act
+
+device = torch.device('cuda')
+policy = Policy().to(device)
+optimizer = torch.optim.Adam(policy.parameters())
+env = Env('Pendulum-v0')
+for episode in range(1000):
+    observation, total_reward = env.reset(), 0
+    with torch.no_grad():
+        for t in range(1000):
+            action, next_observation, reward, done = act(env, policy, observation.to(device))
+            buffer.append(observation, action.cpu(), reward, done)
+            observation = next_observation
+            if done.sum().item() == 1:
+                break
+    loss = policy.loss(buffer.sample(64))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) action, obs, r, done = act(env, policy, obs.to(device)); buffer.append(obs, action.cpu(), ...)
+#[test]
+fn reads_in_a_loop_that_steps_an_environment_are_its_product() {
+    let a = run(ENV_THROUGH_HELPER);
+    assert_eq!(
+        lines_of(&a, "EA301"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // without the environment the same reads are syncs
+    let no_env = ENV_THROUGH_HELPER.replace("act(env, policy,", "act(policy,");
+    assert_eq!(lines_of(&run(&no_env), "EA301"), vec![14, 16]);
+}

@@ -650,8 +650,10 @@ fn device(m: &mut Model<'_>) {
                 None => see("cuda"),
             }
         }
+        // (not the names of a command-line option: `add_argument('--cuda', dest='cuda',
+        // action='store_true')` says nothing of where the work runs)
         for a in m.call_args(c) {
-            if a.vkind == ValKind::Str {
+            if a.vkind == ValKind::Str && last != "add_argument" {
                 let t = m.text(a.value).trim_matches(['"', '\'']);
                 if t == "cuda" || t.starts_with("cuda:") {
                     see("cuda");

@@ -7,7 +7,8 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags `.to(device)` (also `.to(device=...)`) / `.cuda()` of a batch in a step loop without `non_blocking=True`,
+    /// Flags `.to(device)` (also `.to(device=...)`) / `.cuda()` of a batch in a step loop without `non_blocking=True`
+    /// (not under a `step % N == 0` guard nor in a branch that runs once, `if i == 0:`),
     /// when the loop iterates a `DataLoader` with `pin_memory=True` (or a loader the function
     /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
     /// parts in a comprehension (`[b.to(device) for b in boxes]`). A batch rebuilt in the loop
@@ -123,7 +124,9 @@ impl Rule for H2dBlocking {
                     continue;
                 }
             }
-            let Some(s) = super::step_ctx(m, c) else {
+            // (a copy in a branch that runs once or every N steps, `if batch_idx == 0:`, is
+            // not per step)
+            let Some(s) = super::step_ctx(m, c).filter(|s| !s.mod_guard) else {
                 continue;
             };
             let Some(l) = m.loops.get(s.loop_ as usize) else {

@@ -19,7 +19,10 @@ declare_rule! {
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
     /// is a CPU tensor: reading it waits for nothing. A step loop that decodes with a language
     /// model's `generate(...)` (decoding options, `**inputs`, token ids) reads every token back
-    /// already and is left alone; a GAN's `generator.generate(n, device)` is no such loop.
+    /// already and is left alone; a GAN's `generator.generate(n, device)` is no such loop. So is
+    /// a loop that steps a simulated environment (`env.step(...)`, or an environment handed to
+    /// a helper: `act(env, policy, obs)`): its `.cpu()` / `.numpy()` reads and its `done`
+    /// test belong to the interaction with the host-side simulator.
     ///
     /// Reported on the line of the `.item()` / `.cpu()` / `.numpy()` / `.tolist()` call.
     ///
@@ -129,6 +132,15 @@ impl Rule for HostSync {
             {
                 continue;
             }
+            // a loop that steps a simulated environment through a helper (`act(env, ...)`,
+            // `update_belief_and_act(args, env, ...)`): its actions and rewards live on the host
+            // side of each step, and its `done` test decides whether the episode goes on
+            if let Some(l) = m.loops.get(s.loop_ as usize)
+                && (last != "item" || in_condition(m, c))
+                && steps_environment(m, l)
+            {
+                continue;
+            }
             // an output that must reach the host now (an image or file written, an environment
             // stepped with the action) is the loop's product, not a read that could wait
             if last != "item"
@@ -176,6 +188,57 @@ fn comprehension_source<'s>(
     source
         .filter(|s| s.kind() == "identifier")
         .and_then(|s| m.src.get(s.start_byte()..s.end_byte()))
+}
+
+/// Is `name` an environment by its name (`env`, `envs`, `test_envs`, `train_env`)?
+fn env_name(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l == "env"
+        || l == "envs"
+        || l == "environment"
+        || l.ends_with("_env")
+        || l.ends_with("_envs")
+        || l.starts_with("env_")
+}
+
+/// Does loop `l` step an environment: `env.step(...)` on an environment by its name, or an
+/// environment handed to a function of the loop (`act(env, policy, obs)`)?
+fn steps_environment(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+) -> bool {
+    m.calls.iter().any(|k| {
+        l.span.contains(k.span)
+            && !m.dead(&k.ctx)
+            && match k.method {
+                Some(_) => {
+                    m.last_name(k) == "step" && k.recv_root.is_some_and(|r| env_name(m.text(r)))
+                }
+                None => m.call_args(k).iter().any(|a| {
+                    a.vkind == crate::analysis::facts::ValKind::Ident && env_name(m.text(a.value))
+                }),
+            }
+    })
+}
+
+/// Is call `c` inside the condition of an `if` / `while` (`if done.sum().item() == n:`)?
+fn in_condition(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    let Some(mut n) = m.node(c.span) else {
+        return false;
+    };
+    for _ in 0..32 {
+        let Some(p) = n.parent() else { return false };
+        if matches!(p.kind(), "if_statement" | "elif_clause" | "while_statement") {
+            return p
+                .child_by_field_name("condition")
+                .is_some_and(|cond| cond.id() == n.id());
+        }
+        if matches!(p.kind(), "block" | "module") {
+            return false;
+        }
+        n = p;
+    }
+    false
 }
 
 /// Calls that take an output off the device for good: writing an image, a frame or a file,
