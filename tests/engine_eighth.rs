@@ -759,3 +759,41 @@ fn reads_in_a_loop_that_steps_an_environment_are_its_product() {
     let no_env = ENV_THROUGH_HELPER.replace("act(env, policy,", "act(policy,");
     assert_eq!(lines_of(&run(&no_env), "EA301"), vec![14, 16]);
 }
+
+/// YOLOv7's `test.py`: `save_txt` reaches `test()` as the union of two `store_true` switches.
+const SWITCHES_COMBINED: &str = "import argparse
+import torch
+
+def test(model, dataloader, save_txt=False):
+    for img, targets, paths in dataloader:
+        out = model(img.to('cuda', non_blocking=True))
+        if save_txt:
+            with open(paths[0] + '.txt', 'a') as f:
+                f.write(str(out.shape))
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--save-txt', action='store_true')
+    parser.add_argument('--save-hybrid', action='store_true')
+    opt = parser.parse_args()
+    model = torch.load('best.pt').cuda().eval()
+    with torch.no_grad():
+        test(model, loader, save_txt=opt.save_txt | opt.save_hybrid)
+";
+
+// Ex) test(..., save_txt=opt.save_txt | opt.save_hybrid) with both switches off by default
+#[test]
+fn two_switches_combined_are_read() {
+    let a = run(SWITCHES_COMBINED);
+    assert_eq!(
+        lines_of(&a, "EA501"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    let on = SWITCHES_COMBINED.replace(
+        "parser.add_argument('--save-hybrid', action='store_true')",
+        "parser.add_argument('--save-hybrid', default=True)",
+    );
+    assert_eq!(lines_of(&run(&on), "EA501"), vec![8]);
+}

@@ -2167,6 +2167,28 @@ impl<'s> Model<'s> {
                     _ => Val::Unknown,
                 }
             }
+            // `opt.save_txt | opt.save_hybrid`, `a or b`: two switches combined
+            ValKind::Other => {
+                let Some(n) = self
+                    .node(s)
+                    .filter(|n| matches!(n.kind(), "binary_operator" | "boolean_operator"))
+                else {
+                    return Val::Unknown;
+                };
+                let side = |f: &str| {
+                    n.child_by_field_name(f).map_or(Val::Unknown, |x| {
+                        self.resolve_span(Span::of(x), val_kind(x), at, func_ctx, depth + 1)
+                    })
+                };
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(Span::of(o)));
+                match (side("left"), op, side("right")) {
+                    (Val::Bool(a), Some("|" | "or"), Val::Bool(b)) => Val::Bool(a || b),
+                    (Val::Bool(a), Some("&" | "and"), Val::Bool(b)) => Val::Bool(a && b),
+                    _ => Val::Unknown,
+                }
+            }
             _ => Val::Unknown,
         }
     }
