@@ -797,3 +797,27 @@ fn two_switches_combined_are_read() {
     );
     assert_eq!(lines_of(&run(&on), "EA501"), vec![8]);
 }
+
+/// A U-Net placed in a conditional expression on the device string.
+const CONDITIONAL_PLACEMENT: &str = "import torch
+from unet import UNet
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+model = UNet(2).cuda() if device == 'cuda' else UNet(2)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for x, y in train_loader:
+        with torch.autocast('cuda', dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = UNet(2).cuda() if device == "cuda" else UNet(2)
+#[test]
+fn a_placement_in_a_conditional_expression_anchors_the_file_findings() {
+    let a = run(CONDITIONAL_PLACEMENT);
+    assert_eq!(lines_of(&a, "EA203"), vec![5], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA204"), vec![5], "{:?}", a.findings);
+}

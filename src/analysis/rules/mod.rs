@@ -432,8 +432,13 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                 }
                 moves && !places
             });
+        // (also `model = UNet(2).cuda() if device == "cuda" else UNet(2)`: a placement in a
+        // conditional expression)
+        let conditional = m
+            .node(a.value)
+            .is_some_and(|n| n.kind() == "conditional_expression");
         if (v.contains(".to(") || v.contains(".cuda(") || loads_onto_device)
-            && a.rhs_call.is_some()
+            && (a.rhs_call.is_some() || conditional)
             && !only_relayout
         {
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
