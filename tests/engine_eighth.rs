@@ -821,3 +821,49 @@ fn a_placement_in_a_conditional_expression_anchors_the_file_findings() {
     assert_eq!(lines_of(&a, "EA203"), vec![5], "{:?}", a.findings);
     assert_eq!(lines_of(&a, "EA204"), vec![5], "{:?}", a.findings);
 }
+
+/// Data preparation: MFCCs of every file librosa finds; comments cleaned row by row; a GPTQ
+/// pass that runs each layer on every calibration sample.
+const DATA_PREP_SHAPES: &str = "import re
+import numpy as np
+import pandas as pd
+import torch
+from librosa.core import load
+from librosa.util import find_files
+from librosa.feature import mfcc
+
+audio_list = find_files('audio/')
+for audiofile in audio_list:
+    y, sr = load(audiofile, sr=22050)
+    np.save(audiofile + '.npy', mfcc(y=y, sr=sr))
+
+data_df = pd.read_csv('comments.csv')
+for each in range(0, len(data_df)):
+    data_df['body'][each] = re.sub(r'https?:\\S*', '', str(data_df['body'][each]))
+
+def quantize(layers, inps, dev, nsamples):
+    outs = torch.zeros_like(inps)
+    for i in range(len(layers)):
+        layer = layers[i].to(dev)
+        for j in range(nsamples):
+            outs[j] = layer(inps[j].unsqueeze(0))[0]
+        layers[i] = layer.cpu()
+    return outs
+";
+
+// Ex) for f in find_files(d); for each in range(0, len(df)): df["body"][each]; outs[j] = layer(inps[j])
+#[test]
+fn listing_helpers_row_numbers_and_layers_called_by_variable() {
+    let a = run(DATA_PREP_SHAPES);
+    assert_eq!(lines_of(&a, "EA602"), vec![10], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA601"), vec![15], "{:?}", a.findings);
+    assert_eq!(
+        lines_of(&a, "EA603"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // `range(df.shape[0])` numbers the rows too
+    let shape = DATA_PREP_SHAPES.replace("range(0, len(data_df))", "range(data_df.shape[0])");
+    assert_eq!(lines_of(&run(&shape), "EA601"), vec![15]);
+}

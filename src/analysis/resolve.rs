@@ -1708,7 +1708,10 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "open" if c.method.is_some() && (q.starts_with("PIL") || recv == "Image") => s |= S_IMAGE,
         "imread" | "imdecode" | "read_image" | "VideoCapture" => s |= S_IMAGE,
         "imwrite" => s |= S_WRITE,
-        "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" => s |= S_GLOB,
+        // (`librosa.util.find_files(dir)`: the audio files under a folder)
+        "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" | "find_files" => {
+            s |= S_GLOB;
+        }
         "to_parquet" | "to_csv" | "save" | "savez" | "to_json" | "write_table"
             if c.method.is_some() =>
         {
@@ -2040,6 +2043,7 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         "iterdir",
         "scandir",
         "walk",
+        "find_files",
         "iterrows",
         "itertuples",
         "readlines",
@@ -2084,7 +2088,14 @@ fn path_column(m: &Model<'_>, l: &super::facts::Loop) -> bool {
 /// the name it iterates) calls `glob` / `listdir` / `iterdir` / `scandir` / `os.walk`.
 pub(crate) fn lists_directory(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     const CALLS: &[&str] = &[
-        "glob", "rglob", "iglob", "listdir", "iterdir", "scandir", "walk",
+        "glob",
+        "rglob",
+        "iglob",
+        "listdir",
+        "iterdir",
+        "scandir",
+        "walk",
+        "find_files",
     ];
     listing_loop(m, l, CALLS, &[])
 }

@@ -5,7 +5,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags row-by-row pandas: `for ... in df.iterrows()` / `itertuples()`,
-    /// `df.apply(f, axis=1)`, and `for i in range(len(df))` loops indexing `df.loc` / `df.iloc`.
+    /// `df.apply(f, axis=1)`, and `for i in range(len(df))` (or `range(df.shape[0])`) loops
+    /// indexing `df.loc` / `df.iloc`, or a column by the row (`df["body"][i]`).
     /// Not reported for a row loop that runs a model on each row (an evaluation over a table of
     /// questions): the forward pass dwarfs the row's cost. Nor for a frame cut to a known
     /// handful of rows (`df.head()`, `df[:5]`,
@@ -132,23 +133,23 @@ impl Rule for PandasRowLoop {
             let Some(it) = l.iter.filter(|_| !m.dead(&l.ctx)) else {
                 continue;
             };
-            let t = m.text(it);
-            let Some(inner) = t
-                .strip_prefix("range(len(")
-                .and_then(|s| s.strip_suffix("))"))
-            else {
+            let Some(inner) = range_over_rows(m.text(it)) else {
                 continue;
             };
             if m.var_kind(inner) != Some(VarKind::DataFrame) {
                 continue;
             }
+            let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
             let indexed = m.subs.iter().any(|s| {
                 s.loop_ as usize == li && {
                     let v = m.text(s.value);
+                    // `df.loc[i, ...]`, or a column indexed by the row (`df["body"][i]`)
                     v.starts_with(inner)
-                        && [".loc", ".iloc", ".at", ".iat"]
+                        && ([".loc", ".iloc", ".at", ".iat"]
                             .iter()
                             .any(|x| v.ends_with(x))
+                            || (v.get(inner.len()..).is_some_and(|r| r.starts_with('['))
+                                && targets.contains(&m.text(s.index))))
                 }
             });
             if indexed {
@@ -164,6 +165,20 @@ impl Rule for PandasRowLoop {
             }
         }
     }
+}
+
+/// The frame a `for` over its row numbers iterates: `range(len(df))`, `range(0, len(df))`,
+/// `range(df.shape[0])`, `range(0, df.shape[0])`.
+fn range_over_rows(t: &str) -> Option<&str> {
+    let args = t.strip_prefix("range(")?.strip_suffix(')')?;
+    let last = args.strip_prefix("0,").map_or(args, str::trim_start).trim();
+    last.strip_prefix("len(")
+        .and_then(|s| s.strip_suffix(')'))
+        .or_else(|| last.strip_suffix(".shape[0]"))
+        .filter(|f| {
+            f.chars()
+                .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
+        })
 }
 
 /// At most this many rows make a row loop harmless.

@@ -10,7 +10,8 @@ declare_rule! {
     /// `torch.*`, or accumulates `total += a[i] ...` from one. Nested loops are reported once,
     /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported,
     /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`),
-    /// nor loops whose iterations run a model or a function of the file that loops itself (a
+    /// nor loops whose iterations run a model (also a module moved to the device and called
+    /// by its variable, `layer = layers[i].to(dev)`) or a function of the file that loops itself (a
     /// patch through the network, an epoch of training).
     ///
     /// Reported on the `for` line of the element-wise loop (the outermost one when loops nest).
@@ -180,7 +181,17 @@ impl Rule for PythonLoopNumeric {
             let calls_work = in_loop.any(|c| {
                 l.span.contains(c.span)
                     && if c.method.is_none() {
-                        looping_fns.contains(m.text(c.func))
+                        // (also a module called by its variable: `layer = layers[i].to(dev)`
+                        // ... `outs[j] = layer(inps[j])`, a model by its kind)
+                        let f = m.text(c.func);
+                        looping_fns.contains(f)
+                            || m.var_kind(f) == Some(VarKind::Model)
+                            || m.assigns.iter().any(|a| {
+                                m.text(a.left) == f && {
+                                    let v = m.text(a.value);
+                                    v.contains(".to(") || v.contains(".cuda(")
+                                }
+                            })
                     } else {
                         c.recv.is_some_and(|r| {
                             let root = super::words(m.text(r)).next().unwrap_or_default();

@@ -6,7 +6,7 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
-    /// `os.listdir`, `Path.iterdir`, a list of paths) whose body does per-file work: calls a
+    /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, a list of paths) whose body does per-file work: calls a
     /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV,
     /// loads arrays, or hands a directory entry (or a path built from it) to a package outside
     /// the standard library that does more than log (`pytesseract.image_to_string(f)`,
