@@ -203,6 +203,40 @@ def build_claims(torch, dev, args):
     claims.append(("EA302", "the same: torch.cuda.synchronize() every step vs none",
                    "200 steps", sync_variant("sync"), sync_variant("keep")))
 
+    # --- EA301 with host work to overlap: each step also prepares the next batch on the CPU --
+    def overlap_variant(sync):
+        def make():
+            m = nn.Sequential(*[nn.Linear(2048, 2048) for _ in range(8)]).to(dev)
+            opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+            # two pinned buffers, each reused only once its last copy has finished (what a
+            # loader's pinning thread does), so the CPU can build one while the other is copied
+            bufs = [torch.empty(1024, 2048).pin_memory() for _ in range(2)]
+            done = [None, None]
+
+            def run():
+                total = torch.zeros((), device=dev)
+                for i in range(50):
+                    b = i % 2
+                    if done[b] is not None:
+                        done[b].synchronize()
+                    torch.randn(1024, 2048, out=bufs[b])  # the next batch, built on the CPU
+                    x = bufs[b].to(dev, non_blocking=True)
+                    done[b] = torch.cuda.Event()
+                    done[b].record()
+                    loss = m(x).square().mean()
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    if sync:
+                        loss.item()
+                    else:
+                        total += loss.detach()
+                total.item()
+            return noop, run
+        return make
+    claims.append(("EA301", "8×Linear(2048) training, batch 1024 built on the CPU each step: loss.item() every step vs a device-side sum",
+                   "50 steps", overlap_variant(True), overlap_variant(False)))
+
     # --- EA303 blocking host-to-device copy (pageable vs pinned + non_blocking) ---------------
     host_pageable = [torch.randn(64, 3, 224, 224) for _ in range(4)]
     host_pinned = [t.pin_memory() for t in host_pageable]
