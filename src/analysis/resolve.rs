@@ -2035,19 +2035,7 @@ pub(crate) fn hf_config(m: &Model<'_>, c: &super::facts::Call) -> bool {
 /// A loop over files, paths, lines or rows: the iterated expression calls `glob` / `listdir` /
 /// `iterdir` / `iterrows`..., or names a collection like `files`, `image_paths`, `rows`.
 pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
-    const CALLS: &[&str] = &[
-        "glob",
-        "rglob",
-        "iglob",
-        "listdir",
-        "iterdir",
-        "scandir",
-        "walk",
-        "find_files",
-        "iterrows",
-        "itertuples",
-        "readlines",
-    ];
+    const READERS: &[&str] = &["iterrows", "itertuples", "readlines"];
     const NOUNS: &[&str] = &[
         "files",
         "paths",
@@ -2061,8 +2049,23 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         "documents",
         "samples",
     ];
-    listing_loop(m, l, CALLS, NOUNS) || path_column(m, l)
+    listing_loop(m, l, DIRECTORY_LISTINGS, NOUNS)
+        || listing_loop(m, l, READERS, &[])
+        || path_column(m, l)
 }
+
+/// Calls that list a directory's entries (`librosa.util.find_files`: the audio files under a
+/// folder).
+const DIRECTORY_LISTINGS: &[&str] = &[
+    "glob",
+    "rglob",
+    "iglob",
+    "listdir",
+    "iterdir",
+    "scandir",
+    "walk",
+    "find_files",
+];
 
 /// A loop over a table column of paths: `for fl in train_df.train_path.values:`,
 /// `for p in df["image_path"].tolist():`.
@@ -2087,17 +2090,7 @@ fn path_column(m: &Model<'_>, l: &super::facts::Loop) -> bool {
 /// A loop over the entries of a directory: the iterated expression (or the latest binding of
 /// the name it iterates) calls `glob` / `listdir` / `iterdir` / `scandir` / `os.walk`.
 pub(crate) fn lists_directory(m: &Model<'_>, l: &super::facts::Loop) -> bool {
-    const CALLS: &[&str] = &[
-        "glob",
-        "rglob",
-        "iglob",
-        "listdir",
-        "iterdir",
-        "scandir",
-        "walk",
-        "find_files",
-    ];
-    listing_loop(m, l, CALLS, &[])
+    listing_loop(m, l, DIRECTORY_LISTINGS, &[])
 }
 
 /// Does the loop iterate a listing call of `calls`, a collection named by one of `nouns`, or a
