@@ -867,3 +867,45 @@ fn listing_helpers_row_numbers_and_layers_called_by_variable() {
     let shape = DATA_PREP_SHAPES.replace("range(0, len(data_df))", "range(data_df.shape[0])");
     assert_eq!(lines_of(&run(&shape), "EA601"), vec![15]);
 }
+
+/// A MONAI-style 3D U-Net trained subject by subject: each subject's volume is cut into patches
+/// and served by a loader built for it.
+const PER_SUBJECT_LOADER: &str = "import torch
+import torch.utils.data as td
+from torch.utils.data import DataLoader
+from unet3d import UNet3D
+
+DEVICE = 'cuda'
+model = UNet3D().to(DEVICE)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    for data in subject_loader:
+        image = data['image'].squeeze(0).numpy()
+        patched_image, patched_mask = patch_and_flatten(image, data['mask'].numpy())
+        subvoxels = td.TensorDataset(patched_image, patched_mask)
+        subvoxel_loader = DataLoader(subvoxels, batch_size=8)
+        for x, y in subvoxel_loader:
+            with torch.autocast('cuda', dtype=torch.bfloat16):
+                loss = loss_fn(model(x.to(DEVICE)), y.to(DEVICE))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+";
+
+// Ex) for data in subject_loader: ds = TensorDataset(patch(data)); loader = DataLoader(ds, ...)
+#[test]
+fn a_loader_over_each_items_data_is_not_loop_invariant() {
+    let a = run(PER_SUBJECT_LOADER);
+    assert_eq!(
+        lines_of(&a, "EA701"),
+        Vec::<usize>::new(),
+        "{:?}",
+        a.findings
+    );
+    // the same loader over a fixed dataset, rebuilt every iteration, is loop-invariant
+    let fixed = PER_SUBJECT_LOADER.replace(
+        "td.TensorDataset(patched_image, patched_mask)",
+        "td.TensorDataset(all_images, all_masks)",
+    );
+    assert_eq!(lines_of(&run(&fixed), "EA701"), vec![14]);
+}

@@ -8,7 +8,8 @@ declare_rule! {
     /// Flags work in a step loop whose result does not change between iterations: loading a
     /// model or tokenizer (`from_pretrained`), building an optimizer or a `DataLoader`,
     /// `torch.compile`, or moving the model to the device (`model.to(device)`), when not under
-    /// an `if`.
+    /// an `if`, and when its arguments do not derive from the loop's item (a loader over each
+    /// subject's patches is rebuilt per subject because its data change).
     ///
     /// Reported on the line of the call repeated every step.
     ///
@@ -99,11 +100,20 @@ impl Rule for RedundantWorkInLoop {
             let Some(l) = m.loops.get(s.loop_ as usize) else {
                 continue;
             };
-            let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
-            let mentions_target = |text: &str| {
-                super::words(text)
-                    .any(|w| targets.contains(&w) || l.info.batch_names.iter().any(|b| b == w))
-            };
+            // the loop's targets, its batch, and every name the body derives from them before
+            // the call (`patched = patch(data["image"])`, `ds = TensorDataset(patched)`)
+            let mut derived: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
+            derived.extend(l.info.batch_names.iter().map(String::as_str));
+            for a in m
+                .assigns
+                .iter()
+                .filter(|a| l.span.contains(a.span) && a.span.end <= c.span.start && !a.augmented)
+            {
+                if super::words(m.text(a.value)).any(|w| derived.contains(&w)) {
+                    derived.extend(a.targets.iter().map(|t| m.text(*t)));
+                }
+            }
+            let mentions_target = |text: &str| super::words(text).any(|w| derived.contains(&w));
             if mentions_target(m.text(c.args_span))
                 || c.recv.is_some_and(|r| mentions_target(m.text(r)))
             {
