@@ -312,8 +312,6 @@ fn filled_before_move(
     })
 }
 
-/// The constructor call a plain name was last bound to, in the same function and loop body,
-/// before `c` moves it (`mask = torch.zeros(b, n)` ... `mask = mask.to(device)`).
 /// `.type(torch.cuda.FloatTensor)`, or `.type(dtype)` with `dtype` bound to an expression
 /// naming a `torch.cuda` tensor type (`dtype = torch.cuda.FloatTensor if cuda else
 /// torch.FloatTensor`): a move to the GPU.
@@ -378,6 +376,8 @@ fn paren_ctor<'a>(
     })
 }
 
+/// The constructor call a plain name was last bound to, in the same function and loop body,
+/// before `c` moves it (`mask = torch.zeros(b, n)` ... `mask = mask.to(device)`).
 fn bound_ctor<'a>(
     m: &'a crate::analysis::facts::Model<'_>,
     c: &crate::analysis::facts::Call,

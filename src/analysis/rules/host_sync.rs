@@ -126,18 +126,13 @@ impl Rule for HostSync {
                 continue;
             }
             // a function applied to host values only (`loss_func(logits, y).item()` after
-            // `logits = model(x).cpu()`, `y` straight from the loader) computes on the host
-            if let Some(l) = m.loops.get(s.loop_ as usize)
-                && host_call_result(m, l, c)
-            {
-                continue;
-            }
-            // a loop that steps a simulated environment through a helper (`act(env, ...)`,
-            // `update_belief_and_act(args, env, ...)`): its actions and rewards live on the host
+            // `logits = model(x).cpu()`, `y` straight from the loader) computes on the host; a
+            // loop that steps a simulated environment through a helper (`act(env, ...)`,
+            // `update_belief_and_act(args, env, ...)`) keeps its actions and rewards on the host
             // side of each step, and its `done` test decides whether the episode goes on
             if let Some(l) = m.loops.get(s.loop_ as usize)
-                && (last != "item" || in_condition(m, c))
-                && steps_environment(m, l)
+                && (host_call_result(m, l, c)
+                    || ((last != "item" || in_condition(m, c)) && steps_environment(m, l)))
             {
                 continue;
             }

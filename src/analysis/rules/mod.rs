@@ -1410,21 +1410,16 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     let Some(scope) = scope else {
         return false;
     };
-    let mut uses = 0usize;
-    let mut stack = vec![scope];
-    while let Some(n) = stack.pop() {
-        if n.kind() == "identifier" && m.src.get(n.start_byte()..n.end_byte()) == Some(name) {
-            if n.start_byte() == a.left.start || is_assignment_target(n) {
-                continue; // a binding (this one, or the other branch's `if/else` twin)
-            }
-            if !in_next_iter(m, n) && !passed_to_once_reader(m, n) {
-                return false;
-            }
-            uses += 1;
-        }
-        let mut cur = n.walk();
-        stack.extend(n.named_children(&mut cur));
-    }
+    // (a binding is no read: this one, or the other branch's `if/else` twin)
+    let Some(uses) = single_batch_reads(
+        m,
+        scope,
+        name,
+        |n| n.start_byte() == a.left.start || is_assignment_target(n),
+        |n| passed_to_once_reader(m, n),
+    ) else {
+        return false;
+    };
     // no use at all: only for a function's local (a module-level loader may be imported), one
     // bound under `if __name__ == "__main__":` (nothing can import it), or in a script that
     // runs its steps at module level (importing it would run them)
@@ -1521,19 +1516,35 @@ fn passed_to_once_reader(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     else {
         return false;
     };
+    single_batch_reads(m, body, param, |_| false, |_| false).is_some_and(|uses| uses > 0)
+}
+
+/// How many times `name` is read under `scope` when every read draws a single batch
+/// (`next(iter(name))`, or a read `also` accepts); `None` as soon as one read is anything else.
+/// Identifiers `skip` accepts (bindings) are not reads.
+fn single_batch_reads(
+    m: &Model<'_>,
+    scope: tree_sitter::Node<'_>,
+    name: &str,
+    skip: impl Fn(tree_sitter::Node<'_>) -> bool,
+    also: impl Fn(tree_sitter::Node<'_>) -> bool,
+) -> Option<usize> {
     let mut uses = 0usize;
-    let mut stack = vec![body];
+    let mut stack = vec![scope];
     while let Some(n) = stack.pop() {
-        if n.kind() == "identifier" && m.src.get(n.start_byte()..n.end_byte()) == Some(param) {
-            if !in_next_iter(m, n) {
-                return false;
+        if n.kind() == "identifier"
+            && m.src.get(n.start_byte()..n.end_byte()) == Some(name)
+            && !skip(n)
+        {
+            if !in_next_iter(m, n) && !also(n) {
+                return None;
             }
             uses += 1;
         }
         let mut cur = n.walk();
         stack.extend(n.named_children(&mut cur));
     }
-    uses > 0
+    Some(uses)
 }
 
 /// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?

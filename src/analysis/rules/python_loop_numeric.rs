@@ -157,6 +157,16 @@ impl Rule for PythonLoopNumeric {
             .filter(|f| f.class.is_none())
             .map(|f| m.text(f.name))
             .collect();
+        // names bound to something moved to a device (`layer = layers[i].to(dev)`): modules
+        let moved: std::collections::HashSet<&str> = m
+            .assigns
+            .iter()
+            .filter(|a| {
+                let v = m.text(a.value);
+                v.contains(".to(") || v.contains(".cuda(")
+            })
+            .map(|a| m.text(a.left))
+            .collect();
         let n = m.loops.len();
         let mut hit = vec![false; n];
         for (li, l) in m.loops.iter().enumerate() {
@@ -186,12 +196,7 @@ impl Rule for PythonLoopNumeric {
                         let f = m.text(c.func);
                         looping_fns.contains(f)
                             || m.var_kind(f) == Some(VarKind::Model)
-                            || m.assigns.iter().any(|a| {
-                                m.text(a.left) == f && {
-                                    let v = m.text(a.value);
-                                    v.contains(".to(") || v.contains(".cuda(")
-                                }
-                            })
+                            || moved.contains(f)
                     } else {
                         c.recv.is_some_and(|r| {
                             let root = super::words(m.text(r)).next().unwrap_or_default();
