@@ -631,6 +631,7 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     if reached.is_empty() {
         return Vec::new();
     }
+    let mut out = uncalled_methods(m);
     let mut frontier: Vec<&str> = reached.iter().copied().collect();
     while let Some(name) = frontier.pop() {
         for (f, node) in &funcs {
@@ -644,9 +645,84 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             }
         }
     }
-    funcs
+    out.extend(
+        funcs
+            .iter()
+            .filter(|(name, _)| !reached.contains(name))
+            .map(|(_, node)| (node.start_position().row + 1, node.end_position().row + 1)),
+    );
+    out
+}
+
+/// The line ranges of the methods of the script's module-level classes that the file calls,
+/// and only from code that never runs as shipped (`if self.config.srl_alternate:
+/// self.train2(epoch)` with a `store_true` flag). A method the file never names may be a hook
+/// a framework calls (`forward`, `training_step`): it counts as called, as does a method named
+/// anywhere but as the function of a call (a callback, `target=self.work`).
+// Ex) if self.config.srl_alternate: self.train2(epoch) else: self.train(epoch)
+fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
+    let root = m.tree.root_node();
+    let mut methods: Vec<(&str, Node<'_>)> = Vec::new();
+    let mut cursor = root.walk();
+    fn unwrap(n: Node<'_>) -> Option<Node<'_>> {
+        match n.kind() {
+            "decorated_definition" => n.child_by_field_name("definition"),
+            _ => Some(n),
+        }
+    }
+    for child in root.named_children(&mut cursor) {
+        let Some(class) = unwrap(child).filter(|c| c.kind() == "class_definition") else {
+            continue;
+        };
+        let Some(body) = class.child_by_field_name("body") else {
+            continue;
+        };
+        let mut c = body.walk();
+        for item in body.named_children(&mut c) {
+            // (a decorated method, `@property`, `@torch.no_grad()`, is reached by its own ways)
+            if item.kind() != "function_definition" {
+                continue;
+            }
+            if let Some(name) = item.child_by_field_name("name") {
+                let name = m.text(span(name));
+                if !name.starts_with("__") {
+                    methods.push((name, item));
+                }
+            }
+        }
+    }
+    if methods.is_empty() {
+        return Vec::new();
+    }
+    // each method name: (references, references that are dead calls)
+    let mut refs: std::collections::HashMap<&str, (u32, u32)> =
+        methods.iter().map(|(n, _)| (*n, (0, 0))).collect();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "attribute"
+            && let Some(attr) = n.child_by_field_name("attribute")
+            && let Some(entry) = refs.get_mut(m.text(span(attr)))
+        {
+            entry.0 += 1;
+            let called = n
+                .parent()
+                .filter(|p| p.kind() == "call")
+                .and_then(|p| p.child_by_field_name("function"))
+                .is_some_and(|f| f.id() == n.id());
+            if called && dead_call(m, n) {
+                entry.1 += 1;
+            }
+        }
+        if !matches!(n.kind(), "string" | "comment") {
+            stack.extend(n.named_children(&mut cursor));
+        }
+    }
+    methods
         .iter()
-        .filter(|(name, _)| !reached.contains(name))
+        .filter(|(name, _)| {
+            refs.get(name)
+                .is_some_and(|(all, dead)| *all > 0 && all == dead)
+        })
         .map(|(_, node)| (node.start_position().row + 1, node.end_position().row + 1))
         .collect()
 }

@@ -609,6 +609,13 @@ fn line_col(src: &str, node: Node<'_>) -> (usize, usize) {
 fn val_kind(node: Node<'_>) -> ValKind {
     match node.kind() {
         "integer" => ValKind::Int,
+        // a negative literal (`default=-1`)
+        "unary_operator"
+            if node.child(0).is_some_and(|o| o.kind() == "-")
+                && node.named_child(0).is_some_and(|a| a.kind() == "integer") =>
+        {
+            ValKind::Int
+        }
         "float" => ValKind::Float,
         "true" => ValKind::True,
         "false" => ValKind::False,
@@ -760,9 +767,12 @@ impl<'s> Walker<'s> {
     fn switch_like(node: Node<'_>) -> bool {
         match node.kind() {
             "identifier" => true,
-            "attribute" => {
-                field::get(node, field::OBJECT).is_some_and(|o| o.kind() == "identifier")
-            }
+            // `args.fp16`, and a namespace an object holds: `self.config.srl_alternate`
+            "attribute" => field::get(node, field::OBJECT).is_some_and(|o| {
+                o.kind() == "identifier"
+                    || (o.kind() == "attribute"
+                        && field::get(o, field::OBJECT).is_some_and(|s| s.kind() == "identifier"))
+            }),
             _ => false,
         }
     }
@@ -928,6 +938,76 @@ impl<'s> Walker<'s> {
     /// The end of a reinforcement-learning episode: `if done:`, `if terminated or truncated:`,
     /// `if "episode" in info:`, `if info.get("episode"):`. Its body runs once per episode (tens
     /// to thousands of environment steps), not every step.
+    /// Is the test a membership of the loop's own variable in a collection (`if t in
+    /// step_markers:`, `if epoch in milestones:`), or a bound on it that only the first few
+    /// iterations pass (`if i < 4:`, `if i < len(writers):`)? Its body runs at the iterations
+    /// selected, not at every one.
+    // Ex) for t_val in reversed(range(T)): ... if t_val in step_markers: frames.append(x.cpu())
+    fn selected_iterations(&self, cond: Node<'_>) -> bool {
+        let Some((a, op, b)) = self.comparison_parts(cond) else {
+            return false;
+        };
+        // or the first few: `if i < len(output_writers):` (not of the loop's own iterable),
+        // `if i < 4:`
+        // Ex) if i < len(output_writers): output_writers[i].add_image(..., input[0].cpu())
+        let first_few = matches!(op, "<" | "<=")
+            && match b.kind() {
+                "integer" => self.text(b).parse::<u32>().is_ok_and(|n| n <= 16),
+                "call" if self.is_len_call(b) => self
+                    .cur_loop
+                    .and_then(|l| self.m.loops.get(l as usize))
+                    .and_then(|l| l.iter)
+                    .is_none_or(|it| {
+                        let counted = field::get(b, field::ARGUMENTS)
+                            .map_or("", |args| self.text(args))
+                            .trim_matches(['(', ')']);
+                        !self
+                            .src
+                            .get(it.start..it.end)
+                            .unwrap_or("")
+                            .contains(counted)
+                    }),
+                _ => false,
+            };
+        if !(op == "in" || first_few) || a.kind() != "identifier" {
+            return false;
+        }
+        let name = self.text(a);
+        self.cur_loop
+            .and_then(|l| self.m.loops.get(l as usize))
+            .is_some_and(|l| {
+                l.targets
+                    .iter()
+                    .any(|t| self.src.get(t.start..t.end) == Some(name))
+            })
+    }
+
+    /// Is the test a check for a numerical failure (`if torch.isnan(loss):`, `if
+    /// np.isnan(x).any():`, `if not torch.isfinite(loss):`)? Its body (a warning, a skipped
+    /// batch) runs when training goes wrong, not every step.
+    // Ex) if torch.isnan(loss): print(f"NaN at iter {it}, skipping..."); continue
+    fn numeric_error_check(&self, cond: Node<'_>) -> bool {
+        const CHECKS: &[&str] = &["isnan", "isinf", "isfinite", "isneginf", "isposinf"];
+        let mut stack = vec![cond];
+        let mut seen = 0;
+        while let Some(n) = stack.pop() {
+            seen += 1;
+            if seen > SCAN_CAP {
+                return false;
+            }
+            if n.kind() == "call"
+                && field::get(n, field::FUNCTION).is_some_and(|f| {
+                    CHECKS.contains(&self.text(f).rsplit('.').next().unwrap_or(""))
+                })
+            {
+                return true;
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        false
+    }
+
     fn episode_end(&self, cond: Node<'_>) -> bool {
         const DONE: &[&str] = &["done", "dones", "terminated", "truncated", "is_done"];
         let name_is_done = |n: Node<'_>| {
@@ -1046,7 +1126,11 @@ impl<'s> Walker<'s> {
             let modulo = contains_modulo(cond, self.src)
                 || self.runs_once(node, body)
                 || conj.iter().any(|c| {
-                    self.flush_guard(*c) || self.resets_own_test(*c, body) || self.episode_end(*c)
+                    self.flush_guard(*c)
+                        || self.resets_own_test(*c, body)
+                        || self.episode_end(*c)
+                        || self.numeric_error_check(*c)
+                        || self.selected_iterations(*c)
                 });
             let switches = conj.iter().filter_map(|c| Self::switch_of(*c)).collect();
             self.block_watch
@@ -1815,6 +1899,15 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
                 .any(|c| matches!(m.last_name(c), "Parallel" | "delayed" | "parallel_backend"));
         }
     }
+    // threads started on a function of the file (`threading.Thread(target=process, args=(chunk,
+    // ...))`) already spread its files over workers: file work releases the GIL while it waits
+    // Ex) t = threading.Thread(target=process, args=(args, images)); t.start()
+    if !m.parallel_lib {
+        m.parallel_lib = m
+            .calls
+            .iter()
+            .any(|c| m.qual(c) == "threading.Thread" && m.kw(c, "target").is_some());
+    }
     super::resolve::post_pass(&mut m);
     Some(m)
 }
@@ -2195,7 +2288,10 @@ impl<'s> Model<'s> {
 }
 
 fn parse_int(t: &str) -> Option<i64> {
-    let t = t.replace('_', "");
+    let t = t.replace(['_', ' ', '\t'], "");
+    if let Some(rest) = t.strip_prefix('-') {
+        return parse_int(rest).map(|n| -n);
+    }
     if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         return i64::from_str_radix(h, 16).ok();
     }

@@ -364,11 +364,11 @@ struct Table {
     max_span: usize,
     /// `(text, case as written, context, effect)`.
     contains: Vec<(Vec<u8>, bool, Context, Effect)>,
-    /// The `contains` texts, to find which occur in a file in one pass.
-    contains_set: regex::bytes::RegexSet,
-    /// By first byte, a bit per length (63 for longer) of the whole-word and part triggers:
-    /// most words are ruled out without a lookup.
-    quick: [u64; 256],
+    /// The `contains` texts, ASCII case ignored, to find where they occur in one pass.
+    contains_ac: aho_corasick::AhoCorasick,
+    /// By first byte, and by last byte, a bit per length (63 for longer) of the whole-word and
+    /// part triggers: most words are ruled out without a lookup.
+    quick: [[u64; 256]; 2],
 }
 
 impl Table {
@@ -399,26 +399,24 @@ impl Table {
         }
         parts.sort_by(|a, b| a.0.cmp(&b.0));
         wholes.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut quick = [0u64; 256];
+        let mut quick = [[0u64; 256]; 2];
         for (key, _, _) in parts.iter().chain(&wholes) {
-            if let Some(m) = key.first().and_then(|f| quick.get_mut(usize::from(*f))) {
-                *m |= 1u64 << key.len().min(63);
+            let [by_first, by_last] = &mut quick;
+            for (table, byte) in [(by_first, key.first()), (by_last, key.last())] {
+                if let Some(m) = byte.and_then(|b| table.get_mut(usize::from(*b))) {
+                    *m |= 1u64 << key.len().min(63);
+                }
             }
         }
-        let patterns = contains.iter().map(|(text, cased, _, _)| {
-            let escaped = regex::escape(&String::from_utf8_lossy(text));
-            if *cased {
-                escaped
-            } else {
-                format!("(?i-u){escaped}")
-            }
-        });
-        // escaped literals: only a size limit could fail it, and then every file is parsed
-        let contains_set = regex::bytes::RegexSet::new(patterns).ok()?;
+        // literals: only a size limit could fail it, and then every file is parsed
+        let contains_ac = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(contains.iter().map(|(text, _, _, _)| text))
+            .ok()?;
         Some(Table {
             parts,
             wholes,
-            contains_set,
+            contains_ac,
             quick,
             max_span,
             contains,
@@ -426,13 +424,9 @@ impl Table {
     }
 
     fn may_matter(&self, src: &[u8]) -> bool {
-        // the substring triggers found anywhere in the file: most files have none
-        let present: Vec<&(Vec<u8>, bool, Context, Effect)> = self
-            .contains_set
-            .matches(src)
-            .iter()
-            .filter_map(|k| self.contains.get(k))
-            .collect();
+        // where the substring triggers occur, by start (most files have none): a word holds
+        // one when a match lies inside it
+        let found = self.substrings(src);
         let mut signals = 0u32;
         let mut lower = Vec::new();
         let mut hits: Vec<(Context, Effect)> = Vec::new();
@@ -449,9 +443,12 @@ impl Table {
                 lower.extend(word.iter().map(u8::to_ascii_lowercase));
                 hits.clear();
                 self.words_of(&lower, &mut hits);
-                for (text, cased, context, effect) in &present {
-                    let hay = if *cased { word } else { lower.as_slice() };
-                    if hay.windows(text.len()).any(|w| w == text.as_slice()) {
+                let first = found.partition_point(|m| m.0 < tok.start);
+                for &(_, end, k) in found.get(first..).unwrap_or_default() {
+                    if end > tok.end {
+                        break;
+                    }
+                    if let Some((_, _, context, effect)) = self.contains.get(k) {
                         hits.push((*context, *effect));
                     }
                 }
@@ -488,16 +485,34 @@ impl Table {
         }
     }
 
+    /// `(start, end, index into contains)` of every occurrence of a substring trigger, sorted by
+    /// start and then end; a cased one only where its case agrees.
+    fn substrings(&self, src: &[u8]) -> Vec<(usize, usize, usize)> {
+        let mut found: Vec<(usize, usize, usize)> = self
+            .contains_ac
+            .find_overlapping_iter(src)
+            .filter_map(|m| {
+                let k = m.pattern().as_usize();
+                let (text, cased, _, _) = self.contains.get(k)?;
+                let exact = !*cased || src.get(m.start()..m.end()) == Some(text.as_slice());
+                exact.then_some((m.start(), m.end(), k))
+            })
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
     /// The whole-word and part triggers a lowercase word matches.
     fn words_of(&self, lower: &[u8], hits: &mut Vec<(Context, Effect)>) {
         let mut push = |table: &[(Vec<u8>, Context, Effect)], key: &[u8]| {
-            let Some(&first) = key.first() else { return };
+            let (Some(&first), Some(&last)) = (key.first(), key.last()) else {
+                return;
+            };
             let bit = 1u64 << key.len().min(63);
-            if self
-                .quick
-                .get(usize::from(first))
-                .is_some_and(|m| m & bit != 0)
-            {
+            let [by_first, by_last] = &self.quick;
+            let known =
+                |table: &[u64; 256], b: u8| table.get(usize::from(b)).is_some_and(|m| m & bit != 0);
+            if known(by_first, first) && known(by_last, last) {
                 hits.extend(lookup(table, key).map(|(_, c, e)| (*c, *e)));
             }
         };

@@ -915,6 +915,22 @@ fn precision(m: &mut Model<'_>) {
                     p.unresolved = true;
                 }
             }
+            // NVIDIA Apex's mixed precision: `amp.initialize(model, opt, opt_level="O1")`;
+            // "O0" is fp32, a level the analysis cannot read is unknown
+            // Ex) vocoder, optimizer = amp.initialize(vocoder, optimizer, opt_level="O1")
+            "initialize" if q == "apex.amp.initialize" => {
+                match m
+                    .kw(c, "opt_level")
+                    .or_else(|| m.pos(c, 2))
+                    .map(|a| m.resolve(&a, c.span.start, c.ctx.func))
+                {
+                    Some(Val::Str(level)) if level.eq_ignore_ascii_case("O0") => {}
+                    Some(Val::Str(_)) => p.autocast = true,
+                    // Apex's default level is "O1"
+                    None => p.autocast = true,
+                    Some(_) => p.unresolved = true,
+                }
+            }
             // OpenAI CLIP loads its weights in fp16 on CUDA (`convert_weights`)
             "load" if q == "clip.load" => p.half = true,
             "convert_weights" if q.starts_with("clip.") => p.half = true,
@@ -945,7 +961,21 @@ fn precision(m: &mut Model<'_>) {
             q.strip_prefix("torchvision.models.")
                 .is_some_and(|rest| !vision_transformer(rest.rsplit('.').next().unwrap_or(rest)))
         };
-        if (last.starts_with("Conv") && last.ends_with('d'))
+        // a convolution whose stride is its kernel cuts an image into patches: the patch
+        // embedding of a vision transformer, not a convolutional network
+        // Ex) self.patch_embed = nn.Conv2d(3, dim, kernel_size=patch_size, stride=patch_size)
+        let patchify = || {
+            let (Some(k), Some(s)) = (
+                m.kw(c, "kernel_size").or_else(|| m.pos(c, 2)),
+                m.kw(c, "stride").or_else(|| m.pos(c, 3)),
+            ) else {
+                return false;
+            };
+            let (k, s) = (m.text(k.value), m.text(s.value));
+            // (`kernel_size=2, stride=2` downsamples inside a CNN; patches are 4 px and up)
+            k == s && k.parse::<u32>().map_or(true, |n| n >= 4)
+        };
+        if (last.starts_with("Conv") && last.ends_with('d') && !patchify())
             || zoo_model
             // MONAI's networks (UNet, SegResNet, DynUNet, ...) are built from Conv3d/Conv2d
             || q.starts_with("monai.networks.nets.")
@@ -1117,10 +1147,11 @@ fn fp64_model(m: &Model<'_>) -> bool {
 }
 
 /// The loader variable a `for` iterates, looking through `enumerate`/`tqdm`/`zip`/`iter`.
-fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
+fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<String> {
     let node = m.node(iter)?;
     let mut stack = vec![node];
     let mut seen = 0;
+    let mut followed = false;
     while let Some(n) = stack.pop() {
         seen += 1;
         if seen > 64 {
@@ -1134,6 +1165,41 @@ fn iterated_loader(m: &Model<'_>, iter: Span) -> Option<String> {
                 });
                 if m.var_kind(t) == Some(VarKind::Loader) {
                     return Some(t.to_string());
+                }
+                // a progress bar bound before the loop: `pbar = tqdm(enumerate(dl_tr))` ...
+                // `for i, (x, y) in pbar:` (its latest binding in the function, once)
+                if !followed
+                    && n.kind() == "identifier"
+                    && let Some(value) = m
+                        .assigns
+                        .iter()
+                        .filter(|a| {
+                            a.ctx.func == func
+                                && a.targets.len() == 1
+                                && !a.augmented
+                                && a.span.end <= iter.start
+                                && m.text(a.left) == t
+                        })
+                        .last()
+                        .filter(|a| {
+                            a.rhs_call
+                                .and_then(|i| m.calls.get(i as usize))
+                                .is_some_and(|c| {
+                                    c.method.is_none()
+                                        && matches!(
+                                            m.last_name(c),
+                                            "tqdm"
+                                                | "enumerate"
+                                                | "track"
+                                                | "progress_bar"
+                                                | "tqdm_notebook"
+                                        )
+                                })
+                        })
+                        .and_then(|a| m.node(a.value))
+                {
+                    followed = true;
+                    stack.push(value);
                 }
             }
             "call" => {
@@ -1416,7 +1482,7 @@ fn loops(m: &mut Model<'_>) {
     let mut infos = vec![super::facts::LoopInfo::default(); n];
     for (i, l) in m.loops.iter().enumerate() {
         if let Some(it) = l.iter {
-            infos[i].iterates_loader = iterated_loader(m, it);
+            infos[i].iterates_loader = iterated_loader(m, it, l.ctx.func);
         }
     }
     // `for loader in loaders: for x in tqdm(loader): ...`: a loop whose item an inner loader
@@ -1949,7 +2015,10 @@ pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
 pub(crate) fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
     let mut out = std::collections::HashSet::new();
     for c in m.calls.iter().filter(|c| optimizer_ctor(m, c)) {
-        let Some(a) = m.pos(c, 0) else { continue };
+        // (`Adam(params=filter(lambda p: p.requires_grad, generator.parameters()), lr=lr)`)
+        let Some(a) = m.pos(c, 0).or_else(|| m.kw(c, "params")) else {
+            continue;
+        };
         for owner in parameter_owners(m, m.text(a.value), c.span.start) {
             if owner.starts_with(|ch: char| ch.is_ascii_digit()) {
                 continue;

@@ -11,7 +11,8 @@ declare_rule! {
     /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
     /// number_of_correct(pred, y): return pred.eq(y).sum().item()`). A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, by a library call
-    /// or a writer named `write_*` / `save_*`, directly or through values computed from it; an
+    /// or a writer named `write_*` / `save_*`, directly or through values computed from it,
+    /// a loop over it, or boxes drawn from it on the frame then saved; an
     /// environment stepped with the action) is the loop's product, not a read that could wait;
     /// so is one collected into a list that a loop over the loader around the step loop writes
     /// out in the same iteration (the features of each video's windows, saved once per video;
@@ -253,6 +254,19 @@ const HOST_SINKS: &[&str] = &[
     "step",
 ];
 
+/// Calls that draw on the image they are handed, in place (OpenCV's drawing functions).
+const DRAWING: &[&str] = &[
+    "rectangle",
+    "putText",
+    "circle",
+    "line",
+    "polylines",
+    "fillPoly",
+    "drawContours",
+    "arrowedLine",
+    "ellipse",
+];
+
 /// Does the value read by call `c` reach one of [`HOST_SINKS`] in the same loop body: as its
 /// argument, or through the name it is assigned to (`x = 255 * out.cpu().numpy()` ...
 /// `Image.fromarray(x.astype(np.uint8))`), or through a list it is appended to and that the
@@ -284,15 +298,30 @@ fn feeds_host_sink(
     }) {
         return true;
     }
+    // the names it is assigned to, and those of a loop in the body that iterates it (`for
+    // score, box in zip(scores.cpu().numpy(), boxes.cpu().numpy()):`)
     let mut names: Vec<&str> = m
         .assigns
         .iter()
         .filter(|a| in_body(a.span) && a.value.contains(c.span))
         .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+        .chain(
+            m.loops
+                .iter()
+                .filter(|k| in_body(k.span) && k.iter.is_some_and(|i| i.contains(c.span)))
+                .flat_map(|k| k.targets.iter().map(|t| m.text(*t))),
+        )
         .collect();
     // and what is computed from it in the body, a few steps on (`depth = out.cpu().numpy()`,
-    // `color = cv2.applyColorMap(depth, ...)`, `cv2.imwrite(path, color)`)
+    // `color = cv2.applyColorMap(depth, ...)`, `cv2.imwrite(path, color)`), also the image it
+    // is drawn on in place (`cv2.rectangle(frame, (x1, y1), ...)` ... `cv2.imwrite(p, frame)`)
     for _ in 0..4 {
+        let drawn = m.calls.iter().filter(|k| {
+            in_body(k.span)
+                && k.span.start > c.span.end
+                && DRAWING.contains(&m.last_name(k))
+                && super::words(m.text(k.args_span)).any(|w| names.contains(&w))
+        });
         let more: Vec<&str> = m
             .assigns
             .iter()
@@ -302,6 +331,7 @@ fn feeds_host_sink(
                     && super::words(m.text(a.value)).any(|w| names.contains(&w))
             })
             .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+            .chain(drawn.filter_map(|k| m.pos(k, 0)).map(|a| m.text(a.value)))
             .filter(|t| !names.contains(t))
             .collect();
         if more.is_empty() {

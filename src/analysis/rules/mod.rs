@@ -1005,10 +1005,13 @@ const MEDIA: &[&str] = &[
 // Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
 pub(crate) fn token_batches(m: &Model<'_>) -> bool {
     use super::facts::VarKind;
-    let tokenizes = m
-        .assigns
-        .iter()
-        .any(|a| m.var_kind(m.text(a.left)) == Some(VarKind::Tokenizer))
+    // (also one of several names bound at once: `model, tokenizer = load_model(...)`)
+    let tokenizes = m.assigns.iter().any(|a| {
+        m.var_kind(m.text(a.left)) == Some(VarKind::Tokenizer)
+            || a.targets
+                .iter()
+                .any(|t| m.var_kind(m.text(*t)) == Some(VarKind::Tokenizer))
+    })
         || m.imports
             .values()
             .any(|q| q.ends_with("Tokenizer") || q.ends_with("TokenizerFast"))

@@ -18,7 +18,8 @@ declare_rule! {
     /// layers (by call, or named: `GPT`, `vit_b_16`, `DecoderRNN`, `import transformers`), or
     /// `nn.Linear` layers in a network without convolutions. Not reported for a convolutional
     /// network without attention or recurrent layers (its layers, or its family's name:
-    /// `resnet50()`, `MobileNet()`): cuDNN runs convolutions in TF32 already
+    /// `resnet50()`, `MobileNet()`; a U-Net by any name, `AttentionUNet`, whose attention
+    /// gates are 1x1 convolutions): cuDNN runs convolutions in TF32 already
     /// (`torch.backends.cudnn.allow_tf32` defaults to `True`), and the matmul setting only
     /// reaches its few Linear layers. Nor for a model whose layers the file does not show
     /// (`from models import Net`): it may be either. Nor for a float64 model (`.double()`):
@@ -273,10 +274,15 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                 .is_none_or(|p| p.kind() != "expression_statement"),
             _ => false,
         };
+        let text = m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
+        // an Attention U-Net gates its skip connections with 1x1 convolutions: a U-Net by any
+        // name stays convolutional
+        // Ex) model = AttentionUNet(in_channels=3, num_classes=10).to(device)
+        if word && n.kind() == "identifier" && text.to_ascii_lowercase().contains("unet") {
+            continue;
+        }
         if word
-            && m.src
-                .get(n.start_byte()..n.end_byte())
-                .unwrap_or("")
+            && text
                 .split(|ch: char| !ch.is_ascii_alphanumeric())
                 .any(|part| {
                     // (`CodeFormer`, `segformer`, `Informer`: the -former family too)

@@ -13,7 +13,8 @@ declare_rule! {
     /// `cv2.VideoCapture(path)`), and collects or
     /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
-    /// to `dump` a model, it runs nothing in parallel).
+    /// to `dump` a model, it runs nothing in parallel), as are files that start threads on a
+    /// function of their own (`threading.Thread(target=process, ...)`).
     ///
     /// Reported on the `for` line of the per-file loop, once per nest of such loops: on the
     /// outermost, unless that one walks directories (`os.walk`) and a loop over their files
