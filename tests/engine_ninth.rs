@@ -462,3 +462,220 @@ fn a_branch_for_the_first_few_iterations_is_rare() {
     let most = FIRST_FEW.replace("if i < 3:", "if i < len(torch.load('val.pt')):");
     assert_eq!(lines_of(&run(&most), "EA301"), vec![15]);
 }
+
+/// Faster R-CNN validation: a prediction read back through a chain written over lines.
+const CHAIN: &str = "import numpy as np
+import torch
+from torch.utils.data import DataLoader
+from model import get_model
+
+model = get_model().cuda().eval()
+scores = []
+with torch.no_grad():
+    for images, targets in DataLoader(torch.load('val.pt'), batch_size=4, num_workers=2, pin_memory=True):
+        outputs = model([im.cuda(non_blocking=True) for im in images])
+        for i in range(len(images)):
+            pred_boxes = (
+                outputs[i]
+                .get('boxes')
+                .detach()
+                .cpu()
+                .numpy()
+                .astype(np.int32)
+            )
+            scores.append(pred_boxes.sum())
+print(sum(scores))
+";
+
+// Ex) pred_boxes = (outputs[i]\n .get("boxes")\n .detach()\n .cpu()\n .numpy())
+#[test]
+fn a_read_in_a_chain_over_lines_is_reported_on_its_own_line() {
+    let a = run(CHAIN);
+    assert_eq!(lines_of(&a, "EA301"), vec![16], "{:?}", a.findings);
+    // on one line, the chain's line
+    let one = CHAIN.replace(
+        "(\n                outputs[i]\n                .get('boxes')\n                .detach()\n                .cpu()\n                .numpy()\n                .astype(np.int32)\n            )",
+        "outputs[i].get('boxes').detach().cpu().numpy().astype(np.int32)",
+    );
+    assert_eq!(lines_of(&run(&one), "EA301"), vec![12]);
+}
+
+/// Generation under a list of thirteen layer-skip settings written out in the file.
+const SETTINGS: &str = "import csv
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained('meta-llama/Llama-2-7b-hf')
+model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf', torch_dtype=torch.float16).cuda()
+input_ids = tokenizer('Once upon a time', return_tensors='pt').input_ids.cuda()
+configurations = [
+    {'name': 'base', 'skip': []},
+    {'name': 'skip1', 'skip': [1]},
+    {'name': 'skip2', 'skip': [2]},
+]
+for config in configurations:
+    outputs = model(input_ids)
+    with open('results.csv', 'a') as f:
+        csv.writer(f).writerow([config['name'], outputs.logits.mean()])
+";
+
+// Ex) configurations = [{...}, ...] ... for config in configurations: ... open(csv_filename, "a")
+#[test]
+fn a_loop_over_a_few_settings_written_out_is_not_hot() {
+    let a = run(SETTINGS);
+    assert!(lines_of(&a, "EA501").is_empty(), "{:?}", a.findings);
+    // over the lines of a file, the same body runs per line
+    let many = SETTINGS.replace(
+        "for config in configurations:",
+        "for config in open('prompts.txt'):",
+    );
+    assert_eq!(lines_of(&run(&many), "EA501"), vec![13, 15]);
+}
+
+/// Song lyrics classified chunk by chunk with a Hugging Face zero-shot pipeline, row by row.
+const PIPELINE_ROWS: &str = "import pandas as pd
+from transformers import pipeline
+
+classifier = pipeline('zero-shot-classification')
+labels = ['positive', 'negative']
+df = pd.read_csv('songs.csv')
+df['Sentiment'] = ''
+for index, row in df.iterrows():
+    chunks = row['Lyrics'].split('\\n\\n')
+    for chunk in chunks:
+        result = classifier(chunk, candidate_labels=labels)
+        df.at[index, 'Sentiment'] = result['labels'][0]
+df.to_csv('out.csv')
+";
+
+// Ex) classifier = pipeline("zero-shot-classification") ... for i, row in df.iterrows(): classifier(...)
+#[test]
+fn a_row_loop_running_a_pipeline_is_model_bound() {
+    assert!(lines_of(&run(PIPELINE_ROWS), "EA601").is_empty());
+    // string work per row is the row loop the rule is for
+    let plain = PIPELINE_ROWS.replace(
+        "        result = classifier(chunk, candidate_labels=labels)\n        df.at[index, 'Sentiment'] = result['labels'][0]\n",
+        "        df.at[index, 'Sentiment'] = chunk.lower()\n",
+    );
+    assert_eq!(lines_of(&run(&plain), "EA601"), vec![8]);
+}
+
+/// Speaker verification scores: a cosine similarity per trial, no network run in the loop.
+const SIMILARITY: &str = "import torch
+
+def scores(pairs, enrol_dict, test_dict):
+    similarity = torch.nn.CosineSimilarity(dim=-1, eps=1e-6)
+    out = []
+    for i, line in enumerate(pairs):
+        enrol = enrol_dict[line[0]]
+        test = test_dict[line[1]]
+        score = similarity(enrol, test)[0]
+        out.append(score)
+    return out
+
+embedding_model = torch.load('m.pt').eval().cuda()
+print(scores(open('veri.txt').readlines(), {}, {}))
+";
+
+// Ex) similarity = torch.nn.CosineSimilarity(dim=-1, eps=1e-6) ... score = similarity(enrol, test)
+#[test]
+fn a_module_without_weights_is_no_model_run() {
+    assert!(lines_of(&run(SIMILARITY), "EA401").is_empty());
+    // a layer with weights is
+    let linear = SIMILARITY.replace(
+        "torch.nn.CosineSimilarity(dim=-1, eps=1e-6)",
+        "torch.nn.Linear(192, 192).cuda()",
+    );
+    assert_eq!(lines_of(&run(&linear), "EA401"), vec![6]);
+}
+
+/// Five-fold training: each fold builds its loaders, then trains them for several epochs.
+const FOLDS: &str = "import torch
+from torch.utils.data import DataLoader
+from model import RobertaModel
+
+for fold in range(5):
+    train_loader = DataLoader(torch.load(f'train{fold}.pt'), batch_size=8, shuffle=True, num_workers=4, pin_memory=True)
+    model = RobertaModel().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    for epoch in range(3):
+        for x, y in train_loader:
+            with torch.autocast('cuda', dtype=torch.bfloat16):
+                loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+";
+
+// Ex) for fold in range(5): train_loader = DataLoader(...) ... for epoch in range(n): for d in train_loader:
+#[test]
+fn a_loader_per_fold_read_for_several_epochs_keeps_its_workers() {
+    let a = run(FOLDS);
+    assert_eq!(lines_of(&a, "EA103"), vec![6], "{:?}", a.findings);
+    // built inside the epoch loop itself, a loader lives for one pass
+    let per_epoch = FOLDS
+        .replace("    train_loader = DataLoader(torch.load(f'train{fold}.pt'), batch_size=8, shuffle=True, num_workers=4, pin_memory=True)\n", "")
+        .replace(
+            "    for epoch in range(3):\n",
+            "    for epoch in range(3):\n        train_loader = DataLoader(torch.load(f'train{fold}.pt'), batch_size=8, shuffle=True, num_workers=4, pin_memory=True)\n",
+        );
+    assert!(lines_of(&run(&per_epoch), "EA103").is_empty());
+}
+
+/// Detection fine-tuning: targets are lists of dicts, moved key by key.
+const NESTED: &str = "import torch
+from torch.utils.data import DataLoader
+from model import get_detector
+
+model = get_detector().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = DataLoader(torch.load('train.pt'), batch_size=4, num_workers=4, pin_memory=True, persistent_workers=True, collate_fn=lambda b: tuple(zip(*b)))
+for epoch in range(10):
+    for images, targets in loader:
+        images = [im.to('cuda', non_blocking=True) for im in images]
+        targets = [{k: v.to('cuda') for k, v in t.items()} for t in targets]
+        losses = sum(model(images, targets).values())
+        optimizer.zero_grad()
+        losses.backward()
+        optimizer.step()
+";
+
+// Ex) targets = [{k: v.to(device) for k, v in t.items()} for t in targets]
+#[test]
+fn a_copy_in_a_nested_comprehension_over_the_batch_is_a_batch_copy() {
+    assert_eq!(lines_of(&run(NESTED), "EA303"), vec![11]);
+}
+
+/// Training that also collects predictions for a COCO evaluation at every step.
+const MODEL_OUTPUT_LOOP: &str = "import torch
+from torch.utils.data import DataLoader
+from model import get_detector
+
+model = get_detector().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = DataLoader(torch.load('train.pt'), batch_size=4, num_workers=4, pin_memory=True, persistent_workers=True)
+predictions = []
+for epoch in range(10):
+    for images, targets in loader:
+        images = images.cuda(non_blocking=True)
+        loss = model(images, targets).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        for target, prediction in zip(targets, model(images)):
+            boxes = prediction['boxes'].cpu().numpy()
+            predictions.append((target['image_id'], boxes))
+";
+
+// Ex) for target, prediction in zip(targets, model(images)): prediction["boxes"].cpu()
+#[test]
+fn a_loop_over_model_outputs_reads_device_tensors() {
+    let a = run(MODEL_OUTPUT_LOOP);
+    assert_eq!(lines_of(&a, "EA301"), vec![17], "{:?}", a.findings);
+    // a loader's own items, never moved, are host tensors
+    let host = MODEL_OUTPUT_LOOP.replace(
+        "        for target, prediction in zip(targets, model(images)):\n            boxes = prediction['boxes'].cpu().numpy()\n",
+        "    for target, prediction in loader:\n            boxes = prediction['boxes'].cpu().numpy()\n",
+    );
+    assert!(lines_of(&run(&host), "EA301").is_empty());
+}

@@ -596,7 +596,7 @@ struct Walker<'s> {
     recv_watch: Vec<(usize, u32)>,
 }
 
-fn line_col(src: &str, node: Node<'_>) -> (usize, usize) {
+pub(crate) fn line_col(src: &str, node: Node<'_>) -> (usize, usize) {
     let p = node.start_position();
     let start = node.start_byte();
     let line_start = start.saturating_sub(p.column);

@@ -252,7 +252,8 @@ fn kinds(m: &mut Model<'_>) {
                     .chars()
                     .next()
                     .is_some_and(|ch| ch.is_ascii_uppercase())
-                && !last.ends_with("Loss"))
+                && !last.ends_with("Loss")
+                && !PARAMETERLESS.contains(&last))
         {
             Some(VarKind::Model)
         } else if matches!(
@@ -352,6 +353,35 @@ pub(crate) fn placement_arg(m: &Model<'_>, c: &super::facts::Call) -> bool {
 }
 
 /// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
+/// `torch.nn` modules without weights: a similarity, an activation or a pooling computes a
+/// function of its inputs, keeps no autograd graph of its own and is no model to run.
+// Ex) similarity = torch.nn.CosineSimilarity(dim=-1, eps=1e-6) ... score = similarity(a, b)
+const PARAMETERLESS: &[&str] = &[
+    "CosineSimilarity",
+    "PairwiseDistance",
+    "Softmax",
+    "LogSoftmax",
+    "Sigmoid",
+    "Tanh",
+    "ReLU",
+    "Identity",
+    "Flatten",
+    "Unflatten",
+    "Dropout",
+    "Upsample",
+    "PixelShuffle",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool2d",
+];
+
 fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> Option<VarKind> {
     let mut cur = c;
     let mut placed = false;
@@ -390,7 +420,8 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
                     .chars()
                     .next()
                     .is_some_and(|ch| ch.is_ascii_uppercase())
-                && !last.ends_with("Loss"))
+                && !last.ends_with("Loss")
+                && !PARAMETERLESS.contains(&last))
         {
             return Some(VarKind::Model);
         }

@@ -11,7 +11,8 @@ declare_rule! {
     /// `min(os.cpu_count(), 8)`) and no `persistent_workers`, when it
     /// is iterated once per epoch (in an epoch loop, passed to a per-epoch function, or given to
     /// a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside
-    /// the epoch loop, or in a function it calls): it has no workers to keep. Nor when an epoch
+    /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
+    /// cross-validation fold and read by the fold's own epoch loop is reported. Nor when an epoch
     /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`):
     /// persistent workers would keep serving the samples they forked with.
     ///
@@ -132,7 +133,10 @@ impl Rule for DataloaderPersistent {
             };
             // a loader built anew for each pass (`def validate(): loader = DataLoader(...)`
             // called every epoch) has no workers to keep between passes
-            if !per_epoch || built_per_epoch(m, c) || dataset_changes_per_epoch(m, c, var) {
+            if !per_epoch
+                || (built_per_epoch(m, c) && !var.is_some_and(|v| epochs_inside(m, c, v)))
+                || dataset_changes_per_epoch(m, c, var)
+            {
                 continue;
             }
             let fix = add_kwarg(m, c, "persistent_workers=True").map(|e| Fix {
@@ -223,6 +227,26 @@ fn built_per_epoch(
     c: &crate::analysis::facts::Call,
 ) -> bool {
     in_epoch(m, c.ctx.loop_) || called_per_epoch(m, c.ctx.func)
+}
+
+/// Is the loader `v`, built in a loop (a cross-validation fold), iterated by an epoch loop
+/// nested in that loop? Then each fold's loader serves several epochs, and its workers restart
+/// at each of them.
+// Ex) for fold in range(5): train_loader = DataLoader(...) ... for epoch in range(n): for d in train_loader:
+fn epochs_inside(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+    v: &str,
+) -> bool {
+    let Some(home) = c.ctx.loop_.and_then(|h| m.loops.get(h as usize)) else {
+        return false;
+    };
+    m.loops.iter().any(|l| {
+        l.info.iterates_loader.as_deref() == Some(v)
+            && l.parent
+                .and_then(|p| m.loops.get(p as usize))
+                .is_some_and(|e| e.info.epoch && e.span != home.span && home.span.contains(e.span))
+    })
 }
 
 /// Does an epoch loop call a method of the loader's dataset (`train_loader.dataset.ng_sample()`,

@@ -169,8 +169,15 @@ impl Rule for H2dBlocking {
             let Some(root) = c.recv_root.map(|r| m.text(r)) else {
                 continue;
             };
-            // `[b.to(device) for b in boxes]`: a comprehension over a part of the batch
-            let root = super::comprehension_source(m, c, root).unwrap_or(root);
+            // `[b.to(device) for b in boxes]`: a comprehension over a part of the batch, also
+            // nested (`[{k: v.to(device) for k, v in t.items()} for t in targets]`)
+            let mut root = root;
+            for _ in 0..3 {
+                match super::comprehension_source(m, c, root) {
+                    Some(r) if r != root => root = r,
+                    _ => break,
+                }
+            }
             if !l.info.batch_names.iter().any(|b| b == root) || rebuilt(m, l, c, root) {
                 continue;
             }

@@ -5,8 +5,10 @@ declare_rule! {
     /// ## What it does
     /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
     /// inference) on CUDA, when not under a `step % N == 0` guard (nor in a branch that runs
-    /// once, like `if i == 0:`, behind a command-line switch that is off by default, or in a
-    /// step loop of at most 16 known iterations); also an `.item()` in the body of a
+    /// once, like `if i == 0:`, or at the iterations a test selects, `if t in markers:`, `if
+    /// i < len(writers):`, behind a command-line switch that is off by default, or in a step
+    /// loop of at most 16 known iterations, `range(15)` or a list of settings written out);
+    /// also an `.item()` in the body of a
     /// module-level helper (outside any loop or `if` of its own) whose every call in the file
     /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
     /// number_of_correct(pred, y): return pred.eq(y).sum().item()`). A `.cpu()` / `.numpy()` / `.tolist()` whose
@@ -111,7 +113,9 @@ impl Rule for HostSync {
                 m.loops.get(s.loop_ as usize),
                 tensor_root(m, c).map(|r| comprehension_source(m, c, r).unwrap_or(r)),
             ) && stays_on_host(m, c)
-                && ((l.targets.iter().any(|t| m.text(*t) == root) && !moved_in_loop(m, l, root))
+                && ((l.targets.iter().any(|t| m.text(*t) == root)
+                    && !moved_in_loop(m, l, root)
+                    && !iterates_model_output(m, l))
                     || loader_host_value(m, c, root))
             {
                 continue;
@@ -145,14 +149,52 @@ impl Rule for HostSync {
             {
                 continue;
             }
-            cx.at_call(
-                &Self::META,
-                c,
-                format!("`.{last}()` in the step loop waits for the GPU every step; keep values on the device and read them every N steps"),
-                None,
+            let message = format!(
+                "`.{last}()` in the step loop waits for the GPU every step; keep values on the device and read them every N steps"
             );
+            match chain_anchor(m, c) {
+                Some((line, col)) => cx.at(&Self::META, line, col, c.end_line, message, None),
+                None => cx.at_call(&Self::META, c, message, None),
+            }
         }
     }
+}
+
+/// Does the loop iterate what a model returns (`for target, prediction in zip(targets,
+/// model(images)):`)? Its items are device tensors, not a loader's host batches.
+// Ex) for target, prediction in zip(targets, model(images)): prediction["boxes"].cpu()
+fn iterates_model_output(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+) -> bool {
+    l.iter.is_some_and(|it| {
+        m.calls
+            .iter()
+            .any(|k| it.contains(k.span) && crate::analysis::resolve::runs_model(m, k))
+    })
+}
+
+/// Where a read that ends a chain written over several lines is: the line of its first
+/// read method (`outputs[i]` / `.get("boxes")` / `.detach()` / `.cpu()` / `.numpy()`: the
+/// `.cpu()` line), not the line the chain starts on. `None` when the read is on the chain's
+/// first line.
+// Ex) pred_boxes = (outputs[i]\n .get("boxes")\n .detach()\n .cpu()\n .numpy())
+fn chain_anchor(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> Option<(usize, usize)> {
+    let mut first = c;
+    for _ in 0..8 {
+        match first.recv_call.and_then(|i| m.calls.get(i as usize)) {
+            Some(inner) if matches!(m.last_name(inner), "item" | "cpu" | "numpy" | "tolist") => {
+                first = inner;
+            }
+            _ => break,
+        }
+    }
+    let name = m.node(first.method?)?;
+    let (line, col) = crate::analysis::facts::line_col(m.src, name);
+    (line != c.line).then_some((line, col))
 }
 
 /// The name a comprehension around call `c` iterates to bind `name`: `targets` for `target` in

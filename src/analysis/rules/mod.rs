@@ -1252,13 +1252,38 @@ pub(crate) fn container_loops<'a>(
 const FEW_ITERATIONS: i64 = 16;
 
 /// Does loop `l` iterate `range(...)` with a known upper bound of at most [`FEW_ITERATIONS`],
-/// or end its body with an unconditional `break`?
+/// or a list or tuple of at most that many items written out in the file, or end its body with
+/// an unconditional `break`?
 pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     // `for x, y in test_loader: ...; break`: the body always leaves after one pass
     if ends_in_break(m, l) {
         return true;
     }
     let Some(it) = l.iter else { return false };
+    // a list or tuple written out, directly or through the name bound to it, of a few items
+    // Ex) configurations = [{"name": "base", ...}, ...]  (13 items) ... for config in configurations:
+    let literal = m.node(it).and_then(|n| match n.kind() {
+        "list" | "tuple" => Some(n),
+        "identifier" => super::as_shipped::binding(m, m.text(it), it.start, l.ctx.func)
+            .and_then(|a| m.node(a.value))
+            .filter(|v| matches!(v.kind(), "list" | "tuple")),
+        _ => None,
+    });
+    if let Some(items) = literal {
+        let mut cursor = items.walk();
+        let n = items
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() != "comment")
+            .count();
+        return n > 0
+            && i64::try_from(n).is_ok_and(|n| n <= FEW_ITERATIONS)
+            && !items.named_children(&mut cursor).any(|c| {
+                matches!(
+                    c.kind(),
+                    "list_splat" | "list_comprehension" | "parenthesized_list_splat"
+                )
+            });
+    }
     let Some(call) = m.calls.iter().find(|c| c.span == it) else {
         return false;
     };

@@ -8,7 +8,7 @@ declare_rule! {
     /// `df.apply(f, axis=1)`, and `for i in range(len(df))` (or `range(df.shape[0])`) loops
     /// indexing `df.loc` / `df.iloc`, or a column by the row (`df["body"][i]`).
     /// Not reported for a row loop that runs a model on each row (an evaluation over a table of
-    /// questions): the forward pass dwarfs the row's cost. Nor for a frame cut to a known
+    /// questions, a Hugging Face `pipeline` per row): the forward pass dwarfs the row's cost. Nor for a frame cut to a known
     /// handful of rows (`df.head()`, `df[:5]`,
     /// `df.sample(10)`, directly or through the variable it is assigned to): a few rows cost
     /// nothing, whatever the loop does. Nor are rows handed to a process pool
@@ -98,8 +98,8 @@ impl Rule for PandasRowLoop {
                     });
                     // a loop that runs a model on each row (an evaluation over a question
                     // table): the forward pass costs milliseconds, the row object microseconds
-                    let model_rows =
-                        in_loop_header.is_some_and(|l| l.info.model_call || l.info.step);
+                    let model_rows = in_loop_header
+                        .is_some_and(|l| l.info.model_call || l.info.step || runs_pipeline(m, l));
                     if let Some(l) = in_loop_header.filter(|_| !few && !pooled && !model_rows) {
                         cx.at(
                             &Self::META,
@@ -233,4 +233,21 @@ fn few_rows(m: &crate::analysis::facts::Model<'_>, frame: crate::analysis::facts
         .filter(|a| !a.augmented && a.targets.len() == 1 && m.text(a.targets[0]) == name)
         .peekable();
     assigned.peek().is_some() && assigned.all(|a| cut(a.value))
+}
+
+/// Does the loop (also a loop nested in it) call a Hugging Face `pipeline(...)` bound in the
+/// file, a model behind a library call (`classifier(chunk, candidate_labels=labels)`)?
+// Ex) classifier = pipeline("zero-shot-classification") ... for i, row in df.iterrows(): classifier(row.text, ...)
+fn runs_pipeline(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loop) -> bool {
+    m.calls.iter().any(|k| {
+        k.method.is_none()
+            && l.span.contains(k.span)
+            && m.assigns.iter().any(|a| {
+                a.targets.len() == 1
+                    && m.text(a.left) == m.text(k.func)
+                    && a.rhs_call
+                        .and_then(|i| m.calls.get(i as usize))
+                        .is_some_and(|p| m.qual(p) == "transformers.pipeline")
+            })
+    })
 }
