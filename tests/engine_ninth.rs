@@ -679,3 +679,76 @@ fn a_loop_over_model_outputs_reads_device_tensors() {
     );
     assert!(lines_of(&run(&host), "EA301").is_empty());
 }
+
+/// LeNet trained with DDP over Gloo, PyTorch's CPU backend.
+const GLOO: &str = "import argparse
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+from model import LeNet5
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--backend', type=str, default='gloo')
+    args = parser.parse_args()
+    dist.init_process_group(backend=args.backend, init_method='env://')
+    model = DDP(LeNet5())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    loader = DataLoader(torch.load('cifar.pt'), batch_size=64, num_workers=2, persistent_workers=True)
+    for epoch in range(10):
+        for images, labels in loader:
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) dist.init_process_group(backend=backend, ...) with `default="gloo"`
+#[test]
+fn a_gloo_process_group_is_no_gpu() {
+    let a = run(GLOO);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // NCCL distributes GPU work
+    let nccl = GLOO.replace("default='gloo'", "default='nccl'");
+    assert_eq!(lines_of(&run(&nccl), "EA201"), vec![17]);
+}
+
+/// GRPO: each question's rollout decodes with `generate` in a helper of the file.
+const ROLLOUT: &str = "import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained('Qwen/Qwen2.5-0.5B')
+model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-0.5B', torch_dtype=torch.bfloat16).cuda()
+
+def rollout(model, tokenizer, question, group_size):
+    inputs = tokenizer([question] * group_size, return_tensors='pt').to('cuda')
+    ids = model.generate(**inputs, max_new_tokens=256, do_sample=True)
+    returns = (ids == tokenizer.eos_token_id).float().sum(dim=1)
+    return ids, returns
+
+returns_all = []
+with torch.no_grad():
+    for q in open('questions.txt'):
+        ids, returns = rollout(model, tokenizer, q, 8)
+        returns_all.append(returns.cpu())
+torch.save(torch.cat(returns_all), 'returns.pt')
+";
+
+// Ex) sequence_ids, returns, ... = rollout(model, tokenizer, q, a, ...) ... returns.cpu()
+#[test]
+fn a_loop_decoding_through_a_helper_reads_tokens_back_anyway() {
+    let a = run(ROLLOUT);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // a helper that runs one forward pass decodes nothing
+    let forward = ROLLOUT.replace(
+        "model.generate(**inputs, max_new_tokens=256, do_sample=True)",
+        "model(**inputs).logits.argmax(-1)",
+    );
+    assert_eq!(lines_of(&run(&forward), "EA301"), vec![17]);
+}

@@ -531,6 +531,17 @@ fn device(m: &mut Model<'_>) {
             cpu = true;
         }
     };
+    // a process group on Gloo, the CPU backend, distributes CPU work: neither it nor the DDP
+    // around its model says CUDA (NCCL, or no backend named, still does)
+    // Ex) dist.init_process_group(backend=args.backend, ...) with `default="gloo"`
+    let gloo = m.calls.iter().any(|c| {
+        m.last_name(c) == "init_process_group"
+            && m.kw(c, "backend")
+                .or_else(|| m.pos(c, 0))
+                .is_some_and(|a| {
+                    matches!(m.resolve(&a, c.span.start, c.ctx.func), Val::Str(ref b) if b.eq_ignore_ascii_case("gloo"))
+                })
+    });
     // (code that never runs as shipped says nothing of where the file runs: `if args.device
     // == 'cuda': torch.cuda.synchronize()` with `default='cpu'`)
     for c in m.calls.iter().filter(|c| !m.dead(&c.ctx)) {
@@ -627,6 +638,7 @@ fn device(m: &mut Model<'_>) {
                     }
                 }
             }
+            "DistributedDataParallel" | "DDP" | "init_process_group" if gloo => {}
             "Accelerator" | "DistributedDataParallel" | "init_process_group" => see("cuda"),
             "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig" if hf_config(m, c) => {
                 see("cuda");

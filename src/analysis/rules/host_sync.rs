@@ -21,8 +21,9 @@ declare_rule! {
     /// not the features of a whole dataset, saved once per model). A batch
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
     /// is a CPU tensor: reading it waits for nothing. A step loop that decodes with a language
-    /// model's `generate(...)` (decoding options, `**inputs`, token ids) reads every token back
-    /// already and is left alone; a GAN's `generator.generate(n, device)` is no such loop. So is
+    /// model's `generate(...)` (decoding options, `**inputs`, token ids), itself or through a
+    /// function of the file it calls (an RL fine-tune's `rollout(model, tokenizer, q)`), reads
+    /// every token back already and is left alone; a GAN's `generator.generate(n, device)` is no such loop. So is
     /// a loop that steps a simulated environment (`env.step(...)`, or an environment handed to
     /// a helper: `act(env, policy, obs)`): its `.cpu()` / `.numpy()` reads and its `done`
     /// test belong to the interaction with the host-side simulator.
@@ -624,15 +625,32 @@ fn generate_loop(m: &crate::analysis::facts::Model<'_>, li: u32) -> bool {
     let Some(l) = m.loops.get(li as usize) else {
         return false;
     };
-    // a `generate()` every N steps (a training loop sampling now and then) decodes nothing in
-    // the other steps
-    m.calls.iter().any(|c| {
-        l.span.contains(c.span)
-            && m.last_name(c) == "generate"
-            && !(c.ctx.mod_guard && c.ctx.loop_ == Some(li))
+    let decoding = |c: &crate::analysis::facts::Call| {
+        m.last_name(c) == "generate"
             && !m.dead(&c.ctx)
             && (crate::analysis::resolve::is_model_call(m, c) || unwrapped_model(m, c))
             && decodes_tokens(m, c)
+    };
+    // a `generate()` every N steps (a training loop sampling now and then) decodes nothing in
+    // the other steps; also one in a function of the file the loop calls every step (an RL
+    // fine-tune's `rollout(model, tokenizer, q, ...)`)
+    // Ex) for q, a in zip(...): sequence_ids, returns, ... = rollout(model, tokenizer, q, a, ...)
+    let decoders: Vec<&str> = m
+        .funcs
+        .iter()
+        .enumerate()
+        .filter(|(fi, _)| {
+            m.calls.iter().any(|c| {
+                c.ctx.func == u32::try_from(*fi).ok() && c.ctx.loop_.is_none() && decoding(c)
+            })
+        })
+        .map(|(_, f)| m.text(f.name))
+        .collect();
+    m.calls.iter().any(|c| {
+        l.span.contains(c.span)
+            && !(c.ctx.mod_guard && c.ctx.loop_ == Some(li))
+            && (decoding(c)
+                || (c.method.is_none() && !m.dead(&c.ctx) && decoders.contains(&m.text(c.func))))
     })
 }
 
