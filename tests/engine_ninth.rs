@@ -752,3 +752,109 @@ fn a_loop_decoding_through_a_helper_reads_tokens_back_anyway() {
     );
     assert_eq!(lines_of(&run(&forward), "EA301"), vec![17]);
 }
+
+/// A DCGAN whose loader falls back to the main process when workers cannot start.
+const FALLBACK: &str = "import torch
+from torch.utils.data import DataLoader
+from data import FaceDataset
+from models import Generator
+
+netG = Generator().cuda()
+opt = torch.optim.Adam(netG.parameters(), lr=2e-4)
+dataset = FaceDataset('faces')
+try:
+    loader = DataLoader(dataset, batch_size=128, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+except RuntimeError:
+    loader = DataLoader(dataset, batch_size=128, shuffle=True, num_workers=0)
+for epoch in range(5):
+    for x in loader:
+        loss = netG(x.cuda(non_blocking=True)).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) except RuntimeError: dataloader = DataLoader(dataset, ..., num_workers=0)
+#[test]
+fn a_fallback_loader_in_an_except_handler_does_not_run_as_shipped() {
+    assert!(lines_of(&run(FALLBACK), "EA101").is_empty());
+    // built unconditionally, the same loader is flagged
+    let plain = FALLBACK
+        .replace("try:\n    loader = DataLoader(dataset, batch_size=128, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)\nexcept RuntimeError:\n", "if True:\n");
+    assert_eq!(lines_of(&run(&plain), "EA101"), vec![10]);
+}
+
+/// A validation loader whose one batch is the whole validation set.
+const WHOLE_BATCH: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision.datasets import ImageFolder
+import torchvision.transforms as T
+from model import SegNet
+
+model = SegNet().cuda()
+valid_data = ImageFolder(root='valid', transform=T.ToTensor())
+val_loader = DataLoader(dataset=valid_data, batch_size=len(valid_data), shuffle=False, pin_memory=True)
+model.eval()
+with torch.no_grad():
+    for epoch in range(10):
+        for x, y in val_loader:
+            out = model(x.cuda(non_blocking=True))
+";
+
+// Ex) val_loader = DataLoader(dataset=valid_data, batch_size=len(valid_data), shuffle=False)
+#[test]
+fn a_loader_whose_batch_is_its_dataset_needs_no_workers() {
+    assert!(lines_of(&run(WHOLE_BATCH), "EA101").is_empty());
+    let batches = WHOLE_BATCH.replace("batch_size=len(valid_data)", "batch_size=64");
+    assert_eq!(lines_of(&run(&batches), "EA101"), vec![9]);
+}
+
+/// A convolutional detector whose command line speaks of transformers in its help texts.
+const HELP_TEXT: &str = "import argparse
+import torch
+from torchvision.models import resnet50
+
+parser = argparse.ArgumentParser('Set transformer detector')
+parser.add_argument('--enc_layers', default=6, type=int, help='Number of encoding layers in the transformer')
+args = parser.parse_args()
+model = resnet50().cuda().eval()
+with torch.no_grad():
+    for x in torch.load('images.pt'):
+        y = model(x.cuda(non_blocking=True))
+        torch.save(y, 'out.pt')
+";
+
+// Ex) parser.add_argument('--enc_layers', ..., help="Number of encoding layers in the transformer")
+#[test]
+fn help_texts_name_no_transformer() {
+    assert!(lines_of(&run(HELP_TEXT), "EA202").is_empty());
+    // a transformer the file builds is one
+    let vit = HELP_TEXT.replace("resnet50", "vit_b_16");
+    assert_eq!(lines_of(&run(&vit), "EA202"), vec![8]);
+}
+
+/// A DeepSpeed loop: the precision is in the JSON config the launcher passes.
+const DEEPSPEED: &str = "import argparse
+import torch
+import deepspeed
+from model import Decoder
+
+parser = argparse.ArgumentParser()
+parser = deepspeed.add_config_arguments(parser)
+args = parser.parse_args()
+model = Decoder(vocab=32000, dim=1024, layers=12)
+model_engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+for step, (x, y) in enumerate(torch.load('tokens.pt')):
+    x, y = x.to(model_engine.device), y.to(model_engine.device)
+    loss = model_engine(x, y)
+    model_engine.backward(loss)
+    model_engine.step()
+";
+
+// Ex) model_engine, _, _, _ = deepspeed.initialize(args=args, model=model, ...)
+#[test]
+fn deepspeed_precision_is_unknown() {
+    let a = run(DEEPSPEED);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+}

@@ -958,6 +958,10 @@ fn precision(m: &mut Model<'_>) {
                     p.unresolved = true;
                 }
             }
+            // DeepSpeed takes its precision from its JSON config (`"bf16": {"enabled": true}`),
+            // which the file does not show
+            // Ex) model_engine, _, _, _ = deepspeed.initialize(args=args, model=model, ...)
+            "initialize" if q == "deepspeed.initialize" => p.unresolved = true,
             // NVIDIA Apex's mixed precision: `amp.initialize(model, opt, opt_level="O1")`;
             // "O0" is fp32, a level the analysis cannot read is unknown
             // Ex) vocoder, optimizer = amp.initialize(vocoder, optimizer, opt_level="O1")

@@ -20,7 +20,9 @@ declare_rule! {
     /// make_datasets()`), or a plain Python list of samples already in memory with the
     /// default collate: workers have nothing to overlap.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, or a name only
-    /// ever used that way): starting workers for one batch costs more than it saves; nor a
+    /// ever used that way, or one whose batch is its whole dataset, `batch_size=len(data)`):
+    /// starting workers for one batch costs more than it saves; nor a fallback built in an
+    /// `except` handler; nor a
     /// function's loader that nothing reads (nor one at module level in a script whose steps
     /// run at module level). Nor is a loader over a dataset built with the
     /// device (`MelDataset(path, device)`, also through a helper that builds the loader): its
@@ -102,6 +104,7 @@ impl Rule for DataloaderWorkers {
                 || super::tensor_dataset(m, c)
                 || super::in_memory_list(m, c)
                 || super::cheap_local_dataset(m, c).is_some()
+                || super::whole_dataset_batch(m, c)
             {
                 continue;
             }

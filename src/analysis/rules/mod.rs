@@ -686,7 +686,23 @@ fn placed_model<'s>(m: &Model<'s>, c: &Call) -> Option<&'s str> {
 /// A `DataLoader(...)` call that runs as shipped: not in a branch that is off by default
 /// (`elif dataset == "MNIST": loader = DataLoader(...)` with another default loads nothing).
 pub(crate) fn live_loader(m: &Model<'_>, c: &Call) -> bool {
-    crate::analysis::resolve::is_dataloader(m, c) && !m.dead(&c.ctx)
+    // (a loader built in an `except` handler is a fallback: `except RuntimeError:
+    // DataLoader(dataset, num_workers=0)` runs only when the first one fails)
+    crate::analysis::resolve::is_dataloader(m, c) && !m.dead(&c.ctx) && !c.ctx.in_except
+}
+
+/// Does the loader take its whole dataset as one batch (`batch_size=len(valid_data)` over
+/// `valid_data`)? Its one batch per pass leaves workers nothing to prepare ahead.
+// Ex) val_loader = DataLoader(dataset=valid_data, batch_size=len(valid_data), shuffle=False)
+pub(crate) fn whole_dataset_batch(m: &Model<'_>, c: &Call) -> bool {
+    let (Some(ds), Some(bs)) = (
+        m.pos(c, 0).or_else(|| m.kw(c, "dataset")),
+        m.kw(c, "batch_size").or_else(|| m.pos(c, 1)),
+    ) else {
+        return false;
+    };
+    let bs = m.text(bs.value).replace(' ', "");
+    bs == format!("len({})", m.text(ds.value))
 }
 
 /// The first training step loop.

@@ -269,9 +269,27 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                 continue;
             }
             "identifier" => true,
-            "string" => n
-                .parent()
-                .is_none_or(|p| p.kind() != "expression_statement"),
+            // (not a docstring, nor the help text of a command-line option: `help="Number of
+            // encoding layers in the transformer"` names no model the file builds)
+            "string" => n.parent().is_none_or(|p| {
+                p.kind() != "expression_statement"
+                    // (`argparse.ArgumentParser('Set transformer detector')`: a program's title)
+                    && !(p.kind() == "argument_list"
+                        && p.parent()
+                            .and_then(|call| call.child_by_field_name("function"))
+                            .is_some_and(|f| {
+                                m.src
+                                    .get(f.start_byte()..f.end_byte())
+                                    .is_some_and(|t| t.ends_with("ArgumentParser"))
+                            }))
+                    && !(p.kind() == "keyword_argument"
+                        && p.child_by_field_name("name").is_some_and(|k| {
+                            matches!(
+                                m.src.get(k.start_byte()..k.end_byte()),
+                                Some("help" | "description" | "epilog" | "metavar")
+                            )
+                        }))
+            }),
             _ => false,
         };
         let text = m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
