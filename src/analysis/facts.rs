@@ -659,8 +659,8 @@ fn root_ident(mut node: Node<'_>) -> Option<Node<'_>> {
     None
 }
 
-/// Does the sub-tree contain a `%` binary operator (bounded scan)?
-fn contains_modulo(node: Node<'_>, src: &str) -> bool {
+/// Does a node of the sub-tree (bounded scan, the node itself included) satisfy `hit`?
+fn any_in_subtree(node: Node<'_>, mut hit: impl FnMut(Node<'_>) -> bool) -> bool {
     let mut stack = vec![node];
     let mut seen = 0;
     while let Some(n) = stack.pop() {
@@ -668,18 +668,22 @@ fn contains_modulo(node: Node<'_>, src: &str) -> bool {
         if seen > SCAN_CAP {
             return false;
         }
-        if n.kind() == "binary_operator"
-            && field::get(n, field::OPERATOR)
-                .is_some_and(|o| o.utf8_text(src.as_bytes()).ok() == Some("%"))
-        {
+        if hit(n) {
             return true;
         }
         let mut c = n.walk();
-        for ch in n.named_children(&mut c) {
-            stack.push(ch);
-        }
+        stack.extend(n.named_children(&mut c));
     }
     false
+}
+
+/// Does the sub-tree contain a `%` binary operator (bounded scan)?
+fn contains_modulo(node: Node<'_>, src: &str) -> bool {
+    any_in_subtree(node, |n| {
+        n.kind() == "binary_operator"
+            && field::get(n, field::OPERATOR)
+                .is_some_and(|o| o.utf8_text(src.as_bytes()).ok() == Some("%"))
+    })
 }
 
 /// The literal content of a plain string node (no interpolation), else `None`.
@@ -988,24 +992,12 @@ impl<'s> Walker<'s> {
     // Ex) if torch.isnan(loss): print(f"NaN at iter {it}, skipping..."); continue
     fn numeric_error_check(&self, cond: Node<'_>) -> bool {
         const CHECKS: &[&str] = &["isnan", "isinf", "isfinite", "isneginf", "isposinf"];
-        let mut stack = vec![cond];
-        let mut seen = 0;
-        while let Some(n) = stack.pop() {
-            seen += 1;
-            if seen > SCAN_CAP {
-                return false;
-            }
-            if n.kind() == "call"
+        any_in_subtree(cond, |n| {
+            n.kind() == "call"
                 && field::get(n, field::FUNCTION).is_some_and(|f| {
                     CHECKS.contains(&self.text(f).rsplit('.').next().unwrap_or(""))
                 })
-            {
-                return true;
-            }
-            let mut c = n.walk();
-            stack.extend(n.named_children(&mut c));
-        }
-        false
+        })
     }
 
     fn episode_end(&self, cond: Node<'_>) -> bool {
