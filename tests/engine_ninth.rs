@@ -858,3 +858,32 @@ fn deepspeed_precision_is_unknown() {
     assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
     assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
 }
+
+/// Images compressed one by one, each in a `while` pass repeated until it is small enough.
+const RETRY_PASS: &str = "import os
+from PIL import Image
+
+def compress(folder, out, target_kb=500):
+    files = [f for f in os.listdir(folder) if f.endswith('.jpg')]
+    for name in files:
+        path = os.path.join(folder, name)
+        quality = 95
+        while True:
+            img = Image.open(path)
+            img.save(os.path.join(out, name), quality=quality)
+            if os.path.getsize(os.path.join(out, name)) < target_kb * 1024:
+                break
+            quality -= 10
+
+if __name__ == '__main__':
+    compress('images', 'out')
+";
+
+// Ex) for image_name in image_files: while True: img = Image.open(image_path); ... img.save(p); break
+#[test]
+fn per_file_work_in_a_while_pass_is_the_file_loops() {
+    assert_eq!(lines_of(&run(RETRY_PASS), "EA602"), vec![6]);
+    // a loop over other files nested inside stays the inner loop's work
+    let nested = RETRY_PASS.replace("        while True:\n", "        for other in files:\n");
+    assert!(!lines_of(&run(&nested), "EA602").contains(&6));
+}

@@ -10,7 +10,8 @@ declare_rule! {
     /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV,
     /// loads arrays, or hands a directory entry (or a path built from it) to a package outside
     /// the standard library that does more than log (`pytesseract.image_to_string(f)`,
-    /// `cv2.VideoCapture(path)`), and collects or
+    /// `cv2.VideoCapture(path)`; also in a `while` pass over the same file inside it, a
+    /// compression repeated until the file is small enough), and collects or
     /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
     /// to `dump` a model, it runs nothing in parallel), as are files that start threads on a
@@ -209,8 +210,25 @@ impl Rule for SerialProcessing {
                     .iter()
                     .take_while(|c| c.span.start < l.span.end)
             };
+            // (also in a `while` loop inside it that works on the same file: a retry, or a
+            // compression pass repeated until the file is small enough)
+            // Ex) for name in files: while True: img = Image.open(path); ...; img.save(out); break
+            let own_work = |lp: Option<u32>| {
+                let mut cur = lp;
+                for _ in 0..8 {
+                    let Some(i) = cur else { return false };
+                    if i == li as u32 {
+                        return true;
+                    }
+                    match m.loops.get(i as usize) {
+                        Some(x) if x.iter.is_none() => cur = x.parent,
+                        _ => return false,
+                    }
+                }
+                false
+            };
             let heavy = in_loop().any(|c| {
-                if !l.span.contains(c.span) || c.ctx.loop_ != Some(li as u32) {
+                if !l.span.contains(c.span) || !own_work(c.ctx.loop_) {
                     return false;
                 }
                 let last = m.last_name(c);
