@@ -939,9 +939,6 @@ impl<'s> Walker<'s> {
             }
     }
 
-    /// The end of a reinforcement-learning episode: `if done:`, `if terminated or truncated:`,
-    /// `if "episode" in info:`, `if info.get("episode"):`. Its body runs once per episode (tens
-    /// to thousands of environment steps), not every step.
     /// Is the test a membership of the loop's own variable in a collection (`if t in
     /// step_markers:`, `if epoch in milestones:`), or a bound on it that only the first few
     /// iterations pass (`if i < 4:`, `if i < len(writers):`)? Its body runs at the iterations
@@ -1000,6 +997,9 @@ impl<'s> Walker<'s> {
         })
     }
 
+    /// The end of a reinforcement-learning episode: `if done:`, `if terminated or truncated:`,
+    /// `if "episode" in info:`, `if info.get("episode"):`. Its body runs once per episode (tens
+    /// to thousands of environment steps), not every step.
     fn episode_end(&self, cond: Node<'_>) -> bool {
         const DONE: &[&str] = &["done", "dones", "terminated", "truncated", "is_done"];
         let name_is_done = |n: Node<'_>| {

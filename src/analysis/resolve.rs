@@ -247,13 +247,7 @@ fn kinds(m: &mut Model<'_>) {
             || q == "timm.create_model"
             || is_sentence_model(&q)
             || local_modules.contains(&m.text(c.func))
-            || (q.starts_with("torch.nn.")
-                && last
-                    .chars()
-                    .next()
-                    .is_some_and(|ch| ch.is_ascii_uppercase())
-                && !last.ends_with("Loss")
-                && !PARAMETERLESS.contains(&last))
+            || torch_nn_module(&q, last)
         {
             Some(VarKind::Model)
         } else if matches!(
@@ -352,7 +346,6 @@ pub(crate) fn placement_arg(m: &Model<'_>, c: &super::facts::Call) -> bool {
     }
 }
 
-/// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
 /// `torch.nn` modules without weights: a similarity, an activation or a pooling computes a
 /// function of its inputs, keeps no autograd graph of its own and is no model to run.
 // Ex) similarity = torch.nn.CosineSimilarity(dim=-1, eps=1e-6) ... score = similarity(a, b)
@@ -382,6 +375,19 @@ const PARAMETERLESS: &[&str] = &[
     "AdaptiveMaxPool2d",
 ];
 
+/// A `torch.nn` module class with weights (`torch.nn.Linear`, `nn.LSTM`): capitalised, not a
+/// loss, not one of [`PARAMETERLESS`].
+fn torch_nn_module(q: &str, last: &str) -> bool {
+    q.starts_with("torch.nn.")
+        && last
+            .chars()
+            .next()
+            .is_some_and(|ch| ch.is_ascii_uppercase())
+        && !last.ends_with("Loss")
+        && !PARAMETERLESS.contains(&last)
+}
+
+/// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
 fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> Option<VarKind> {
     let mut cur = c;
     let mut placed = false;
@@ -415,13 +421,7 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
         if q.starts_with("torchvision.models.")
             || q == "timm.create_model"
             || local_modules.contains(&m.text(cur.func))
-            || (q.starts_with("torch.nn.")
-                && last
-                    .chars()
-                    .next()
-                    .is_some_and(|ch| ch.is_ascii_uppercase())
-                && !last.ends_with("Loss")
-                && !PARAMETERLESS.contains(&last))
+            || torch_nn_module(&q, last)
         {
             return Some(VarKind::Model);
         }
@@ -1262,18 +1262,11 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
                 if last.ends_with("dataloader") || last.ends_with("_loader") {
                     return Some(ft.to_string());
                 }
-                if matches!(
-                    last,
-                    "enumerate"
-                        | "tqdm"
-                        | "zip"
-                        | "iter"
-                        | "islice"
-                        | "track"
-                        | "progress_bar"
-                        | "tqdm_notebook"
-                ) && let Some(args) =
-                    crate::analysis::facts::field::get(n, crate::analysis::facts::field::ARGUMENTS)
+                if super::prefilter::ITER_WRAPPERS.contains(&last)
+                    && let Some(args) = crate::analysis::facts::field::get(
+                        n,
+                        crate::analysis::facts::field::ARGUMENTS,
+                    )
                 {
                     let mut c = args.walk();
                     for a in args.named_children(&mut c) {

@@ -90,7 +90,7 @@ impl Rule for HostSync {
                 continue;
             }
             let last = m.last_name(c);
-            if !matches!(last, "item" | "cpu" | "numpy" | "tolist") {
+            if !READS.contains(&last) {
                 continue;
             }
             // (also an `.item()` in a helper that every step calls: `correct +=
@@ -161,6 +161,9 @@ impl Rule for HostSync {
     }
 }
 
+/// The calls that read a tensor back to the host.
+const READS: &[&str] = &["item", "cpu", "numpy", "tolist"];
+
 /// Does the loop iterate what a model returns (`for target, prediction in zip(targets,
 /// model(images)):`)? Its items are device tensors, not a loader's host batches.
 // Ex) for target, prediction in zip(targets, model(images)): prediction["boxes"].cpu()
@@ -187,7 +190,7 @@ fn chain_anchor(
     let mut first = c;
     for _ in 0..8 {
         match first.recv_call.and_then(|i| m.calls.get(i as usize)) {
-            Some(inner) if matches!(m.last_name(inner), "item" | "cpu" | "numpy" | "tolist") => {
+            Some(inner) if READS.contains(&m.last_name(inner)) => {
                 first = inner;
             }
             _ => break,

@@ -210,23 +210,24 @@ impl Rule for SerialProcessing {
                     .iter()
                     .take_while(|c| c.span.start < l.span.end)
             };
-            // (also in a `while` loop inside it that works on the same file: a retry, or a
-            // compression pass repeated until the file is small enough)
-            // Ex) for name in files: while True: img = Image.open(path); ...; img.save(out); break
-            let own_work = |lp: Option<u32>| {
+            // is loop `lp` this one, or inside it through loops that `pass` lets through?
+            let within = |lp: Option<u32>, pass: &dyn Fn(&crate::analysis::facts::Loop) -> bool| {
                 let mut cur = lp;
-                for _ in 0..8 {
-                    let Some(i) = cur else { return false };
+                while let Some(i) = cur {
                     if i == li as u32 {
                         return true;
                     }
                     match m.loops.get(i as usize) {
-                        Some(x) if x.iter.is_none() => cur = x.parent,
+                        Some(x) if pass(x) => cur = x.parent,
                         _ => return false,
                     }
                 }
                 false
             };
+            // (also in a `while` loop inside it that works on the same file: a retry, or a
+            // compression pass repeated until the file is small enough)
+            // Ex) for name in files: while True: img = Image.open(path); ...; img.save(out); break
+            let own_work = |lp: Option<u32>| within(lp, &|x| x.iter.is_none());
             let heavy = in_loop().any(|c| {
                 if !l.span.contains(c.span) || !own_work(c.ctx.loop_) {
                     return false;
@@ -240,19 +241,7 @@ impl Rule for SerialProcessing {
                     || (listing && imported_work(m, c) && uses_file(c))
             });
             // a loop inside the file loop that is not a model step: its calls run per file too
-            let per_file = |lp: Option<u32>| {
-                let mut cur = lp;
-                while let Some(i) = cur {
-                    if i == li as u32 {
-                        return true;
-                    }
-                    match m.loops.get(i as usize) {
-                        Some(x) if !x.info.step => cur = x.parent,
-                        _ => return false,
-                    }
-                }
-                false
-            };
+            let per_file = |lp: Option<u32>| within(lp, &|x| !x.info.step);
             // results are collected or written per file
             // a function of this file, handed the file, that writes its own output
             // (`make_thumb(p, dst)` saving a thumbnail)
