@@ -777,6 +777,12 @@ impl<'s> Walker<'s> {
                     || (o.kind() == "attribute"
                         && field::get(o, field::OBJECT).is_some_and(|s| s.kind() == "identifier"))
             }),
+            // `config["enable_tensorboard"]`: a dict's entry under a literal key
+            "subscript" => {
+                field::get(node, field::VALUE).is_some_and(|v| v.kind() == "identifier")
+                    && node.named_child_count() == 2
+                    && node.named_child(1).is_some_and(|k| k.kind() == "string")
+            }
             _ => false,
         }
     }
@@ -2118,7 +2124,7 @@ impl<'s> Model<'s> {
         })
     }
 
-    fn resolve_span(
+    pub(crate) fn resolve_span(
         &self,
         s: Span,
         k: ValKind,

@@ -965,7 +965,12 @@ fn precision(m: &mut Model<'_>) {
             // NVIDIA Apex's mixed precision: `amp.initialize(model, opt, opt_level="O1")`;
             // "O0" is fp32, a level the analysis cannot read is unknown
             // Ex) vocoder, optimizer = amp.initialize(vocoder, optimizer, opt_level="O1")
-            "initialize" if q == "apex.amp.initialize" => {
+            // (also where `amp` comes through a star import: `from utils import *`, then
+            // `amp.initialize(model, optimizer, opt_level="O1")`; the `opt_level` is Apex's)
+            "initialize"
+                if q == "apex.amp.initialize"
+                    || (q == "amp.initialize" && m.kw(c, "opt_level").is_some()) =>
+            {
                 match m
                     .kw(c, "opt_level")
                     .or_else(|| m.pos(c, 2))
@@ -1572,9 +1577,12 @@ fn loops(m: &mut Model<'_>) {
             info.model_call = true;
         }
     }
-    for info in &mut infos {
+    for (l, info) in m.loops.iter().zip(&mut infos) {
+        // (a loop that breaks off after a few iterations, `if i >= 10: break`, samples a few
+        // batches: no step of a hot loop)
         info.step =
-            info.iterates_loader.is_some() || info.backward || info.opt_step || info.model_call;
+            (info.iterates_loader.is_some() || info.backward || info.opt_step || info.model_call)
+                && !capped_loop(m, l);
         info.train = info.backward || info.opt_step;
     }
     // `for fold in folds: for epoch ...: for xb in loader: ...; model(X_test)`: a loop holding a
@@ -1701,6 +1709,55 @@ fn loops(m: &mut Model<'_>) {
     for (f, b) in m.funcs.iter_mut().zip(fn_backward) {
         f.backward = b;
     }
+}
+
+/// Most iterations a loop that ends in a `break` after a few can run (see [`capped_loop`]).
+const FEW_ITERATIONS: u32 = 16;
+
+/// Does the loop break off after a few iterations: a statement of its body `if i >= N: break`
+/// (`>`, `==` too) on its own counter, `N` a literal of at most [`FEW_ITERATIONS`]? It
+/// samples a few batches (a visualisation, a smoke test) rather than running a pass.
+// Ex) for ind, image_attr in enumerate(val_loader): if ind >= 10: break
+fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
+        return false;
+    };
+    let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
+    let mut cur = body.walk();
+    body.named_children(&mut cur).any(|st| {
+        if st.kind() != "if_statement" || st.child_by_field_name("alternative").is_some() {
+            return false;
+        }
+        let breaks = st.child_by_field_name("consequence").is_some_and(|b| {
+            b.named_child_count() == 1
+                && b.named_child(0)
+                    .is_some_and(|k| k.kind() == "break_statement")
+        });
+        let Some(cond) = st.child_by_field_name("condition") else {
+            return false;
+        };
+        let parts: Vec<Node<'_>> = {
+            let mut w = cond.walk();
+            cond.children(&mut w).collect()
+        };
+        let [a, op, b] = parts.as_slice() else {
+            return false;
+        };
+        breaks
+            && cond.kind() == "comparison_operator"
+            && a.kind() == "identifier"
+            && targets.contains(&node_text(m, *a))
+            && matches!(node_text(m, *op), ">=" | ">" | "==")
+            && b.kind() == "integer"
+            && node_text(m, *b)
+                .parse::<u32>()
+                .is_ok_and(|n| n <= FEW_ITERATIONS)
+    })
+}
+
+/// The source text of a node.
+fn node_text<'s>(m: &Model<'s>, n: Node<'_>) -> &'s str {
+    m.src.get(n.start_byte()..n.end_byte()).unwrap_or("")
 }
 
 /// The name a value is read from (`batch` of `batch["image"].to(d)`); `None` for a call of a
@@ -2466,6 +2523,32 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
             None if g.func.is_some_and(|f| binds_in(m, Some(f), name)) => local_switch(m, g, name),
             None => module_constant(m, name),
         },
+        // `config["enable_tensorboard"]` of a dict the file builds from the argparse namespace
+        // (`config = vars(args)`, or copied key by key from `vars(args)`): the option's
+        // default, unless the file assigns that entry
+        // Ex) for arg in vars(args): training_config[arg] = getattr(args, arg)
+        "subscript" => {
+            let key = node.named_child(1)?;
+            let key = m
+                .text(Span {
+                    start: key.start_byte(),
+                    end: key.end_byte(),
+                })
+                .trim_matches(['"', '\'']);
+            let from_args = m
+                .calls
+                .iter()
+                .any(|c| c.method.is_none() && m.text(c.func) == "vars");
+            let assigned = m
+                .assigns
+                .iter()
+                .any(|a| a.targets.iter().any(|t| m.text(*t) == name));
+            if !from_args || assigned {
+                return None;
+            }
+            let (vs, vk) = m.argparse.get(key)?.as_ref()?;
+            truth(&m.resolve_span(*vs, *vk, vs.start, None, 0))
+        }
         // `args.mode == "train"`, `"info" in args.data`: both sides known as shipped, and the
         // file never reassigns the switch it compares
         "comparison_operator" => {

@@ -13,7 +13,8 @@ declare_rule! {
     /// a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside
     /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
     /// cross-validation fold and read by the fold's own epoch loop is reported. Nor when an epoch
-    /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`):
+    /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`, also in
+    /// a function the epoch loop hands the loader to: `loader.dataset.load_next_buffer()`):
     /// persistent workers would keep serving the samples they forked with.
     ///
     /// Reported on the line where the `DataLoader(` call starts.
@@ -174,29 +175,10 @@ fn loop_per_epoch(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::fa
 /// whose own epoch loop iterates that parameter (`for epoch in ...: for x in loader:`)?
 fn handed_to_epoch_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool {
     m.calls.iter().any(|o| {
-        if o.method.is_some() {
-            return false;
-        }
-        let name = m.text(o.func);
-        let Some((fi, f)) = m
-            .funcs
-            .iter()
-            .enumerate()
-            .find(|(_, f)| f.class.is_none() && m.text(f.name) == name)
-        else {
-            return false;
-        };
-        let args = m.call_args(o);
-        let param = args.iter().enumerate().find_map(|(i, a)| {
-            (m.text(a.value) == v).then(|| match a.name {
-                Some(n) => Some(m.text(n)),
-                None => f.params.get(i).map(|(p, _)| m.text(*p)),
-            })?
-        });
-        param.is_some_and(|p| {
+        handed_param(m, o, v).is_some_and(|(fi, p)| {
             // (the parameter need not be named like a loader: `for x in enumerate(trainingData)`)
             m.loops.iter().any(|l| {
-                l.ctx.func == Some(fi as u32)
+                l.ctx.func == Some(fi)
                     && l.info.step
                     && l.iter
                         .is_some_and(|it| super::words(m.text(it)).any(|w| w == p))
@@ -204,6 +186,32 @@ fn handed_to_epoch_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool 
             })
         })
     })
+}
+
+/// Where call `o` hands `v` to a function of the file (`train(model, train_loader)`): the
+/// function's index and the name of the parameter that receives it.
+fn handed_param<'m>(
+    m: &'m crate::analysis::facts::Model<'_>,
+    o: &crate::analysis::facts::Call,
+    v: &str,
+) -> Option<(u32, &'m str)> {
+    if o.method.is_some() {
+        return None;
+    }
+    let name = m.text(o.func);
+    let (fi, f) = m
+        .funcs
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.class.is_none() && m.text(f.name) == name)?;
+    let args = m.call_args(o);
+    let param = args.iter().enumerate().find_map(|(i, a)| {
+        (m.text(a.value) == v).then(|| match a.name {
+            Some(n) => Some(m.text(n)),
+            None => f.params.get(i).map(|(p, _)| m.text(*p)),
+        })?
+    })?;
+    Some((u32::try_from(fi).ok()?, param))
 }
 
 /// Is function `f` (by name) called from inside an epoch loop?
@@ -266,12 +274,27 @@ fn dataset_changes_per_epoch(
                 .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
         });
     let through_loader = var.map(|v| format!("{v}.dataset"));
+    // (also in a function each epoch hands the loader to: `def train(loader): loader.dataset.
+    // load_next_buffer()` called as `train(train_loader)` in the epoch loop)
+    let handed: Vec<(u32, String)> = var
+        .map(|v| {
+            m.calls
+                .iter()
+                .filter(|o| in_epoch(m, o.ctx.loop_))
+                .filter_map(|o| handed_param(m, o, v))
+                .map(|(fi, p)| (fi, format!("{p}.dataset")))
+                .collect()
+        })
+        .unwrap_or_default();
     m.calls.iter().any(|o| {
         o.method.is_some()
-            && in_epoch(m, o.ctx.loop_)
             && o.recv.is_some_and(|r| {
                 let r = m.text(r);
-                Some(r) == dataset || through_loader.as_deref() == Some(r)
+                (in_epoch(m, o.ctx.loop_)
+                    && (Some(r) == dataset || through_loader.as_deref() == Some(r)))
+                    || handed
+                        .iter()
+                        .any(|(fi, through)| o.ctx.func == Some(*fi) && r == through)
             })
     })
 }

@@ -1915,13 +1915,26 @@ fn names_conv(v: &str) -> bool {
     })
 }
 
-/// Below this many parameters a model's step is kernel-launch bound: mixed precision, TF32,
-/// cuDNN autotuning and pinned copies change nothing a user would measure.
+/// Below this many parameters a model's step is kernel-launch bound: pinned copies change
+/// nothing a user would measure.
 pub(crate) const TINY_MODEL_PARAMS: u64 = 100_000;
+
+/// Below this many parameters the GPU's arithmetic is not what a step waits for, so a faster
+/// arithmetic mode cannot pay: on an H200 at batch 1024, TF32 changed nothing for MLPs of 12,545
+/// to 9.5 M parameters, bf16 autocast made MLPs of 91,009 and 821,761 parameters 0.78x as fast
+/// (the casts cost more than the multiplies save), and cuDNN autotuning changed nothing for a
+/// LeNet-5 (BENCHMARKS.md, "Where the size exemptions stand").
+pub(crate) const SMALL_COMPUTE_PARAMS: u64 = 1_000_000;
 
 /// Is every model of the file a small one ([`local_model_params`] < [`TINY_MODEL_PARAMS`])?
 pub(crate) fn tiny_model(m: &Model<'_>) -> bool {
     local_model_params(m).is_some_and(|p| p < TINY_MODEL_PARAMS)
+}
+
+/// Is every model of the file too small for its arithmetic mode to matter
+/// ([`local_model_params`] < [`SMALL_COMPUTE_PARAMS`])? (EA201, EA202, EA204)
+pub(crate) fn small_compute_model(m: &Model<'_>) -> bool {
+    local_model_params(m).is_some_and(|p| p < SMALL_COMPUTE_PARAMS)
 }
 
 /// A literal integer, or a product / sum of them (`16 * 5 * 5`, `64 + 10`).

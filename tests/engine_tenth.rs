@@ -1,0 +1,143 @@
+//! The tenth accuracy round: shapes from the blind wave g152–g157 that the engine read wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A world-model trainer whose dataset loads its next buffer of rollouts at the start of each
+/// epoch's pass, in the function each epoch hands the loader to.
+const NEXT_BUFFER: &str = "import torch
+from data import RolloutDataset
+from models import MDRNN
+
+def train(model, train_loader, optimizer):
+    train_loader.dataset.load_next_buffer()
+    for ix, data in enumerate(train_loader):
+        loss = model(data.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+def main():
+    model = MDRNN().cuda()
+    optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-3)
+    loader = torch.utils.data.DataLoader(RolloutDataset('rollouts'), batch_size=16, num_workers=2, pin_memory=True)
+    for epoch in range(100):
+        train(model, loader, optimizer)
+
+main()
+";
+
+// Ex) def train(..., train_loader, ...): train_loader.dataset.load_next_buffer()
+#[test]
+fn a_dataset_changed_in_the_function_each_epoch_calls_keeps_restarting_workers() {
+    let a = run(NEXT_BUFFER);
+    assert!(lines_of(&a, "EA103").is_empty(), "{:?}", a.findings);
+    // without the per-epoch change the workers are worth keeping
+    let plain = NEXT_BUFFER.replace("    train_loader.dataset.load_next_buffer()\n", "");
+    assert_eq!(lines_of(&run(&plain), "EA103"), vec![15]);
+}
+
+/// A flow trainer that, after each epoch, draws samples from ten validation batches.
+const TEN_BATCHES: &str = "import torch
+from model import Glow
+
+model = Glow(3, 32, 4).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+for epoch in range(100):
+    for image, _ in train_loader:
+        loss = model(image.cuda(non_blocking=True)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        for ind, image_attr in enumerate(val_loader):
+            if ind >= 10: break
+            image = image_attr[0].to('cuda')
+            fake_image = model.reverse(model(image)).detach().cpu()[0]
+            images.append(fake_image)
+";
+
+// Ex) for ind, image_attr in enumerate(val_loader): if ind >= 10: break
+#[test]
+fn a_loop_that_breaks_off_after_a_few_batches_is_no_step_loop() {
+    let a = run(TEN_BATCHES);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // a cap of a thousand batches is a pass like any other
+    let long = run(&TEN_BATCHES.replace("ind >= 10", "ind >= 1000"));
+    assert_eq!(lines_of(&long, "EA301"), vec![16]);
+}
+
+/// A Kaggle trainer whose helper module re-exports NVIDIA Apex's `amp`.
+const STAR_APEX: &str = "import torch
+from utils import *
+from model import PlantModel
+
+model = PlantModel().cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=5e-5)
+model, optimizer = amp.initialize(model, optimizer, opt_level='O1', verbosity=0)
+for step, (images, labels) in enumerate(data_train):
+    loss = criterion(model(images.cuda()), labels.cuda())
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+";
+
+// Ex) from utils import *  ...  amp.initialize(model, optimizer, opt_level="O1")
+#[test]
+fn apex_amp_through_a_star_import_is_mixed_precision() {
+    let a = run(STAR_APEX);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    // "O0" is Apex's fp32
+    let o0 = run(&STAR_APEX.replace("'O1'", "'O0'"));
+    assert_eq!(lines_of(&o0, "EA201"), vec![8]);
+}
+
+/// A DCGAN whose options are copied from `vars(args)` into a config dict.
+const CONFIG_DICT: &str = "import argparse
+import torch
+from utils import get_gan, get_loader
+
+def train(training_config):
+    netG, opt = get_gan('cuda')
+    loader = get_loader(training_config['batch_size'])
+    for epoch in range(training_config['num_epochs']):
+        for batch_idx, (x, _) in enumerate(loader):
+            loss = netG(x.cuda()).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if training_config['enable_tensorboard']:
+                writer.add_scalar('loss', loss.item())
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--num_epochs', type=int, default=8)
+parser.add_argument('--batch_size', type=int, default=128)
+parser.add_argument('--enable_tensorboard', type=bool, default=False)
+args = parser.parse_args()
+training_config = dict()
+for arg in vars(args):
+    training_config[arg] = getattr(args, arg)
+train(training_config)
+";
+
+// Ex) if training_config['enable_tensorboard']: writer.add_scalar('loss', loss.item())
+#[test]
+fn an_entry_of_a_config_dict_built_from_the_arguments_is_read_as_shipped() {
+    let a = run(CONFIG_DICT);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // switched on by default, the sync runs every step
+    let on = run(&CONFIG_DICT.replace("type=bool, default=False", "type=bool, default=True"));
+    assert_eq!(lines_of(&on, "EA301"), vec![15]);
+    // a dict the file does not build from the arguments stays unknown: the sync may run
+    let other = run(&CONFIG_DICT.replace("for arg in vars(args):", "for arg in ['num_epochs']:"));
+    assert_eq!(lines_of(&other, "EA301"), vec![15]);
+}
