@@ -141,3 +141,28 @@ fn an_entry_of_a_config_dict_built_from_the_arguments_is_read_as_shipped() {
     let other = run(&CONFIG_DICT.replace("for arg in vars(args):", "for arg in ['num_epochs']:"));
     assert_eq!(lines_of(&other, "EA301"), vec![15]);
 }
+
+/// DDPM sampling: a thousand denoising steps, counted down.
+const COUNTDOWN: &str = "import torch
+from diffusers import UNet2DModel
+
+unet = UNet2DModel().cuda()
+seed = torch.randn(16, 1, 28, 28, device='cuda')
+with torch.no_grad():
+    for i in range(1000, 0, -1):
+        z = torch.randn(16, 1, 28, 28).to('cuda')
+        seed = seed - unet(seed, i)[0] + z
+";
+
+// Ex) for i in range(T, 0, -1): z = torch.randn(*img_shape).to(device)
+#[test]
+fn a_range_counted_down_runs_as_many_steps_as_it_counts() {
+    let a = run(COUNTDOWN);
+    assert_eq!(lines_of(&a, "EA304"), vec![8], "{:?}", a.findings);
+    // ten steps down are a few
+    let few = run(&COUNTDOWN.replace("range(1000, 0, -1)", "range(10, 0, -1)"));
+    assert!(lines_of(&few, "EA304").is_empty(), "{:?}", few.findings);
+    // a step the file does not state says nothing about the count
+    let unknown = run(&COUNTDOWN.replace("range(1000, 0, -1)", "range(1000, 0, stride)"));
+    assert_eq!(lines_of(&unknown, "EA304"), vec![8]);
+}

@@ -1711,11 +1711,9 @@ fn loops(m: &mut Model<'_>) {
     }
 }
 
-/// Most iterations a loop that ends in a `break` after a few can run (see [`capped_loop`]).
-const FEW_ITERATIONS: u32 = 16;
-
 /// Does the loop break off after a few iterations: a statement of its body `if i >= N: break`
-/// (`>`, `==` too) on its own counter, `N` a literal of at most [`FEW_ITERATIONS`]? It
+/// (`>`, `==` too) on its own counter, `N` a literal of at most
+/// [`FEW_ITERATIONS`](super::rules::FEW_ITERATIONS)? It
 /// samples a few batches (a visualisation, a smoke test) rather than running a pass.
 // Ex) for ind, image_attr in enumerate(val_loader): if ind >= 10: break
 fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
@@ -1750,8 +1748,8 @@ fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
             && matches!(node_text(m, *op), ">=" | ">" | "==")
             && b.kind() == "integer"
             && node_text(m, *b)
-                .parse::<u32>()
-                .is_ok_and(|n| n <= FEW_ITERATIONS)
+                .parse::<i64>()
+                .is_ok_and(|n| n <= super::rules::FEW_ITERATIONS)
     })
 }
 

@@ -1265,7 +1265,7 @@ pub(crate) fn container_loops<'a>(
 
 /// The most iterations a loop may run and still count as "a few": below this a per-iteration
 /// cost (a print, an element write) is noise next to the work around the loop.
-const FEW_ITERATIONS: i64 = 16;
+pub(crate) const FEW_ITERATIONS: i64 = 16;
 
 /// Does loop `l` iterate `range(...)` with a known upper bound of at most [`FEW_ITERATIONS`],
 /// or a list or tuple of at most that many items written out in the file, or end its body with
@@ -1306,15 +1306,29 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     if m.text(call.func) != "range" || call.splat.is_some() || call.star {
         return false;
     }
-    let hi = match (m.pos(call, 0), m.pos(call, 1)) {
-        (Some(_), Some(hi)) => hi,
-        (Some(hi), None) => hi,
-        _ => return false,
+    let int = |i: usize| {
+        m.pos(call, i).map(
+            |a| match m.resolve_expr(a.value, call.span.start, call.ctx.func) {
+                Val::Int(n) => Some(n),
+                _ => None,
+            },
+        )
     };
-    matches!(
-        m.resolve_expr(hi.value, call.span.start, call.ctx.func),
-        Val::Int(n) if n <= FEW_ITERATIONS
-    )
+    // how many values `range(...)` yields, when the file says (a start it does not say is
+    // taken as 0, so the count is at most the stop)
+    // Ex) for i in range(T, 0, -1)  with T = 1000: a thousand, not none
+    let count = match (int(0), int(1), int(2)) {
+        (Some(Some(hi)), None, None) => Some(hi),
+        (Some(lo), Some(Some(hi)), None) => Some(hi - lo.unwrap_or(0)),
+        (Some(lo), Some(Some(hi)), Some(Some(step))) if step > 0 => {
+            Some((hi - lo.unwrap_or(0) + step - 1) / step)
+        }
+        (Some(Some(lo)), Some(Some(hi)), Some(Some(step))) if step < 0 => {
+            Some((lo - hi - step - 1) / -step)
+        }
+        _ => None,
+    };
+    count.is_some_and(|n| n <= FEW_ITERATIONS)
 }
 
 /// Does the loop's body end with an unconditional `break` (so it runs once)?
