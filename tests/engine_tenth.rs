@@ -166,3 +166,31 @@ fn a_range_counted_down_runs_as_many_steps_as_it_counts() {
     let unknown = run(&COUNTDOWN.replace("range(1000, 0, -1)", "range(1000, 0, stride)"));
     assert_eq!(lines_of(&unknown, "EA304"), vec![8]);
 }
+
+/// A recommender trainer left in a debugging state: its step loop quits after the first step.
+const EXIT_IN_LOOP: &str = "import torch
+from model import NCF
+
+model = NCF().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+while epoch < epochs:
+    x, y = loader.get_batch(256)
+    loss = model(x.cuda(), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print(loss.item())
+    exit()
+    steps += 1
+";
+
+// Ex) while epoch < epochs: ...; hr = metrics(y.cpu().numpy()); exit(); running_loss += loss
+#[test]
+fn a_loop_that_exits_in_its_body_runs_once() {
+    let a = run(EXIT_IN_LOOP);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // the exit under a test leaves the loop running
+    let guarded =
+        run(&EXIT_IN_LOOP.replace("    exit()\n", "    if steps > limit:\n        exit()\n"));
+    assert_eq!(lines_of(&guarded, "EA301"), vec![12]);
+}

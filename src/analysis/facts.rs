@@ -677,6 +677,29 @@ fn any_in_subtree(node: Node<'_>, mut hit: impl FnMut(Node<'_>) -> bool) -> bool
     false
 }
 
+/// Does one of the block's own statements leave the loop or the program (`break`, `return`,
+/// `raise`, `sys.exit()`, `exit()`, `quit()`, `os._exit()`)? What follows it never runs, so the
+/// block runs through at most once.
+// Ex) if not math.isfinite(loss): print(...); sys.exit(1)
+// Ex) for x, y in loader: ...; compute_metrics(y.cpu().numpy(), out.cpu().numpy()); exit()
+pub(crate) fn leaves(src: &str, block: Node<'_>) -> bool {
+    let mut c = block.walk();
+    block.named_children(&mut c).any(|st| match st.kind() {
+        "break_statement" | "return_statement" | "raise_statement" => true,
+        "expression_statement" => st
+            .named_child(0)
+            .filter(|n| n.kind() == "call")
+            .and_then(|n| field::get(n, field::FUNCTION))
+            .is_some_and(|f| {
+                matches!(
+                    src.get(f.start_byte()..f.end_byte()),
+                    Some("sys.exit" | "exit" | "quit" | "os._exit")
+                )
+            }),
+        _ => false,
+    })
+}
+
 /// Does the sub-tree contain a `%` binary operator (bounded scan)?
 fn contains_modulo(node: Node<'_>, src: &str) -> bool {
     any_in_subtree(node, |n| {
@@ -817,27 +840,9 @@ impl<'s> Walker<'s> {
         node.named_children(&mut c).find(|ch| ch.kind() == "block")
     }
 
-    /// Does the block end by leaving the loop or the program (`break`, `return`, `raise`,
-    /// `sys.exit()`, `exit()`, `quit()`, `os._exit()`)? Then it runs at most once.
+    /// Does the block leave the loop or the program (see [`leaves`])? Then it runs at most once.
     fn leaves(&self, block: Node<'_>) -> bool {
-        let mut c = block.walk();
-        let Some(last) = block
-            .named_children(&mut c)
-            .filter(|n| n.kind() != "comment")
-            .last()
-        else {
-            return false;
-        };
-        match last.kind() {
-            "break_statement" | "return_statement" | "raise_statement" => true,
-            // Ex) if not math.isfinite(loss): print(...); sys.exit(1)
-            "expression_statement" => last
-                .named_child(0)
-                .filter(|n| n.kind() == "call")
-                .and_then(|n| field::get(n, field::FUNCTION))
-                .is_some_and(|f| matches!(self.text(f), "sys.exit" | "exit" | "quit" | "os._exit")),
-            _ => false,
-        }
+        leaves(self.src, block)
     }
 
     /// Does `block` assign `name` a value other than `None` (not inside a nested function;

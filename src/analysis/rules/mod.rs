@@ -1331,16 +1331,12 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     count.is_some_and(|n| n <= FEW_ITERATIONS)
 }
 
-/// Does the loop's body end with an unconditional `break` (so it runs once)?
+/// Does the loop's body leave unconditionally, by `break`, `return`, `raise` or `exit()` (so
+/// it runs once)?
 fn ends_in_break(m: &Model<'_>, l: &Loop) -> bool {
-    let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
-        return false;
-    };
-    let mut cursor = body.walk();
-    body.named_children(&mut cursor)
-        .filter(|n| n.kind() != "comment")
-        .last()
-        .is_some_and(|n| n.kind() == "break_statement")
+    m.node(l.span)
+        .and_then(|n| n.child_by_field_name("body"))
+        .is_some_and(|body| super::facts::leaves(m.src, body))
 }
 
 /// What a loader's `Dataset` costs per item, when the file defines it: `Some` when it is a class
