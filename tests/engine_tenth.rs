@@ -194,3 +194,81 @@ fn a_loop_that_exits_in_its_body_runs_once() {
         run(&EXIT_IN_LOOP.replace("    exit()\n", "    if steps > limit:\n        exit()\n"));
     assert_eq!(lines_of(&guarded, "EA301"), vec![12]);
 }
+
+/// A CTC speech model of the PyTorch 0.3 era, moved to the GPU by casting to a CUDA tensor type.
+const CUDA_TYPE: &str = "import torch
+import torch.nn as nn
+from model import Layered_RNN
+
+gpu_dtype = torch.cuda.FloatTensor
+
+def train_one_epoch(model, optimizer, loader):
+    for data in loader:
+        inputs, targets = data
+        out = model(inputs.type(gpu_dtype))
+        loss = nn.functional.ctc_loss(out, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+if __name__ == '__main__':
+    model = Layered_RNN(rnn_input_size=40, nb_layers=4, rnn_hidden_size=256)
+    model = model.type(gpu_dtype)
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(20):
+        train_one_epoch(model, optimizer, loader)
+";
+
+// Ex) gpu_dtype = torch.cuda.FloatTensor ... model = model.type(gpu_dtype)
+#[test]
+fn casting_to_a_cuda_tensor_type_places_the_model_on_the_gpu() {
+    let a = run(CUDA_TYPE);
+    // the file runs on CUDA, and the cast is where the model is placed
+    assert_eq!(lines_of(&a, "EA203"), vec![18], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA201"), vec![8]);
+    // a CPU tensor type moves nothing
+    let cpu = run(&CUDA_TYPE.replace("torch.cuda.FloatTensor", "torch.FloatTensor"));
+    assert!(lines_of(&cpu, "EA201").is_empty(), "{:?}", cpu.findings);
+}
+
+/// An MAE pretraining script whose loader options travel as a dict into the function that
+/// builds the loaders.
+const KWARGS_PARAM: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets
+from models import MAE
+
+def get_loaders(data_dir, loader_kwargs):
+    train_dataset = datasets.CIFAR10(data_dir, train=True)
+    train_loader = DataLoader(train_dataset, shuffle=True, **loader_kwargs)
+    return train_loader
+
+def run(data_dir, batch_size, num_epochs):
+    loader_kwargs = {'batch_size': batch_size, 'num_workers': 4, 'pin_memory': True}
+    train_loader = get_loaders(data_dir, loader_kwargs)
+    model = MAE().to('cuda')
+    optimizer = torch.optim.AdamW(model.parameters())
+    for epoch in range(num_epochs):
+        for images, _ in train_loader:
+            loss = model(images.to('cuda', non_blocking=True)).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+run('data', 256, 100)
+";
+
+// Ex) def get_loaders(data_dir, loader_kwargs): DataLoader(ds, **loader_kwargs)  with  get_loaders(d, {'num_workers': 4})
+#[test]
+fn loader_options_handed_to_the_builder_as_a_dict_are_read_at_its_call() {
+    let a = run(KWARGS_PARAM);
+    // four workers, restarted every epoch; pinned, so no pinning finding
+    assert_eq!(lines_of(&a, "EA103"), vec![8], "{:?}", a.findings);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    // callers that disagree leave the options unknown
+    let two = run(&KWARGS_PARAM.replace(
+        "    train_loader = get_loaders(data_dir, loader_kwargs)\n",
+        "    train_loader = get_loaders(data_dir, loader_kwargs)\n    other = get_loaders(data_dir, {'num_workers': 0})\n",
+    ));
+    assert!(lines_of(&two, "EA103").is_empty(), "{:?}", two.findings);
+}

@@ -417,6 +417,47 @@ fn dict_key_with(
     }
 }
 
+/// Key `key` of a dict that function `func` receives as its parameter `var`: what every call of
+/// the function in the file passes there holds (`get_loaders(data_dir, loader_kwargs)` with
+/// `loader_kwargs = {"num_workers": 4, ...}` at the call); `Unknown` when the callers disagree,
+/// none is found, or one passes arguments by `*`/`**`.
+// Ex) def get_loaders(data_dir, loader_kwargs): DataLoader(ds, **loader_kwargs)
+fn param_key(m: &Model<'_>, var: &str, key: &str, func: Option<u32>, depth: u8, leaf: Leaf) -> Val {
+    let Some(f) = func.and_then(|f| m.funcs.get(f as usize)) else {
+        return Val::Unknown;
+    };
+    let Some(p) = f.params.iter().position(|(n, _)| m.text(*n) == var) else {
+        return Val::Unknown;
+    };
+    if f.class.is_some() {
+        return Val::Unknown;
+    }
+    let fname = m.text(f.name);
+    let mut value: Option<Val> = None;
+    for c in m
+        .calls
+        .iter()
+        .filter(|c| c.method.is_none() && m.text(c.func) == fname)
+    {
+        if c.star || c.splat.is_some() {
+            return Val::Unknown;
+        }
+        let passed = m
+            .kw(c, var)
+            .or_else(|| (p < f.positional).then(|| m.pos(c, p)).flatten());
+        let Some(a) = passed else {
+            return Val::Unknown;
+        };
+        let v = dict_key_with(m, a.value, key, c.span.start, c.ctx.func, depth + 1, leaf);
+        match &value {
+            None => value = Some(v),
+            Some(prev) if *prev == v => {}
+            Some(_) => return Val::Unknown,
+        }
+    }
+    value.unwrap_or(Val::Unknown)
+}
+
 /// Key `key` of the dict variable `var` where it is used (`use_site`): its last assignment that
 /// runs, then every later `var[k] = v`, `var.update(...)`, `var.setdefault(...)`, `var.pop(...)`
 /// in source order.
@@ -450,7 +491,7 @@ fn var_key(
         }
     }
     let Some(base) = base else {
-        return Val::Unknown;
+        return param_key(m, var, key, func, depth, leaf);
     };
     if base.ctx.loop_.is_some() {
         return Val::Unknown;

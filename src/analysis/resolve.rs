@@ -327,11 +327,14 @@ fn kinds(m: &mut Model<'_>) {
     m.kinds = known;
 }
 
-/// Does `.to(...)` / `.cuda(...)` move to a device (`.to(device)`, `.to(device=d)`), rather than
+/// Does `.to(...)` / `.cuda(...)` / `.type(...)` move to a device (`.to(device)`, `.to(device=d)`), rather than
 /// cast (`.to(torch.float16)`, `.to(x.dtype)`)?
 pub(crate) fn placement_arg(m: &Model<'_>, c: &super::facts::Call) -> bool {
-    if m.last_name(c) == "cuda" {
-        return true;
+    match m.last_name(c) {
+        "cuda" => return true,
+        // `.type(torch.cuda.FloatTensor)` moves; `.type(torch.FloatTensor)` casts
+        "type" => return to_cuda_type(m, c),
+        _ => {}
     }
     match m.pos(c, 0) {
         Some(a) => {
@@ -592,6 +595,12 @@ fn device(m: &mut Model<'_>) {
                 live_move = true;
                 see("cuda");
             }
+            // `model.type(torch.cuda.FloatTensor)`, also through a name bound to the type
+            // Ex) gpu_dtype = torch.cuda.FloatTensor ... model = model.type(gpu_dtype)
+            "type" if c.method.is_some() && to_cuda_type(m, c) => {
+                live_move = true;
+                see("cuda");
+            }
             // `model = Net2d(...).cpu()`, `model.cpu()`: the model is placed on the CPU (a
             // `.cpu()` of a tensor copies a result back and says nothing of where work runs)
             "cpu" if c.method.is_some() && m.call_args(c).is_empty() => {
@@ -753,6 +762,32 @@ fn device(m: &mut Model<'_>) {
     } else {
         Device::Unknown
     };
+}
+
+/// `.type(torch.cuda.FloatTensor)`, or `.type(dtype)` with `dtype` bound to an expression
+/// naming a `torch.cuda` tensor type (`dtype = torch.cuda.FloatTensor if cuda else
+/// torch.FloatTensor`): a move to the GPU.
+pub(crate) fn to_cuda_type(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let [a] = m.call_args(c) else {
+        return false;
+    };
+    let t = m.text(a.value);
+    if t.contains("torch.cuda.") {
+        return true;
+    }
+    // the nearest binding before the call in the same function (also inside a loop: `for
+    // output in xin: dtype = torch.cuda.FloatTensor if output.is_cuda else ...`)
+    a.vkind == ValKind::Ident
+        && m.assigns
+            .iter()
+            .rfind(|b| {
+                b.span.end <= c.span.start
+                    && b.ctx.func == c.ctx.func
+                    && b.targets.len() == 1
+                    && !b.augmented
+                    && m.text(b.left) == t
+            })
+            .is_some_and(|b| m.text(b.value).contains("torch.cuda."))
 }
 
 /// Does a model name (`vit_l_16`, `"vit_small_patch16_224.augreg_in1k"`, `swin_t`,

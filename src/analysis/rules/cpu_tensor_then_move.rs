@@ -111,7 +111,8 @@ impl Rule for CpuTensorThenMove {
             // (a move in a branch that does not run as shipped copies nothing: `if
             // args.add_noise: x = x + torch.randn(*x.shape).cuda()` with the flag off)
             if c.method.is_none()
-                || !(matches!(last, "to" | "cuda") || (last == "type" && to_cuda_type(m, c)))
+                || !(matches!(last, "to" | "cuda")
+                    || (last == "type" && crate::analysis::resolve::to_cuda_type(m, c)))
                 || m.dead(&c.ctx)
             {
                 continue;
@@ -310,32 +311,6 @@ fn filled_before_move(
             && a.span.end <= c.span.start
             && m.text(a.left).starts_with(&prefix)
     })
-}
-
-/// `.type(torch.cuda.FloatTensor)`, or `.type(dtype)` with `dtype` bound to an expression
-/// naming a `torch.cuda` tensor type (`dtype = torch.cuda.FloatTensor if cuda else
-/// torch.FloatTensor`): a move to the GPU.
-fn to_cuda_type(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
-    let [a] = m.call_args(c) else {
-        return false;
-    };
-    let t = m.text(a.value);
-    if t.contains("torch.cuda.") {
-        return true;
-    }
-    // the nearest binding before the call in the same function (also inside a loop: `for
-    // output in xin: dtype = torch.cuda.FloatTensor if output.is_cuda else ...`)
-    a.vkind == crate::analysis::facts::ValKind::Ident
-        && m.assigns
-            .iter()
-            .rfind(|b| {
-                b.span.end <= c.span.start
-                    && b.ctx.func == c.ctx.func
-                    && b.targets.len() == 1
-                    && !b.augmented
-                    && m.text(b.left) == t
-            })
-            .is_some_and(|b| m.text(b.value).contains("torch.cuda."))
 }
 
 /// The receiver of `c` is a parenthesised arithmetic on a `torch` constructor

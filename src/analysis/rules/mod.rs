@@ -494,7 +494,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
             continue;
         }
         if c.method.is_none()
-            || !matches!(m.last_name(c), "to" | "cuda")
+            || !matches!(m.last_name(c), "to" | "cuda" | "type")
             || !crate::analysis::resolve::placement_arg(m, c)
         {
             continue;
