@@ -272,3 +272,32 @@ fn loader_options_handed_to_the_builder_as_a_dict_are_read_at_its_call() {
     ));
     assert!(lines_of(&two, "EA103").is_empty(), "{:?}", two.findings);
 }
+
+/// A forecasting trainer on Accelerate whose DeepSpeed plugin reads its precision from JSON.
+const DS_PLUGIN: &str = "import torch
+from accelerate import Accelerator, DeepSpeedPlugin
+from models import TimeLLM
+
+deepspeed_plugin = DeepSpeedPlugin(hf_ds_config='./ds_config_zero2.json')
+accelerator = Accelerator(deepspeed_plugin=deepspeed_plugin)
+model = TimeLLM()
+optimizer = torch.optim.Adam(model.parameters())
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+for epoch in range(10):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        accelerator.backward(loss)
+        optimizer.step()
+";
+
+// Ex) Accelerator(deepspeed_plugin=DeepSpeedPlugin(hf_ds_config='./ds_config_zero2.json'))
+#[test]
+fn a_deepspeed_plugin_with_a_json_config_leaves_the_precision_unknown() {
+    let a = run(DS_PLUGIN);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    // a plugin configured in the file itself says nothing of precision: Accelerate's default
+    // ("no") stands
+    let plain = run(&DS_PLUGIN.replace("hf_ds_config='./ds_config_zero2.json'", "zero_stage=2"));
+    assert_eq!(lines_of(&plain, "EA201"), vec![11]);
+}

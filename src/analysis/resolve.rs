@@ -997,6 +997,9 @@ fn precision(m: &mut Model<'_>) {
             // which the file does not show
             // Ex) model_engine, _, _, _ = deepspeed.initialize(args=args, model=model, ...)
             "initialize" if q == "deepspeed.initialize" => p.unresolved = true,
+            // (also through Accelerate: `DeepSpeedPlugin(hf_ds_config="ds_config.json")`)
+            // Ex) accelerator = Accelerator(deepspeed_plugin=DeepSpeedPlugin(hf_ds_config='./ds_config_zero2.json'))
+            "DeepSpeedPlugin" if m.kw(c, "hf_ds_config").is_some() => p.unresolved = true,
             // NVIDIA Apex's mixed precision: `amp.initialize(model, opt, opt_level="O1")`;
             // "O0" is fp32, a level the analysis cannot read is unknown
             // Ex) vocoder, optimizer = amp.initialize(vocoder, optimizer, opt_level="O1")
