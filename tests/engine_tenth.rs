@@ -301,3 +301,130 @@ fn a_deepspeed_plugin_with_a_json_config_leaves_the_precision_unknown() {
     let plain = run(&DS_PLUGIN.replace("hf_ds_config='./ds_config_zero2.json'", "zero_stage=2"));
     assert_eq!(lines_of(&plain, "EA201"), vec![11]);
 }
+
+/// A CIFAR-10 CNN of a course, 145,578 parameters, moved by reassignment.
+const SMALL_CNN: &str = "import torch
+from torch import nn
+from torch.nn import Sequential
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+        self.model = Sequential(
+            nn.Conv2d(3, 32, 5, 1, 2), nn.MaxPool2d(2),
+            nn.Conv2d(32, 32, 5, 1, 2), nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 5, 1, 2), nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(64 * 4 * 4, 64), nn.Linear(64, 10))
+    def forward(self, x):
+        return self.model(x)
+
+model = Model(); model = model.cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+for epoch in range(10):
+    for imgs, targets in train_dataloader:
+        loss = nn.functional.cross_entropy(model(imgs.cuda()), targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = Model(); model = model.cuda()
+#[test]
+fn a_model_moved_by_reassignment_is_sized_where_it_is_built() {
+    let a = run(SMALL_CNN);
+    for rule in ["EA201", "EA204"] {
+        assert!(lines_of(&a, rule).is_empty(), "{rule}: {:?}", a.findings);
+    }
+    // a Linear of 64·4·4 → 4096 makes it a 4.4 M-parameter network
+    let big = run(&SMALL_CNN.replace(
+        "nn.Linear(64 * 4 * 4, 64), nn.Linear(64, 10)",
+        "nn.Linear(64 * 4 * 4, 4096), nn.Linear(4096, 10)",
+    ));
+    assert_eq!(lines_of(&big, "EA201"), vec![19], "{:?}", big.findings);
+}
+
+/// A PPO agent of the cleanrl family: two 64-wide MLPs over the environment's observation.
+const PPO_AGENT: &str = "import numpy as np
+import torch
+import torch.nn as nn
+
+def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+
+class Agent(nn.Module):
+    def __init__(self, envs):
+        super().__init__()
+        self.critic = nn.Sequential(
+            layer_init(nn.Linear(np.array(envs.single_observation_space.shape).prod(), 64)), nn.Tanh(),
+            layer_init(nn.Linear(64, 64)), nn.Tanh(),
+            layer_init(nn.Linear(64, 1), std=1.0))
+        self.actor_mean = nn.Sequential(
+            layer_init(nn.Linear(np.array(envs.single_observation_space.shape).prod(), 64)), nn.Tanh(),
+            layer_init(nn.Linear(64, np.prod(envs.single_action_space.shape)), std=0.01))
+        self.actor_logstd = nn.Parameter(torch.zeros(1, np.prod(envs.single_action_space.shape)))
+
+agent = Agent(envs).to('cuda')
+optimizer = torch.optim.Adam(agent.parameters(), lr=3e-4)
+for update in range(1, 1000):
+    for start in range(0, 2048, 64):
+        loss = agent.critic(b_obs[start:start + 64]).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) layer_init(nn.Linear(np.array(envs.single_observation_space.shape).prod(), 64))
+#[test]
+fn a_policy_mlp_over_an_environment_observation_is_small() {
+    let a = run(PPO_AGENT);
+    for rule in ["EA201", "EA202"] {
+        assert!(lines_of(&a, rule).is_empty(), "{rule}: {:?}", a.findings);
+    }
+    // 2048-wide hidden layers make a network whose multiplies count
+    let wide = run(&PPO_AGENT.replace("64", "2048"));
+    assert!(!lines_of(&wide, "EA201").is_empty(), "{:?}", wide.findings);
+}
+
+/// Offline behaviour cloning (CORL): the actor handed to a trainer object and read back.
+const ALIAS: &str = "import torch
+import torch.nn as nn
+
+class Actor(nn.Module):
+    def __init__(self, state_dim: int, action_dim: int):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(state_dim, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, action_dim), nn.Tanh())
+
+class BC:
+    def __init__(self, actor, actor_optimizer):
+        self.actor = actor
+        self.actor_optimizer = actor_optimizer
+
+actor = Actor(state_dim, action_dim).to('cuda')
+actor_optimizer = torch.optim.Adam(actor.parameters(), lr=3e-4)
+trainer = BC(actor, actor_optimizer)
+for t in range(1000000):
+    states, actions = replay_buffer.sample(256)
+    loss = ((actor(states) - actions) ** 2).mean()
+    actor_optimizer.zero_grad()
+    loss.backward()
+    actor_optimizer.step()
+actor = trainer.actor
+";
+
+// Ex) trainer = BC(**kwargs) ... actor = trainer.actor
+#[test]
+fn a_model_read_back_from_an_object_of_the_file_is_the_same_model() {
+    let a = run(ALIAS);
+    for rule in ["EA201", "EA202"] {
+        assert!(lines_of(&a, rule).is_empty(), "{rule}: {:?}", a.findings);
+    }
+    // read back from an object the file does not build, it may be anything
+    let foreign = run(&ALIAS.replace("actor = trainer.actor", "actor = pretrained.actor"));
+    assert!(
+        !lines_of(&foreign, "EA201").is_empty(),
+        "{:?}",
+        foreign.findings
+    );
+}

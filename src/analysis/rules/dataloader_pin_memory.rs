@@ -14,7 +14,8 @@ declare_rule! {
     /// device, nor a loader read for a single batch (`next(iter(DataLoader(...)))`) or never
     /// read, nor one over a dataset built with the device (`MelDataset(path, device)`): there
     /// is no stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
-    /// layer sizes the file states (literals, or constants it binds) adding up to under 100,000
+    /// layer sizes the file states (literals, constants it binds, or an environment's observation
+    /// or action width, taken as at most 512) adding up to under 100,000
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
     /// a file that feeds a text model token ids only (it tokenizes, and handles no image,

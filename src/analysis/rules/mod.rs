@@ -1651,12 +1651,42 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
         {
             continue;
         }
+        // `actor = trainer.actor`, `net = model`: another name for a model bound elsewhere in
+        // the file (the root another model, or an object of a class of this file)
+        // Ex) trainer = BC(**kwargs) ... actor = trainer.actor
+        if a.rhs_call.is_none() && matches!(a.vkind, ValKind::Ident | ValKind::Attr) {
+            let text = m.text(a.value);
+            let root = text.split('.').next().unwrap_or(text);
+            let local_object = m.assigns.iter().any(|b| {
+                b.targets.len() == 1
+                    && m.text(b.left) == root
+                    && b.rhs_call
+                        .and_then(|i| m.calls.get(i as usize))
+                        .is_some_and(|k| {
+                            k.method.is_none()
+                                && m.classes.iter().any(|cl| m.text(cl.name) == m.text(k.func))
+                        })
+            });
+            if m.kinds.get(root) == Some(&VarKind::Model) || local_object {
+                continue;
+            }
+            return None;
+        }
         let mut call = a.rhs_call.and_then(|i| m.calls.get(i as usize))?;
         for _ in 0..8 {
             match call.recv_call.and_then(|i| m.calls.get(i as usize)) {
                 Some(inner) if call.method.is_some() => call = inner,
                 _ => break,
             }
+        }
+        // `model = model.cuda()`: the model built before, moved (what it is was counted where
+        // it was built)
+        if call.method.is_some()
+            && call
+                .recv
+                .is_some_and(|r| m.kinds.get(m.text(r)) == Some(&VarKind::Model))
+        {
+            continue;
         }
         if m.qual(call) == "torch.nn.Sequential" {
             for c in &m.calls {
@@ -1723,10 +1753,59 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
                     (None, None) => None,
                 }
             };
+            // (a call inside a layer's arguments sizes it, `nn.Linear(np.prod(shape), 64)`,
+            // or is the layer a wrapper of this file initialises, `layer_init(nn.Linear(...))`:
+            // the layer counts, the calls around and inside it do not)
+            let nested = m
+                .calls
+                .iter()
+                .any(|k| k.ctx.func == c.ctx.func && k.args_span.contains(c.span));
+            let torch_layer =
+                m.text(c.func).starts_with("nn.") || m.qual(c).starts_with("torch.nn.");
+            let wraps_layer = c.method.is_none()
+                && m.funcs
+                    .iter()
+                    .any(|g| g.class.is_none() && m.text(g.name) == m.text(c.func))
+                && m.calls.iter().any(|k| {
+                    c.args_span.contains(k.span)
+                        && (m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn."))
+                });
+            if (nested && !torch_layer) || wraps_layer {
+                continue;
+            }
             total = total.checked_add(layer_params(m, c, &param)?)?;
         }
     }
     Some(total)
+}
+
+/// What an environment's observation or action width is taken to be at most, where a policy
+/// network's layer is sized by one (`nn.Linear(obs_dim, 64)`): vector observations of the
+/// usual control and robotics suites run to a few hundred numbers (Humanoid: 376), and
+/// networks over pixels reach their Linear layers through literal convolutions.
+const ENV_WIDTH: u64 = 512;
+
+/// Is a layer size an environment's observation or action width (`obs_dim`,
+/// `np.array(envs.single_observation_space.shape).prod()`, `env.action_space.n`)?
+// Ex) layer_init(nn.Linear(np.array(envs.single_observation_space.shape).prod(), 64))
+fn env_width(text: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "obs_dim",
+        "act_dim",
+        "action_dim",
+        "state_dim",
+        "n_actions",
+        "num_actions",
+        "obs_size",
+        "action_size",
+        "state_size",
+        "n_obs",
+        "n_states",
+        "observation_dim",
+    ];
+    text.contains("observation_space")
+        || text.contains("action_space")
+        || NAMES.contains(&text.rsplit('.').next().unwrap_or(text))
 }
 
 /// The parameters a call in a module's construction adds: a layer of literal size, `0` for a
@@ -1738,7 +1817,9 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
     // by position or by keyword (`nn.Conv2d(1, 10, kernel_size=5)`)
     let size = |a: Option<super::facts::Arg>| {
         let text = m.text(a?.value);
-        literal_int(text).or_else(|| param(text))
+        literal_int(text)
+            .or_else(|| param(text))
+            .or_else(|| env_width(text).then_some(ENV_WIDTH))
     };
     let int = |i: usize, name: &str| size(m.pos(c, i).or_else(|| m.kw(c, name)));
     Some(match last {
@@ -1756,6 +1837,22 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
                 .checked_mul(int(2, "kernel_size")?.checked_pow(dims)?)?
         }
         "Embedding" => int(0, "num_embeddings")?.checked_mul(int(1, "embedding_dim")?)?,
+        // `nn.Parameter(torch.zeros(1, act_dim))`: the tensor's size
+        "Parameter" => {
+            let inner = m.pos(c, 0)?;
+            let k = m.calls.iter().find(|k| k.span == inner.value)?;
+            if !matches!(
+                m.last_name(k),
+                "zeros" | "ones" | "randn" | "rand" | "empty"
+            ) {
+                return None;
+            }
+            let mut n: u64 = 1;
+            for a in m.call_args(k).iter().filter(|a| a.name.is_none()) {
+                n = n.checked_mul(size(Some(*a))?)?;
+            }
+            n
+        }
         "LSTM" | "GRU" | "RNN" => {
             let gates = match last {
                 "LSTM" => 4,
