@@ -307,26 +307,32 @@ def build_claims(torch, dev, args):
                    "2,048 samples", batch_variant(8), batch_variant(128)))
 
     # --- EA102 dataloader-without-pin-memory ---------------------------------------------------
+    def inference_epoch(ds, m, pin, **loader_kwargs):
+        """One pass of a fresh DataLoader over `ds` into model `m`, bf16, no autograd."""
+        from torch.utils.data import DataLoader
+
+        def run():
+            loader = DataLoader(ds, pin_memory=pin, **loader_kwargs)
+            with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+                for x, y in loader:
+                    m(x.to(dev, non_blocking=pin))
+        return run
+
     def loader_variant(pin):
         def make():
-            from torch.utils.data import DataLoader, TensorDataset
+            from torch.utils.data import TensorDataset
             ds = TensorDataset(torch.randn(2048, 3, 128, 128), torch.randint(0, 10, (2048,)))
             m = resnet50()
             m.eval()
-
-            def run():
-                loader = DataLoader(ds, batch_size=128, num_workers=4, pin_memory=pin)
-                with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
-                    for x, y in loader:
-                        m(x.to(dev, non_blocking=pin))
-            return noop, run
+            return noop, inference_epoch(ds, m, pin, batch_size=128, num_workers=4)
         return make
     claims.append(("EA102", "DataLoader (4 workers) of 2,048 fp32 128² images into ResNet-50 bf16 inference: pin_memory False vs True",
                    "one epoch", loader_variant(False), loader_variant(True)))
 
     # --- calibration: where the rules' size and dataset exemptions stand ----------------------
-    # EA202/EA204 leave a file alone when its every model adds up to under 100,000 parameters
-    # ("kernel-launch bound"); these sweep the size to see where TF32 and autotuning start to pay.
+    # EA201/EA202/EA204 leave a file alone when its every model adds up to under a size bar
+    # ("kernel-launch bound"; 100,000 parameters before these runs, 1,000,000 after them); these
+    # sweep the size to see where TF32, autocast and autotuning start to pay.
     def mlp(width, depth, d_in=64):
         layers = [nn.Linear(d_in, width), nn.Tanh()]
         for _ in range(depth - 1):
@@ -458,17 +464,9 @@ def build_claims(torch, dev, args):
 
     def jpeg_variant(workers):
         def make():
-            from torch.utils.data import DataLoader
-            ds = JpegWork(2048)
             m = resnet50()
             m.eval()
-
-            def run():
-                loader = DataLoader(ds, batch_size=64, num_workers=workers, pin_memory=True)
-                with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
-                    for x, y in loader:
-                        m(x.to(dev, non_blocking=True))
-            return noop, run
+            return noop, inference_epoch(JpegWork(2048), m, True, batch_size=64, num_workers=workers)
         return make
     claims.append(("EA101-jpeg", "2,048 JPEGs decoded and resized with PIL per sample into ResNet-50 bf16: num_workers 0 vs 4",
                    "one epoch", jpeg_variant(0), jpeg_variant(4)))

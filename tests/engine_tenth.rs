@@ -428,3 +428,110 @@ fn a_model_read_back_from_an_object_of_the_file_is_the_same_model() {
         foreign.findings
     );
 }
+
+/// Cross-validated training whose per-fold report runs the model once on the test split.
+const FOLDS: &str = "import torch
+import torch.nn as nn
+from models import NeuralNetwork
+
+def train_nn(dataloader, model, loss_fn, optimizer):
+    for X, y in dataloader:
+        loss = loss_fn(model(X.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+def report(model, test_loader):
+    with torch.no_grad():
+        x = test_loader.dataset.tensors[0].cuda()
+        pred = model(x)
+        print(nn.MSELoss()(pred, test_loader.dataset.tensors[1].cuda()).item())
+
+for fold in range(n_folds):
+    model = NeuralNetwork().cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    for t in range(200):
+        train_nn(loaders[fold], model, nn.MSELoss(), optimizer)
+    report(model, test_loaders[fold])
+";
+
+// Ex) for fold in range(n_folds): ... for t in range(epochs): train_nn(...) ... report(model, ...)
+#[test]
+fn an_evaluation_once_per_fold_is_no_step() {
+    let a = run(FOLDS);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // moved into the epoch loop, the report runs once per epoch: still no per-step read
+    let per_epoch = run(&FOLDS.replace(
+        "        train_nn(loaders[fold], model, nn.MSELoss(), optimizer)\n",
+        "        train_nn(loaders[fold], model, nn.MSELoss(), optimizer)\n        report(model, test_loaders[fold])\n",
+    ));
+    assert!(
+        lines_of(&per_epoch, "EA301").is_empty(),
+        "{:?}",
+        per_epoch.findings
+    );
+}
+
+/// A Kaggle DeBERTa fold trainer: the dataset of another module gets the tokenizer by name.
+const TOKENIZER_KW: &str = "import torch
+import config
+from dataset import PhraseDataset
+from model import PhraseModel
+
+trainset = PhraseDataset(anchor=df['anchor'].values, tokenizer=config.deberta_tokenizer, max_len=config.max_len)
+trainloader = torch.utils.data.DataLoader(trainset, batch_size=config.batch_size, num_workers=4)
+model = PhraseModel(dropout=0.1).to('cuda')
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+for epoch in range(5):
+    for batch in trainloader:
+        loss = model(batch['ids'].to('cuda'), batch['mask'].to('cuda')).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) PhraseDataset(..., tokenizer=config.deberta_tokenizer)
+#[test]
+fn a_tokenizer_handed_to_a_dataset_makes_a_file_of_token_ids() {
+    let a = run(TOKENIZER_KW);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    // without it the loader's batches may be anything
+    let other =
+        run(&TOKENIZER_KW.replace("tokenizer=config.deberta_tokenizer", "transform=config.aug"));
+    assert_eq!(lines_of(&other, "EA102"), vec![7]);
+}
+
+/// A trainer whose `--log` option has choices and no default: run as shipped, the branch on
+/// it never runs.
+const MODE: &str = "import argparse
+import torch
+from model import Seq2Seq
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--log', type=str, choices=['debug', 'quiet'], help='how much to print')
+args = parser.parse_args()
+
+model = Seq2Seq().cuda()
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if args.log == 'debug':
+            print(loss.item())
+";
+
+// Ex) parser.add_argument("--mode", type=str, choices=['train', 'test']) ... if args.mode == 'train': train(...)
+#[test]
+fn a_branch_on_an_option_nobody_sets_does_not_run() {
+    let a = run(MODE);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // with a default of 'debug' it runs
+    let dflt = run(&MODE.replace("help='how much to print'", "default='debug'"));
+    assert_eq!(lines_of(&dflt, "EA301"), vec![18]);
+    // `!=` reads the same None: `if args.log != 'quiet':` runs
+    let ne = run(&MODE.replace("if args.log == 'debug':", "if args.log != 'quiet':"));
+    assert_eq!(lines_of(&ne, "EA301"), vec![18]);
+}

@@ -95,14 +95,16 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
             .collect::<Vec<_>>()
             .join(" ")
     };
-    // `args.gpu is not None` with `--gpu` given no default: None as shipped
+    // `args.gpu is not None` with `--gpu` given no default: None as shipped; so is `args.mode
+    // == 'train'` with `--mode` given choices and no default (run without options, the
+    // script takes neither branch)
     let unset = |n: Node<'_>| {
         n.kind() == "attribute"
             && n.child_by_field_name("attribute")
                 .is_some_and(|f| m.argparse_unset.contains(m.text(span(f))))
     };
     let value = |n: Node<'_>| match m.resolve_expr(span(n), at, func) {
-        Val::Unknown if op.starts_with("is") && unset(n) => Val::None,
+        Val::Unknown if (op.starts_with("is") || op == "==" || op == "!=") && unset(n) => Val::None,
         v => v,
     };
     // `device == "cuda"` with `device = torch.device(...)`: a `torch.device` never equals a

@@ -1686,6 +1686,27 @@ fn loops(m: &mut Model<'_>) {
             }
         }
     }
+    // `for fold in folds: for epoch in ...: train_nn(...); ...; report(model, test_loader)`:
+    // a loop around an epoch loop (one that calls a function holding the step loop) runs
+    // whole trainings, and an evaluation run in its own body runs once per training
+    // Ex) for fold in range(5): ... for t in range(epochs): train_nn(...) ... plotting_results(model, ...)
+    for i in 0..n {
+        if !infos[i].has_child_step || infos[i].step {
+            continue;
+        }
+        let mut cur = m.loops[i].parent;
+        for _ in 0..256 {
+            let Some(p) = cur else { break };
+            let Some(info) = infos.get_mut(p as usize) else {
+                break;
+            };
+            if info.iterates_loader.is_none() && !info.train {
+                info.step = false;
+                info.has_child_step = true;
+            }
+            cur = m.loops.get(p as usize).and_then(|l| l.parent);
+        }
+    }
     // `for epoch in ...: train_one_epoch(model, optimizer, loader)` with an imported function:
     // a loop that hands the optimizer to a call runs whole training passes.
     let mut delegated = false;

@@ -1031,11 +1031,13 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
         || m.imports
             .values()
             .any(|q| q.ends_with("Tokenizer") || q.ends_with("TokenizerFast"))
-        // batches keyed by token ids (`batch["input_ids"]`, `input_ids=...`): the dataset of
-        // another module tokenized
+        // batches keyed by token ids (`batch["input_ids"]`, `input_ids=...`), or a tokenizer
+        // handed over by name (`PhraseDataset(..., tokenizer=config.deberta_tokenizer)`): the
+        // dataset of another module tokenizes
         || m.args.iter().any(|a| {
-            a.name
-                .is_some_and(|n| matches!(m.text(n), "input_ids" | "attention_mask"))
+            a.name.is_some_and(|n| {
+                matches!(m.text(n), "input_ids" | "attention_mask" | "tokenizer")
+            })
         })
         || ["[\"input_ids\"]", "['input_ids']"]
             .iter()
