@@ -471,6 +471,33 @@ def build_claims(torch, dev, args):
     claims.append(("EA101-jpeg", "2,048 JPEGs decoded and resized with PIL per sample into ResNet-50 bf16: num_workers 0 vs 4",
                    "one epoch", jpeg_variant(0), jpeg_variant(4)))
 
+    # EA202 and recurrent layers: cuDNN runs LSTM/GRU under `torch.backends.cudnn.allow_tf32`
+    # (default True), not the matmul switch; these check which switch a cuDNN LSTM follows
+    def lstm_tf32(matmul, cudnn_tf32):
+        def make():
+            m = nn.LSTM(1024, 1024, num_layers=2, batch_first=True).to(dev)
+            x = torch.randn(64, 128, 1024, device=dev)
+            opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+
+            def setup():
+                torch.set_float32_matmul_precision(matmul)
+                torch.backends.cudnn.allow_tf32 = cudnn_tf32
+
+            def run():
+                for _ in range(10):
+                    out, _ = m(x)
+                    loss = out.square().mean()
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                torch.backends.cudnn.allow_tf32 = True
+            return setup, run
+        return make
+    claims.append(("EA202-rnn", "cuDNN LSTM 2x1024, batch 64 x 128 steps, fp32 training: matmul 'highest' vs 'high' (cudnn.allow_tf32 at its default, True)",
+                   "10 steps", lstm_tf32("highest", True), lstm_tf32("high", True)))
+    claims.append(("EA202-rnn", "the same LSTM, matmul 'highest': cudnn.allow_tf32 False vs True (the default)",
+                   "10 steps", lstm_tf32("highest", False), lstm_tf32("highest", True)))
+
     # EA201's tiny-model exemption: bf16 autocast on MLPs of growing size
     def mlp_amp(width, depth, batch, dtype):
         def make():

@@ -363,11 +363,12 @@ for x, y in loader:
         at("from models.resnet import CAResNet18\nmodel = CAResNet18(num_classes=10).to(device)\n"),
         Vec::<usize>::new()
     );
-    // a recurrent decoder named so, a transformer named so, an MLP of Linear layers: reported
+    // a recurrent decoder named so: silent (cuDNN runs its LSTM in TF32 by default)
     assert_eq!(
         at("from model import EncoderCNN, DecoderRNN\nmodel = DecoderRNN(512, 10000).to(device)\n"),
-        vec![5]
+        Vec::<usize>::new()
     );
+    // a transformer named so, an MLP of Linear layers: reported
     assert_eq!(
         at("from model import GPT\nmodel = GPT(cfg).to(device)\n"),
         vec![5]

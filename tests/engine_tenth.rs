@@ -535,3 +535,43 @@ fn a_branch_on_an_option_nobody_sets_does_not_run() {
     let ne = run(&MODE.replace("if args.log == 'debug':", "if args.log != 'quiet':"));
     assert_eq!(lines_of(&ne, "EA301"), vec![18]);
 }
+
+/// A BiLSTM-CRF tagger: its recurrent layers run in cuDNN, whose TF32 switch is on by default.
+const LSTM_TAGGER: &str = "import torch
+import torch.nn as nn
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, tags, dim):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, dim // 2, num_layers=2, bidirectional=True, batch_first=True)
+        self.out = nn.Linear(dim, tags)
+
+model = Tagger(vocab_size, num_tags, args.dim).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(30):
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x.cuda()).flatten(0, 1), y.cuda().flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) self.lstm = nn.LSTM(dim, dim // 2, num_layers=2, bidirectional=True)
+#[test]
+fn a_recurrent_network_runs_in_tf32_through_cudnn_already() {
+    let a = run(LSTM_TAGGER);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    // an LSTMCell steps through matmuls, which the matmul switch governs
+    let cell = run(&LSTM_TAGGER.replace(
+        "nn.LSTM(dim, dim // 2, num_layers=2, bidirectional=True, batch_first=True)",
+        "nn.LSTMCell(dim, dim)",
+    ));
+    assert_eq!(lines_of(&cell, "EA202"), vec![11], "{:?}", cell.findings);
+    // with cuDNN's TF32 switched off, the recurrent layers lose it
+    let off = run(&LSTM_TAGGER.replace(
+        "model = Tagger(",
+        "torch.backends.cudnn.allow_tf32 = False\nmodel = Tagger(",
+    ));
+    assert_eq!(lines_of(&off, "EA202"), vec![12], "{:?}", off.findings);
+}

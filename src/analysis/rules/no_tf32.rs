@@ -16,16 +16,18 @@ declare_rule! {
     /// kernel launches, not arithmetic, and TF32 changes nothing measurable (on an H200 at
     /// batch 1024, BENCHMARKS.md).
     ///
-    /// Reported only where the file shows matmul work: attention, transformer or recurrent
-    /// layers (by call, or named: `GPT`, `vit_b_16`, `DecoderRNN`, `import transformers`), or
-    /// `nn.Linear` layers in a network without convolutions. Not reported for a convolutional
-    /// network without attention or recurrent layers (its layers, or its family's name:
-    /// `resnet50()`, `MobileNet()`; a U-Net by any name, `AttentionUNet`, whose attention
-    /// gates are 1x1 convolutions): cuDNN runs convolutions in TF32 already
-    /// (`torch.backends.cudnn.allow_tf32` defaults to `True`), and the matmul setting only
-    /// reaches its few Linear layers. Nor for a model whose layers the file does not show
-    /// (`from models import Net`): it may be either. Nor for a float64 model (`.double()`):
-    /// TF32 does not touch fp64 matmuls.
+    /// Reported only where the file shows matmul work: attention or transformer layers (by
+    /// call, or named: `GPT`, `vit_b_16`, `import transformers`), recurrent cells
+    /// (`nn.LSTMCell`), or `nn.Linear` layers in a network without convolutions or cuDNN
+    /// recurrent layers. Not reported for a convolutional or recurrent network without
+    /// attention (its layers, or its name: `resnet50()`, `MobileNet()`, `nn.LSTM`, `DecoderRNN`,
+    /// `BiLSTM_CRF`; a U-Net by any name, `AttentionUNet`, whose attention gates are 1x1
+    /// convolutions): cuDNN runs convolutions and LSTM / GRU / RNN layers in TF32 already
+    /// (`torch.backends.cudnn.allow_tf32` defaults to `True`; on an H200 a 2×1024 LSTM ran
+    /// 2.43x faster with it and no faster with the matmul switch, BENCHMARKS.md), and the
+    /// matmul setting only reaches its few Linear layers. Nor for a model whose layers the
+    /// file does not show (`from models import Net`): it may be either. Nor for a float64
+    /// model (`.double()`): TF32 does not touch fp64 matmuls.
     ///
     /// Reported where the model that is trained (or, for inference, run) is placed on the device
     /// (`model = Net().to(device)`, `model.cuda()`), else where it is built (for a Hugging Face
@@ -98,8 +100,11 @@ impl Rule for NoTf32 {
             return;
         }
         let arch = architecture(m);
-        let exempt_conv = arch.conv && !arch.attention && p.cudnn_allow_tf32 != Some(false);
-        if !(arch.attention || arch.linear) || exempt_conv {
+        // (cuDNN runs convolutions and LSTM/GRU/RNN layers under its own TF32 switch, on by
+        // default: an LSTM measured 2.43x faster with it and no faster with the matmul switch)
+        let exempt_cudnn =
+            (arch.conv || arch.recurrent) && !arch.attention && p.cudnn_allow_tf32 != Some(false);
+        if !(arch.attention || arch.linear || arch.recurrent) || exempt_cudnn {
             // a model whose layers the file does not show (`from models import Net`) may be a
             // convolutional network, which cuDNN already runs in TF32: unknown stays silent
             return;
@@ -137,15 +142,16 @@ const MATMUL_LAYERS: &[&str] = &[
     "TransformerEncoderLayer",
     "TransformerDecoderLayer",
     "scaled_dot_product_attention",
-    "LSTM",
-    "GRU",
-    "RNN",
     "LSTMCell",
     "GRUCell",
     "RNNCell",
     "bmm",
     "einsum",
 ];
+
+/// cuDNN's recurrent layers: their TF32 switch is `torch.backends.cudnn.allow_tf32`, on by
+/// default (their `*Cell` versions run on matmuls, under the matmul switch).
+const RECURRENT_LAYERS: &[&str] = &["LSTM", "GRU", "RNN"];
 
 /// Words that name a transformer or attention model (`vit_b_16`, `"vit" in args.arch`,
 /// `import vision_transformer as vits`): where a script names one, the network it builds may
@@ -165,9 +171,6 @@ const TRANSFORMER_WORDS: &[&str] = &[
     "bert",
     "gpt",
     "llama",
-    "lstm",
-    "gru",
-    "rnn",
 ];
 
 /// The parts of a CamelCase name: `DecoderRNN` → `Decoder`, `RNN`; `TransformerModel` →
@@ -210,6 +213,9 @@ struct Architecture {
     attention: bool,
     /// `nn.Linear` layers or matrix products (`torch.matmul`).
     linear: bool,
+    /// cuDNN recurrent layers (`nn.LSTM`, `nn.GRU`, `nn.RNN`; or named: `DecoderRNN`,
+    /// `BiLSTM_CRF`), which cuDNN runs in TF32 already.
+    recurrent: bool,
 }
 
 /// Reads [`Architecture`] from the calls and the names and strings of the code (not its
@@ -219,6 +225,7 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         conv: super::convolutional(m),
         attention: false,
         linear: false,
+        recurrent: false,
     };
     for c in &m.calls {
         let last = m.last_name(c);
@@ -236,6 +243,7 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                     || last.ends_with("TrainingArguments")
                     || last == "SFTConfig"));
         arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
+        arch.recurrent |= RECURRENT_LAYERS.contains(&last);
         arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP" | "matmul" | "mm");
     }
     // `class Layer(nn.Linear):` builds Linear layers by subclassing
@@ -248,6 +256,7 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         {
             let last = base.trim().rsplit('.').next().unwrap_or("");
             arch.attention |= MATMUL_LAYERS.contains(&last);
+            arch.recurrent |= RECURRENT_LAYERS.contains(&last);
             arch.linear |= matches!(last, "Linear" | "LazyLinear");
         }
     }
@@ -301,19 +310,30 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         if word && n.kind() == "identifier" && text.to_ascii_lowercase().contains("unet") {
             continue;
         }
+        // the parts of a name: `BiLSTM_CRF` → `BiLSTM`, `CRF`; `DecoderRNN` → `Decoder`, `RNN`
+        let parts = || {
+            text.split(|ch: char| !ch.is_ascii_alphanumeric())
+                .flat_map(|part| std::iter::once(part).chain(camel_parts(part)))
+        };
+        // (`CodeFormer`, `segformer`, `Informer`: the -former family too)
         if word
-            && text
-                .split(|ch: char| !ch.is_ascii_alphanumeric())
-                .any(|part| {
-                    // (`CodeFormer`, `segformer`, `Informer`: the -former family too)
-                    let named = |p: &str| {
-                        TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
-                            || p.to_ascii_lowercase().ends_with("former")
-                    };
-                    named(part) || camel_parts(part).any(named)
-                })
+            && parts().any(|p| {
+                TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
+                    || p.to_ascii_lowercase().ends_with("former")
+            })
         {
             arch.attention = true;
+        }
+        // `lstm_crf`, `BiLSTM`, `DecoderRNN`, `gru_model`: a recurrent network by name
+        if word
+            && parts().any(|p| {
+                let p = p.to_ascii_lowercase();
+                ["lstm", "gru", "rnn"]
+                    .iter()
+                    .any(|w| p == *w || (p.len() <= 6 && p.ends_with(w)))
+            })
+        {
+            arch.recurrent = true;
         }
         if n.kind() != "string" {
             stack.extend(n.children(&mut cursor));
