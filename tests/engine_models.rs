@@ -125,8 +125,9 @@ for epoch in range(5):
         optimizer.step()
 ";
     let a = run(src);
-    assert_eq!(lines_of(&a, "EA202"), vec![4], "{:?}", all(&a));
     assert_eq!(lines_of(&a, "EA203"), vec![4], "{:?}", all(&a));
+    // (a CNN encoder and an RNN decoder run in TF32 through cuDNN already: no EA202)
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", all(&a));
 }
 
 // Ex) params = list(dec.parameters()) + list(enc.fc.parameters()); Adam(params)
