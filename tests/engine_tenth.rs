@@ -575,3 +575,72 @@ fn a_recurrent_network_runs_in_tf32_through_cudnn_already() {
     ));
     assert_eq!(lines_of(&off, "EA202"), vec![12], "{:?}", off.findings);
 }
+
+/// FSDP2 training whose parameters are cast to bf16 by its mixed-precision policy.
+const FSDP_POLICY: &str = "import torch
+from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy
+from model import Transformer
+
+torch.distributed.init_process_group('nccl')
+model = Transformer(dim=5120, n_layers=40).to('cuda')
+mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+for layer in model.layers:
+    fully_shard(layer, mp_policy=mp_policy)
+fully_shard(model, mp_policy=mp_policy)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for step, batch in enumerate(loader):
+    loss = model(batch.to('cuda')).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+";
+
+// Ex) MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+#[test]
+fn an_fsdp_policy_casting_parameters_to_bf16_is_reduced_precision() {
+    let a = run(FSDP_POLICY);
+    for rule in ["EA201", "EA202"] {
+        assert!(lines_of(&a, rule).is_empty(), "{rule}: {:?}", a.findings);
+    }
+    // a policy that keeps fp32 parameters leaves the file in fp32
+    let fp32 = run(&FSDP_POLICY.replace("param_dtype=torch.bfloat16", "param_dtype=torch.float32"));
+    assert!(!lines_of(&fp32, "EA202").is_empty(), "{:?}", fp32.findings);
+}
+
+/// A BiLSTM-CRF tagger whose vocabulary is built by a `DataTransformer` of its package.
+const DATA_TRANSFORMER: &str = "import torch
+import torch.nn as nn
+from pyner.io.data_transformer import DataTransformer
+
+data_transformer = DataTransformer(vocab_path='vocab.pkl')
+data_transformer.build_vocab()
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, tags, dim):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, dim // 2, bidirectional=True, batch_first=True)
+        self.out = nn.Linear(dim, tags)
+
+model = Tagger(len(data_transformer.vocab), num_tags, args.dim).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(30):
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x.cuda()).flatten(0, 1), y.cuda().flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) from pyner.io.data_transformer import DataTransformer
+#[test]
+fn a_data_transformer_names_no_transformer_model() {
+    let a = run(DATA_TRANSFORMER);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    // a Transformer encoder beside the LSTM is attention, which cuDNN does not cover
+    let attn = run(&DATA_TRANSFORMER.replace(
+        "        self.out = nn.Linear(dim, tags)",
+        "        self.enc = nn.TransformerEncoderLayer(dim, 8)\n        self.out = nn.Linear(dim, tags)",
+    ));
+    assert!(!lines_of(&attn, "EA202").is_empty(), "{:?}", attn.findings);
+}

@@ -1022,6 +1022,14 @@ fn precision(m: &mut Model<'_>) {
                 }
             }
             // OpenAI CLIP loads its weights in fp16 on CUDA (`convert_weights`)
+            // FSDP's mixed precision: parameters cast to 16 bits for the compute
+            // Ex) mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+            "MixedPrecision" | "MixedPrecisionPolicy"
+                if m.kw(c, "param_dtype")
+                    .is_some_and(|a| is_16bit(m.text(a.value))) =>
+            {
+                p.half = true;
+            }
             "load" if q == "clip.load" => p.half = true,
             "convert_weights" if q.starts_with("clip.") => p.half = true,
             // `amp_autocast()`, `maybe_autocast()`: a context chosen at run time (timm)

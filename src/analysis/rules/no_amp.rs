@@ -7,7 +7,8 @@ declare_rule! {
     /// `GradScaler`, no `.half()` / `.bfloat16()` model, no quantized weights
     /// (`load_in_8bit=True`, `quantization_config=`), no framework mixed-precision flag
     /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`; for
-    /// Accelerate: `Accelerator()` without `mixed_precision=`, whose default is `"no"`). A float64
+    /// Accelerate: `Accelerator()` without `mixed_precision=`, whose default is `"no"`; for
+    /// FSDP: no `MixedPrecision` / `MixedPrecisionPolicy` with a 16-bit `param_dtype`). A float64
     /// model (`.double()`, `torch.set_default_dtype(torch.float64)`) asks for precision that
     /// mixed precision would drop, and is not reported. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, constants it binds, or an environment's observation

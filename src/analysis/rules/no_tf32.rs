@@ -17,7 +17,8 @@ declare_rule! {
     /// batch 1024, BENCHMARKS.md).
     ///
     /// Reported only where the file shows matmul work: attention or transformer layers (by
-    /// call, or named: `GPT`, `vit_b_16`, `import transformers`), recurrent cells
+    /// call, or named: `GPT`, `vit_b_16`, `import transformers`; not a data transformation
+    /// such as `DataTransformer` or `ColumnTransformer`), recurrent cells
     /// (`nn.LSTMCell`), or `nn.Linear` layers in a network without convolutions or cuDNN
     /// recurrent layers. Not reported for a convolutional or recurrent network without
     /// attention (its layers, or its name: `resnet50()`, `MobileNet()`, `nn.LSTM`, `DecoderRNN`,
@@ -147,6 +148,12 @@ const MATMUL_LAYERS: &[&str] = &[
     "RNNCell",
     "bmm",
     "einsum",
+];
+
+/// Words that, beside "transformer" in a name, make it a data transformation rather than a
+/// model (`DataTransformer`, `ColumnTransformer`, `feature_transformer`).
+const DATA_TRANSFORMS: &[&str] = &[
+    "data", "column", "feature", "label", "power", "quantile", "function", "target",
 ];
 
 /// cuDNN's recurrent layers: their TF32 switch is `torch.backends.cudnn.allow_tf32`, on by
@@ -315,8 +322,12 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             text.split(|ch: char| !ch.is_ascii_alphanumeric())
                 .flat_map(|part| std::iter::once(part).chain(camel_parts(part)))
         };
-        // (`CodeFormer`, `segformer`, `Informer`: the -former family too)
+        // (`CodeFormer`, `segformer`, `Informer`: the -former family too; not a data
+        // transformer of the scikit-learn kind: `DataTransformer`, `ColumnTransformer`)
+        let data_transform =
+            parts().any(|p| DATA_TRANSFORMS.iter().any(|w| p.eq_ignore_ascii_case(w)));
         if word
+            && !data_transform
             && parts().any(|p| {
                 TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
                     || p.to_ascii_lowercase().ends_with("former")
