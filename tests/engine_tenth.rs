@@ -607,38 +607,18 @@ fn an_fsdp_policy_casting_parameters_to_bf16_is_reduced_precision() {
     assert!(!lines_of(&fp32, "EA202").is_empty(), "{:?}", fp32.findings);
 }
 
-/// A BiLSTM-CRF tagger whose vocabulary is built by a `DataTransformer` of its package.
-const DATA_TRANSFORMER: &str = "import torch
-import torch.nn as nn
-from pyner.io.data_transformer import DataTransformer
-
-data_transformer = DataTransformer(vocab_path='vocab.pkl')
-data_transformer.build_vocab()
-
-class Tagger(nn.Module):
-    def __init__(self, vocab, tags, dim):
-        super().__init__()
-        self.embed = nn.Embedding(vocab, dim)
-        self.lstm = nn.LSTM(dim, dim // 2, bidirectional=True, batch_first=True)
-        self.out = nn.Linear(dim, tags)
-
-model = Tagger(len(data_transformer.vocab), num_tags, args.dim).cuda()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-for epoch in range(30):
-    for x, y in loader:
-        loss = nn.functional.cross_entropy(model(x.cuda()).flatten(0, 1), y.cuda().flatten())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-";
-
 // Ex) from pyner.io.data_transformer import DataTransformer
 #[test]
 fn a_data_transformer_names_no_transformer_model() {
-    let a = run(DATA_TRANSFORMER);
+    // the tagger above, its vocabulary built by a `DataTransformer` of its package
+    let src = LSTM_TAGGER.replace(
+        "import torch.nn as nn\n",
+        "import torch.nn as nn\nfrom pyner.io.data_transformer import DataTransformer\n\ndata_transformer = DataTransformer(vocab_path='vocab.pkl')\ndata_transformer.build_vocab()\n",
+    );
+    let a = run(&src);
     assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
     // a Transformer encoder beside the LSTM is attention, which cuDNN does not cover
-    let attn = run(&DATA_TRANSFORMER.replace(
+    let attn = run(&src.replace(
         "        self.out = nn.Linear(dim, tags)",
         "        self.enc = nn.TransformerEncoderLayer(dim, 8)\n        self.out = nn.Linear(dim, tags)",
     ));
