@@ -444,10 +444,7 @@ fn param_key(m: &Model<'_>, var: &str, key: &str, func: Option<u32>, depth: u8, 
         if c.star || c.splat.is_some() {
             return Val::Unknown;
         }
-        let passed = m
-            .kw(c, var)
-            .or_else(|| (p < f.positional).then(|| m.pos(c, p)).flatten());
-        let Some(a) = passed else {
+        let Some(a) = m.passed_arg(c, f, p) else {
             return Val::Unknown;
         };
         let v = dict_key_with(m, a.value, key, c.span.start, c.ctx.func, depth + 1, leaf);

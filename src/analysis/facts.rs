@@ -405,6 +405,9 @@ pub(crate) struct Model<'s> {
     /// The line ranges of the script's functions that nothing calls
     /// ([`super::as_shipped::uncalled_functions`]), worked out when first asked.
     pub uncalled: std::cell::OnceCell<Vec<(usize, usize)>>,
+    /// The parameter count of the file's own models (`rules::local_model_params`), worked out
+    /// when first asked: four rules ask.
+    pub model_params: std::cell::OnceCell<Option<u64>>,
 }
 
 /// How often `name` (a name or a dotted one) occurs in `src` as a whole word, not as the
@@ -1838,6 +1841,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         deterministic: false,
         cuda_default_param: false,
         uncalled: std::cell::OnceCell::new(),
+        model_params: std::cell::OnceCell::new(),
     };
     let mut w = Walker {
         src,
@@ -1950,6 +1954,11 @@ impl<'s> Model<'s> {
         self.src.get(s.start..s.end).unwrap_or("")
     }
 
+    /// The source text of a node of this file's tree.
+    pub(crate) fn node_text(&self, n: Node<'_>) -> &'s str {
+        self.text(Span::of(n))
+    }
+
     /// The call's function qualified through the import table (`DL` → `torch.utils.data.DataLoader`).
     pub fn qual(&self, c: &Call) -> Cow<'s, str> {
         let text = self.text(c.func);
@@ -1997,6 +2006,14 @@ impl<'s> Model<'s> {
             .filter(|a| a.name.is_none())
             .nth(n)
             .copied()
+    }
+
+    /// What call `c` passes for parameter `p` of plain function `func`: by the parameter's name,
+    /// else by position where the parameter takes one (before `*` / `*args`).
+    pub(crate) fn passed_arg(&self, c: &Call, func: &Func, p: usize) -> Option<Arg> {
+        let name = func.params.get(p).map(|(n, _)| self.text(*n))?;
+        self.kw(c, name)
+            .or_else(|| (p < func.positional).then(|| self.pos(c, p)).flatten())
     }
 
     /// The node of a span, when it still matches one.
@@ -2077,13 +2094,7 @@ impl<'s> Model<'s> {
             if n >= MAX_CALLERS {
                 return Some(Val::Unknown);
             }
-            let args = self.call_args(c);
-            let positional = args.iter().filter(|a| a.name.is_none()).nth(p);
-            let passed = args
-                .iter()
-                .find(|a| a.name.is_some_and(|n| self.text(n) == name))
-                .or(positional.filter(|_| p < func.positional));
-            let v = match (passed, default) {
+            let v = match (self.passed_arg(c, func, p), default) {
                 (Some(a), _) => {
                     self.resolve_span(a.value, a.vkind, c.span.start, c.ctx.func, depth + 1)
                 }

@@ -1021,7 +1021,6 @@ fn precision(m: &mut Model<'_>) {
                     Some(_) => p.unresolved = true,
                 }
             }
-            // OpenAI CLIP loads its weights in fp16 on CUDA (`convert_weights`)
             // FSDP's mixed precision: parameters cast to 16 bits for the compute
             // Ex) mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
             "MixedPrecision" | "MixedPrecisionPolicy"
@@ -1030,6 +1029,7 @@ fn precision(m: &mut Model<'_>) {
             {
                 p.half = true;
             }
+            // OpenAI CLIP loads its weights in fp16 on CUDA (`convert_weights`)
             "load" if q == "clip.load" => p.half = true,
             "convert_weights" if q.starts_with("clip.") => p.half = true,
             // `amp_autocast()`, `maybe_autocast()`: a context chosen at run time (timm)
@@ -1257,10 +1257,7 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
         }
         match n.kind() {
             "identifier" | "attribute" => {
-                let t = m.text(Span {
-                    start: n.start_byte(),
-                    end: n.end_byte(),
-                });
+                let t = m.node_text(n);
                 if m.var_kind(t) == Some(VarKind::Loader) {
                     return Some(t.to_string());
                 }
@@ -1303,12 +1300,7 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
             "call" => {
                 let f =
                     crate::analysis::facts::field::get(n, crate::analysis::facts::field::FUNCTION);
-                let ft = f.map_or("", |f| {
-                    m.text(Span {
-                        start: f.start_byte(),
-                        end: f.end_byte(),
-                    })
-                });
+                let ft = f.map_or("", |f| m.node_text(f));
                 let last = ft.rsplit('.').next().unwrap_or(ft);
                 if last.ends_with("dataloader") || last.ends_with("_loader") {
                     return Some(ft.to_string());
@@ -1335,10 +1327,7 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
                 {
                     // `metric_logger.log_every(data_loader, 10, header)`: a wrapper handed the
                     // loader first yields its batches
-                    let t = m.text(Span {
-                        start: a0.start_byte(),
-                        end: a0.end_byte(),
-                    });
+                    let t = m.node_text(a0);
                     if m.var_kind(t) == Some(VarKind::Loader) {
                         return Some(t.to_string());
                     }
@@ -1634,25 +1623,11 @@ fn loops(m: &mut Model<'_>) {
     // `for fold in folds: for epoch ...: for xb in loader: ...; model(X_test)`: a loop holding a
     // training or loader loop of its own runs whole passes; a forward directly in its body is a
     // once-per-pass evaluation, not a step. (Its setup per pass is not loop-invariant work.)
-    let mut holds_pass = vec![false; n];
-    for (l, info) in m.loops.iter().zip(&infos) {
-        if !(info.train || info.iterates_loader.is_some()) {
-            continue;
-        }
-        let mut cur = l.parent;
-        for _ in 0..256 {
-            let Some(p) = cur else { break };
-            let Some(h) = holds_pass.get_mut(p as usize) else {
-                break;
-            };
-            *h = true;
-            cur = m.loops.get(p as usize).and_then(|l| l.parent);
-        }
-    }
-    for (info, holds) in infos.iter_mut().zip(&holds_pass) {
-        if *holds && info.iterates_loader.is_none() && !info.train {
-            info.step = false;
-            info.has_child_step = true;
+    // (whether a loop trains or iterates a loader does not change on the way: the order of the
+    // loops does not matter)
+    for i in 0..n {
+        if infos[i].train || infos[i].iterates_loader.is_some() {
+            passes_around(m, &mut infos, i);
         }
     }
     for i in 0..n {
@@ -1699,20 +1674,8 @@ fn loops(m: &mut Model<'_>) {
     // whole trainings, and an evaluation run in its own body runs once per training
     // Ex) for fold in range(5): ... for t in range(epochs): train_nn(...) ... plotting_results(model, ...)
     for i in 0..n {
-        if !infos[i].has_child_step || infos[i].step {
-            continue;
-        }
-        let mut cur = m.loops[i].parent;
-        for _ in 0..256 {
-            let Some(p) = cur else { break };
-            let Some(info) = infos.get_mut(p as usize) else {
-                break;
-            };
-            if info.iterates_loader.is_none() && !info.train {
-                info.step = false;
-                info.has_child_step = true;
-            }
-            cur = m.loops.get(p as usize).and_then(|l| l.parent);
+        if infos[i].has_child_step && !infos[i].step {
+            passes_around(m, &mut infos, i);
         }
     }
     // `for epoch in ...: train_one_epoch(model, optimizer, loader)` with an imported function:
@@ -1778,10 +1741,28 @@ fn loops(m: &mut Model<'_>) {
     }
 }
 
+/// The loops around loop `i` run whole passes of it: each of them that neither trains nor
+/// iterates a loader itself is no step loop (a forward in its body runs once per pass) and holds
+/// one.
+fn passes_around(m: &Model<'_>, infos: &mut [super::facts::LoopInfo], i: usize) {
+    let mut cur = m.loops.get(i).and_then(|l| l.parent);
+    for _ in 0..256 {
+        let Some(p) = cur else { break };
+        let Some(info) = infos.get_mut(p as usize) else {
+            break;
+        };
+        if info.iterates_loader.is_none() && !info.train {
+            info.step = false;
+            info.has_child_step = true;
+        }
+        cur = m.loops.get(p as usize).and_then(|l| l.parent);
+    }
+}
+
 /// Does the loop break off after a few iterations: a statement of its body `if i >= N: break`
 /// (`>`, `==` too) on its own counter, `N` a literal of at most
-/// [`FEW_ITERATIONS`](super::rules::FEW_ITERATIONS)? It
-/// samples a few batches (a visualisation, a smoke test) rather than running a pass.
+/// [`FEW_ITERATIONS`](super::rules::FEW_ITERATIONS)? It samples a few batches (a
+/// visualisation, a smoke test) rather than running a pass.
 // Ex) for ind, image_attr in enumerate(val_loader): if ind >= 10: break
 fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
@@ -1811,18 +1792,13 @@ fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         breaks
             && cond.kind() == "comparison_operator"
             && a.kind() == "identifier"
-            && targets.contains(&node_text(m, *a))
-            && matches!(node_text(m, *op), ">=" | ">" | "==")
+            && targets.contains(&m.node_text(*a))
+            && matches!(m.node_text(*op), ">=" | ">" | "==")
             && b.kind() == "integer"
-            && node_text(m, *b)
+            && m.node_text(*b)
                 .parse::<i64>()
                 .is_ok_and(|n| n <= super::rules::FEW_ITERATIONS)
     })
-}
-
-/// The source text of a node.
-fn node_text<'s>(m: &Model<'s>, n: Node<'_>) -> &'s str {
-    m.src.get(n.start_byte()..n.end_byte()).unwrap_or("")
 }
 
 /// The name a value is read from (`batch` of `batch["image"].to(d)`); `None` for a call of a
@@ -1832,10 +1808,7 @@ fn batch_root<'s>(m: &Model<'s>, n: Node<'_>) -> Option<&'s str> {
     for _ in 0..64 {
         match n.kind() {
             "identifier" => {
-                return Some(m.text(Span {
-                    start: n.start_byte(),
-                    end: n.end_byte(),
-                }));
+                return Some(m.node_text(n));
             }
             "attribute" => {
                 n = crate::analysis::facts::field::get(n, crate::analysis::facts::field::OBJECT)?
@@ -2593,13 +2566,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         // default, unless the file assigns that entry
         // Ex) for arg in vars(args): training_config[arg] = getattr(args, arg)
         "subscript" => {
-            let key = node.named_child(1)?;
-            let key = m
-                .text(Span {
-                    start: key.start_byte(),
-                    end: key.end_byte(),
-                })
-                .trim_matches(['"', '\'']);
+            let key = super::facts::string_value(node.named_child(1)?, m.src)?;
             let from_args = m
                 .calls
                 .iter()
@@ -2611,7 +2578,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
             if !from_args || assigned {
                 return None;
             }
-            let (vs, vk) = m.argparse.get(key)?.as_ref()?;
+            let (vs, vk) = m.argparse.get(key.as_ref())?.as_ref()?;
             truth(&m.resolve_span(*vs, *vk, vs.start, None, 0))
         }
         // `args.mode == "train"`, `"info" in args.data`: both sides known as shipped, and the
@@ -2619,10 +2586,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         "comparison_operator" => {
             let mut c = node.walk();
             let reassigned = node.named_children(&mut c).any(|side| {
-                let t = m.text(Span {
-                    start: side.start_byte(),
-                    end: side.end_byte(),
-                });
+                let t = m.node_text(side);
                 side.kind() == "attribute"
                     && m.assigns
                         .iter()

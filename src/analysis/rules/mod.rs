@@ -1630,6 +1630,11 @@ fn only_arg_of<'t>(
 // Ex) class Net(nn.Module): conv1 = nn.Conv2d(3, 6, 5); fc1 = nn.Linear(400, 120) → 56,574
 // Ex) model = nn.Sequential(nn.Linear(93, 64), nn.ReLU(), nn.Linear(64, 1)) → 6,081
 pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
+    *m.model_params.get_or_init(|| count_model_params(m))
+}
+
+/// [`local_model_params`], counted.
+fn count_model_params(m: &Model<'_>) -> Option<u64> {
     use super::facts::VarKind;
     let classes: Vec<usize> = (0..m.classes.len())
         .filter(|&i| {
@@ -1763,16 +1768,15 @@ pub(crate) fn local_model_params(m: &Model<'_>) -> Option<u64> {
                 .iter()
                 .any(|k| k.ctx.func == c.ctx.func && k.args_span.contains(c.span));
             let torch_layer =
-                m.text(c.func).starts_with("nn.") || m.qual(c).starts_with("torch.nn.");
+                |k: &Call| m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn.");
             let wraps_layer = c.method.is_none()
                 && m.funcs
                     .iter()
                     .any(|g| g.class.is_none() && m.text(g.name) == m.text(c.func))
-                && m.calls.iter().any(|k| {
-                    c.args_span.contains(k.span)
-                        && (m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn."))
-                });
-            if (nested && !torch_layer) || wraps_layer {
+                && m.calls
+                    .iter()
+                    .any(|k| c.args_span.contains(k.span) && torch_layer(k));
+            if (nested && !torch_layer(c)) || wraps_layer {
                 continue;
             }
             total = total.checked_add(layer_params(m, c, &param)?)?;

@@ -150,8 +150,9 @@ const MATMUL_LAYERS: &[&str] = &[
     "einsum",
 ];
 
-/// Words that, beside "transformer" in a name, make it a data transformation rather than a
-/// model (`DataTransformer`, `ColumnTransformer`, `feature_transformer`).
+/// Words that make a name a data transformation rather than a model, whatever transformer word
+/// it also holds (`DataTransformer`, `ColumnTransformer`, `feature_transformer`; also
+/// `bert_data`): such a name is not read as naming an attention model.
 const DATA_TRANSFORMS: &[&str] = &[
     "data", "column", "feature", "label", "power", "quantile", "function", "target",
 ];
