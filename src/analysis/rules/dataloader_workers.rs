@@ -25,8 +25,9 @@ declare_rule! {
     /// `except` handler; nor a
     /// function's loader that nothing reads (nor one at module level in a script whose steps
     /// run at module level). Nor is a loader over a dataset built with the
-    /// device (`MelDataset(path, device)`, also through a helper that builds the loader): its
-    /// samples are already on the GPU, where forked workers cannot reach. Nor is a
+    /// device (`MelDataset(path, device)`, also through a helper that builds the loader), or
+    /// with a collate of the file that puts each batch there (`torch.tensor(ids,
+    /// device=device)`): its samples are already on the GPU, where forked workers cannot reach. Nor is a
     /// loader in a file that feeds a text model token ids only (it tokenizes or reads batches
     /// by `input_ids`, and handles no image, audio or video) when it adds no per-item transform
     /// and its collate, if any, only pads: a batch of ids is a few row lookups; nor a Hugging

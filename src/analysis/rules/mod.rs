@@ -917,26 +917,62 @@ fn first_return(def: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
 /// A DataLoader over a dataset whose items are already on the GPU: a `TensorDataset` of CUDA
 /// tensors (`TensorDataset(x.to(device), y.to(device))`), or a dataset built with the device
 /// (`MelDataset(path, device)`, `AudioSet(files, device=device)`: it moves its samples there
-/// itself). There is nothing for workers to load (CUDA cannot run in forked workers), and
-/// pinning a CUDA tensor is an error.
+/// itself), or one whose collate, a function of the file, builds or moves its batch there
+/// (`torch.tensor(ids, device=device)`, `labels.to(device)`). There is nothing for workers to
+/// load (CUDA cannot run in forked workers), and pinning a CUDA tensor is an error.
 pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
-    dataset_ctor(m, c).is_some_and(|t| {
-        let args = m.text(t.args_span).to_ascii_lowercase();
-        (m.last_name(t) == "TensorDataset"
-            && (args.contains(".cuda(")
-                || args.contains(".to(device")
-                || args.contains(".to(\"cuda")))
-            || m.call_args(t).iter().any(|a| {
-                a.name.is_some_and(|n| m.text(n) == "device")
-                    || (a.vkind == ValKind::Ident && {
-                        let v = m.text(a.value);
-                        let l = v.to_ascii_lowercase();
-                        l == "device"
-                            || l.ends_with("_device")
-                            || m.var_kind(v) == Some(super::facts::VarKind::Device)
-                    })
-            })
-    })
+    collate_on_device(m, c)
+        || dataset_ctor(m, c).is_some_and(|t| {
+            let args = m.text(t.args_span).to_ascii_lowercase();
+            (m.last_name(t) == "TensorDataset"
+                && (args.contains(".cuda(")
+                    || args.contains(".to(device")
+                    || args.contains(".to(\"cuda")))
+                || m.call_args(t).iter().any(|a| {
+                    a.name.is_some_and(|n| m.text(n) == "device")
+                        || (a.vkind == ValKind::Ident && names_device(m, m.text(a.value)))
+                })
+        })
+}
+
+/// Is `v` the script's device variable (`device`, `train_device`, or a name bound to a
+/// `torch.device`)?
+fn names_device(m: &Model<'_>, v: &str) -> bool {
+    let l = v.to_ascii_lowercase();
+    l == "device" || l.ends_with("_device") || m.var_kind(v) == Some(super::facts::VarKind::Device)
+}
+
+/// Does the loader's collate, a function of this file, put its batch on the GPU? A call in it
+/// that builds a tensor with `device=<the device>` or moves one with `.to(<the device>)` /
+/// `.cuda()`.
+// Ex) def collate(batch): ...; return torch.tensor(src, device=device); DataLoader(ds, collate_fn=collate)
+fn collate_on_device(m: &Model<'_>, c: &Call) -> bool {
+    let Some(collate) = m.kw(c, "collate_fn").or_else(|| m.pos(c, 6)) else {
+        return false;
+    };
+    let name = m.text(collate.value);
+    let Some(fi) = m
+        .funcs
+        .iter()
+        .position(|f| f.class.is_none() && m.text(f.name) == name)
+    else {
+        return false;
+    };
+    let names_gpu = |a: &super::facts::Arg| {
+        let v = m.text(a.value);
+        names_device(m, v) || v.starts_with("\"cuda") || v.starts_with("'cuda")
+    };
+    m.calls
+        .iter()
+        .filter(|x| x.ctx.func == Some(fi as u32))
+        .any(|x| match m.last_name(x) {
+            "cuda" => true,
+            "to" => m
+                .pos(x, 0)
+                .or_else(|| m.kw(x, "device"))
+                .is_some_and(|a| names_gpu(&a)),
+            _ => m.kw(x, "device").is_some_and(|a| names_gpu(&a)),
+        })
 }
 
 /// A DataLoader over a `TensorDataset` (of tensors in memory) with the default collate: an
