@@ -47,3 +47,81 @@ fn a_collate_that_builds_its_batch_on_the_gpu_needs_no_workers_or_pinning() {
     assert_eq!(lines_of(&a, "EA101"), vec![13]);
     assert_eq!(lines_of(&a, "EA102"), vec![13]);
 }
+
+/// A character-level LSTM script whose training runs only with `--train`, off by default: as
+/// shipped it loads its weights and samples text.
+const TRAIN_SWITCHED_OFF: &str = "import argparse
+import torch
+import torch.nn.functional as F
+from model import CharLSTM
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--train', type=bool, default=False)
+    args = parser.parse_args()
+    train_loader = torch.utils.data.DataLoader(CharDataset('input.txt'), batch_size=64)
+    test_loader = torch.utils.data.DataLoader(CharDataset('test.txt'), batch_size=64)
+    model = CharLSTM(65, 512).to('cuda')
+    optimizer = torch.optim.Adam(model.parameters())
+
+    @torch.inference_mode()
+    def evaluate(loader):
+        losses = []
+        for x, y in loader:
+            losses.append(F.cross_entropy(model(x.cuda()), y.cuda()).item())
+        return sum(losses) / len(losses)
+
+    def train():
+        for epoch in range(10):
+            for x, y in train_loader:
+                loss = F.cross_entropy(model(x.cuda()), y.cuda())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                print(loss.item(), evaluate(test_loader))
+
+    if args.train:
+        train()
+
+    model.load_state_dict(torch.load('pretrained.pth'))
+";
+
+// Ex) if __name__ == '__main__': ... def train(): ... if args.train: train()
+#[test]
+fn functions_a_script_calls_only_behind_a_switch_that_is_off_do_not_run() {
+    let a = run(TRAIN_SWITCHED_OFF);
+    assert!(a.findings.is_empty(), "{:?}", a.findings);
+    // with the switch on by default, training, its evaluation and both loaders run
+    let on = run(&TRAIN_SWITCHED_OFF.replace("default=False", "default=True"));
+    for rule in ["EA101", "EA201", "EA301", "EA504"] {
+        assert!(!lines_of(&on, rule).is_empty(), "{rule}: {:?}", on.findings);
+    }
+    assert!(lines_of(&on, "EA301").contains(&19), "{:?}", on.findings);
+}
+
+/// A Hugging Face Trainer script that moves the model to the GPU itself before configuring
+/// the Trainer, and back to the CPU after training to export it.
+const HF_PLACED: &str = "import torch
+from transformers import T5ForConditionalGeneration, Trainer, TrainingArguments
+
+device = torch.device('cuda')
+model = T5ForConditionalGeneration.from_pretrained('t5-large').to(device)
+args = TrainingArguments(output_dir='out', per_device_train_batch_size=8, bf16=False)
+trainer = Trainer(model=model, args=args, train_dataset=train_ds)
+trainer.train()
+model.to('cpu')
+model.save_pretrained('export')
+";
+
+// Ex) model = T5ForConditionalGeneration.from_pretrained('t5-large').to(device); TrainingArguments(...)
+#[test]
+fn tf32_advice_for_a_trainer_goes_where_the_script_places_the_model() {
+    assert_eq!(lines_of(&run(HF_PLACED), "EA202"), vec![5]);
+    // without the script's own placement it goes to `TrainingArguments(`; a move back to the
+    // host is no placement
+    let unplaced = HF_PLACED.replace(
+        ".from_pretrained('t5-large').to(device)",
+        ".from_pretrained('t5-large')",
+    );
+    assert_eq!(lines_of(&run(&unplaced), "EA202"), vec![6]);
+}

@@ -634,17 +634,38 @@ fn span(n: Node<'_>) -> Span {
     }
 }
 
-/// The line ranges (1-based, inclusive) of a script's top-level functions that nothing in the
-/// script calls or names: when the script runs, they do not. A file with no module-level code
-/// that calls one of its own functions (a library module, whose functions other files call)
-/// has none. Names count in code only, not in comments or strings.
+/// The line ranges (1-based, inclusive) of a script's top-level functions (also those defined
+/// in its `if __name__ == "__main__":` block) that nothing in the script calls or names, or
+/// calls only from a branch that never runs as shipped (`if args.train: train()` with the flag
+/// off by default): when the script runs, they do not. A file with no module-level code that
+/// names one of its own functions, if only in such a branch (a library module, whose
+/// functions other files call), has none. Names count in code only, not in comments or strings.
 // Ex) def train(...): ...  (its call commented out in main) → train's lines
 pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     let root = m.tree.root_node();
     let mut funcs: Vec<(&str, Node<'_>)> = Vec::new();
-    let mut module_names: Vec<&str> = Vec::new();
+    // names in module-level code: (name, only as the function of a call that never runs)
+    let mut module_names: Vec<(&str, bool)> = Vec::new();
     let mut cursor = root.walk();
-    for child in root.named_children(&mut cursor) {
+    let mut items: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
+    let mut i = 0;
+    while let Some(&child) = items.get(i) {
+        i += 1;
+        // the statements of `if __name__ == "__main__":` run at module level too
+        if child.kind() == "if_statement"
+            && child
+                .child_by_field_name("condition")
+                .is_some_and(|c| m.text(span(c)).contains("__name__"))
+            && let Some(body) = child.child_by_field_name("consequence")
+        {
+            let mut c = body.walk();
+            items.extend(body.named_children(&mut c));
+            let mut c = child.walk();
+            for part in child.named_children(&mut c).filter(|p| p.id() != body.id()) {
+                module_names.extend(names_in(m, part));
+            }
+            continue;
+        }
         let def = match child.kind() {
             "function_definition" => Some(child),
             "decorated_definition" => child
@@ -653,24 +674,26 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             _ => None,
         };
         match def.and_then(|d| d.child_by_field_name("name")) {
-            // a decorator may register the function (`@app.route(...)`): it counts as called
-            Some(name) if child.kind() == "decorated_definition" => {
-                module_names.push(m.text(span(name)));
+            // a decorator may register the function (`@app.route(...)`): it counts as called,
+            // unless each only wraps it (`@torch.no_grad()`, `@functools.lru_cache`)
+            Some(name) if child.kind() == "decorated_definition" && !only_wrapped(m, child) => {
+                module_names.push((m.text(span(name)), false));
             }
             Some(name) => funcs.push((m.text(span(name)), child)),
-            None => module_names.extend(identifiers(m, child)),
+            None => module_names.extend(names_in(m, child)),
         }
     }
     let defined: std::collections::HashSet<&str> = funcs.iter().map(|(n, _)| *n).collect();
-    // a script: its module-level code calls (or names) one of its functions
-    let mut reached: std::collections::HashSet<&str> = module_names
-        .iter()
-        .copied()
-        .filter(|w| defined.contains(w))
-        .collect();
-    if reached.is_empty() {
+    // a script: its module-level code calls (or names) one of its functions, if only in a
+    // branch that is off
+    if !module_names.iter().any(|(w, _)| defined.contains(w)) {
         return Vec::new();
     }
+    let mut reached: std::collections::HashSet<&str> = module_names
+        .iter()
+        .filter(|(w, dead)| !dead && defined.contains(w))
+        .map(|(w, _)| *w)
+        .collect();
     let mut out = uncalled_methods(m);
     let mut frontier: Vec<&str> = reached.iter().copied().collect();
     while let Some(name) = frontier.pop() {
@@ -692,6 +715,25 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             .map(|(_, node)| (node.start_position().row + 1, node.end_position().row + 1)),
     );
     out
+}
+
+/// Are all the decorators of `def` wrappers that register nothing: PyTorch's autograd and
+/// compile contexts (`@torch.no_grad()`, `@torch.inference_mode()`, `@torch.compile`) and
+/// `functools`' caches?
+fn only_wrapped(m: &Model<'_>, def: Node<'_>) -> bool {
+    let mut c = def.walk();
+    def.named_children(&mut c)
+        .filter(|d| d.kind() == "decorator")
+        .all(|d| {
+            let t = m.text(span(d)).trim_start_matches('@').trim();
+            let name = t.split('(').next().unwrap_or(t);
+            matches!(
+                name.rsplit('.').next().unwrap_or(name),
+                "no_grad" | "inference_mode" | "enable_grad" | "compile" | "lru_cache" | "cache"
+            ) && (name.starts_with("torch.")
+                || name.starts_with("functools.")
+                || !name.contains('.'))
+        })
 }
 
 /// The line ranges of the methods of the script's module-level classes that the file calls,
@@ -773,14 +815,22 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
 /// (`FLAGS.train`, `trainer.train()`) and a keyword's (`f(train=True)`) name no function of the
 /// module.
 fn identifiers<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
+    names_in(m, node)
+        .into_iter()
+        .filter(|(_, dead)| !dead)
+        .map(|(w, _)| w)
+        .collect()
+}
+
+/// The identifiers under `node`, as [`identifiers`] reads them, each with whether it is the
+/// function of a call in a branch that never runs as shipped.
+fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
     let mut out = Vec::new();
     let mut stack = vec![node];
     let mut cursor = node.walk();
     while let Some(n) = stack.pop() {
         if n.kind() == "identifier" {
-            if !dead_call(m, n) {
-                out.push(m.text(span(n)));
-            }
+            out.push((m.text(span(n)), dead_call(m, n)));
         } else if n.kind() == "attribute" {
             stack.extend(n.child_by_field_name("object"));
         } else if n.kind() == "keyword_argument" {

@@ -336,16 +336,24 @@ pub(crate) fn placement_arg(m: &Model<'_>, c: &super::facts::Call) -> bool {
         "type" => return to_cuda_type(m, c),
         _ => {}
     }
+    // `.to("cpu")`, `.to(device="cpu")`: a move back to the host is no placement on the GPU
+    let host = |a: &super::facts::Arg| {
+        let t = m.text(a.value).to_ascii_lowercase();
+        matches!(t.as_str(), "\"cpu\"" | "'cpu'")
+            || t.starts_with("torch.device(\"cpu\"")
+            || t.starts_with("torch.device('cpu'")
+    };
     match m.pos(c, 0) {
         Some(a) => {
             let t = m.text(a.value).to_ascii_lowercase();
-            ![
-                "dtype", "float", "half", "int", "long", "bool", "bf16", "fp16",
-            ]
-            .iter()
-            .any(|w| t.contains(w))
+            !host(&a)
+                && ![
+                    "dtype", "float", "half", "int", "long", "bool", "bf16", "fp16",
+                ]
+                .iter()
+                .any(|w| t.contains(w))
         }
-        None => m.kw(c, "device").is_some(),
+        None => m.kw(c, "device").is_some_and(|a| !host(&a)),
     }
 }
 

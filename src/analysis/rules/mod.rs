@@ -354,6 +354,25 @@ pub(crate) fn trains_or_infers(m: &Model<'_>) -> bool {
 /// where it is built: the anchor of the file-level GPU rules. Returns (call or assignment line,
 /// column, the assignment index when the anchor is one).
 pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
+    model_placement(m).or_else(|| {
+        // `self.relu = nn.ReLU()` in a module's `__init__` is a part, not the model
+        m.assigns.iter().enumerate().find_map(|(i, a)| {
+            (a.targets.len() == 1
+                && !a.augmented
+                && a.rhs_call.is_some()
+                && a.ctx.class.is_none()
+                && m.kinds.get(m.text(a.left)) == Some(&super::facts::VarKind::Model))
+            .then(|| {
+                let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
+                (a.line, col, Some(i))
+            })
+        })
+    })
+}
+
+/// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`,
+/// `accelerator.prepare(model)`), if the file shows it. Returns what [`model_anchor`] does.
+pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     use super::facts::VarKind;
     // ((trained, live, own), byte, line, col, assign): the model an optimizer trains wins over
     // a frozen one placed earlier (a distillation teacher), then a placement that runs as
@@ -518,28 +537,6 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                 c.col,
                 None,
             );
-        }
-    }
-    if best.is_none() {
-        for (i, a) in m.assigns.iter().enumerate() {
-            // `self.relu = nn.ReLU()` in a module's `__init__` is a part, not the model
-            if a.targets.len() == 1
-                && !a.augmented
-                && a.rhs_call.is_some()
-                && a.ctx.class.is_none()
-                && m.kinds.get(m.text(a.left)) == Some(&VarKind::Model)
-            {
-                let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
-                consider(
-                    &mut best,
-                    (false, false, false, false),
-                    a.span.start,
-                    a.line,
-                    col,
-                    Some(i),
-                );
-                break;
-            }
         }
     }
     best.map(|(_, _, l, c, a)| (l, c, a))
@@ -1464,7 +1461,7 @@ const CHEAP_ITEM_CALLS: &[&str] = &[
 ];
 /// A loader read for one batch and dropped: `next(iter(DataLoader(...)))`, or a name bound to
 /// a loader whose every use is `next(iter(name))` (never looped over, returned, or handed to a
-/// trainer) — or that nothing reads at all. Worker processes would start, fill their prefetch
+/// trainer) — or that nothing reads at all, or only functions the script never calls. Worker processes would start, fill their prefetch
 /// queues and be torn down for a single batch: they cost more than they save, and pinning one
 /// batch saves nothing; a loader nobody iterates costs nothing.
 // Ex) images, _ = next(iter(DataLoader(val_set, batch_size=8)))
@@ -1502,12 +1499,17 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     let Some(scope) = scope else {
         return false;
     };
-    // (a binding is no read: this one, or the other branch's `if/else` twin)
+    // (a binding is no read: this one, or the other branch's `if/else` twin; nor is a read in
+    // a function the script never calls)
     let Some(uses) = single_batch_reads(
         m,
         scope,
         name,
-        |n| n.start_byte() == a.left.start || is_assignment_target(n),
+        |n| {
+            n.start_byte() == a.left.start
+                || is_assignment_target(n)
+                || m.uncalled_line(n.start_position().row + 1)
+        },
         |n| passed_to_once_reader(m, n),
     ) else {
         return false;

@@ -31,8 +31,8 @@ declare_rule! {
     /// model (`.double()`): TF32 does not touch fp64 matmuls.
     ///
     /// Reported where the model that is trained (or, for inference, run) is placed on the device
-    /// (`model = Net().to(device)`, `model.cuda()`), else where it is built (for a Hugging Face
-    /// Trainer, the `TrainingArguments(` call).
+    /// (`model = Net().to(device)`, `model.cuda()`), else, for a Hugging Face Trainer, at the
+    /// `TrainingArguments(` call (a Lightning `Trainer(`), else where the model is built.
     ///
     /// ## Why is this slow?
     /// PyTorch computes fp32 matmuls on CUDA cores by default. On Ampere and newer GPUs, TF32
@@ -110,9 +110,12 @@ impl Rule for NoTf32 {
             // convolutional network, which cuDNN already runs in TF32: unknown stays silent
             return;
         }
-        // a Hugging Face or Lightning script is configured in its `TrainingArguments` / `Trainer`
+        // where the file places the model; else a Hugging Face or Lightning script is
+        // configured in its `TrainingArguments` / `Trainer`
         let hf = super::framework_config_call(m).map(|c| (c.line, c.col));
-        let anchor = hf
+        let anchor = super::model_placement(m)
+            .map(|(l, c, _)| (l, c))
+            .or(hf)
             .or_else(|| super::model_anchor(m).map(|(l, c, _)| (l, c)))
             .or_else(|| super::first_train_loop(m).map(|l| (l.line, l.col)));
         let Some((line, col)) = anchor else { return };
