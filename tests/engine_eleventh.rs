@@ -125,3 +125,66 @@ fn tf32_advice_for_a_trainer_goes_where_the_script_places_the_model() {
     );
     assert_eq!(lines_of(&run(&unplaced), "EA202"), vec![6]);
 }
+
+/// A VQ-VAE code extractor that writes each batch's codes into LMDB, row by row.
+const CODES_TO_LMDB: &str = "import pickle
+import lmdb
+import torch
+from vqvae import VQVAE
+
+device = 'cuda'
+model = VQVAE().to(device)
+model.eval()
+env = lmdb.open('codes', map_size=100 * 1024 ** 3)
+with env.begin(write=True) as txn, torch.no_grad():
+    index = 0
+    for img, _, filename in loader:
+        img = img.to(device)
+        _, _, _, id_t, id_b = model.encode(img)
+        id_t = id_t.cpu().numpy()
+        id_b = id_b.cpu().numpy()
+        for file, top, bottom in zip(filename, id_t, id_b):
+            row = (file, top, bottom)
+            txn.put(str(index).encode('utf-8'), pickle.dumps(row))
+            index += 1
+";
+
+/// An embedding job that buffers each batch's features and hands the buffer to a function of
+/// the file that writes a shard when it is full.
+const FEATURES_TO_SHARDS: &str = "import numpy as np
+import torch
+from transformers import AutoModel
+
+def flush_if_needed(out_dir, shard, buf, size):
+    if len(buf) < size:
+        return shard, buf
+    np.save(f'{out_dir}/shard{shard}.npy', np.concatenate(buf))
+    return shard + 1, []
+
+model = AutoModel.from_pretrained('google/siglip-base-patch16-224').cuda().eval()
+buf, shard = [], 0
+with torch.no_grad():
+    for batch in loader:
+        feats = model.get_image_features(pixel_values=batch.cuda())
+        feats_np = feats.cpu().half().numpy()
+        buf.append(feats_np)
+        shard, buf = flush_if_needed('out', shard, buf, 64)
+";
+
+// Ex) id_t = id_t.cpu().numpy(); for file, top in zip(filename, id_t): txn.put(key, pickle.dumps(top))
+#[test]
+fn features_written_to_lmdb_or_a_shard_writer_are_the_loops_product() {
+    assert!(lines_of(&run(CODES_TO_LMDB), "EA301").is_empty());
+    assert!(lines_of(&run(FEATURES_TO_SHARDS), "EA301").is_empty());
+    // read back and only counted, they are host syncs
+    let counted = CODES_TO_LMDB.replace(
+        "            txn.put(str(index).encode('utf-8'), pickle.dumps(row))\n",
+        "",
+    );
+    assert_eq!(lines_of(&run(&counted), "EA301"), vec![15, 16]);
+    let kept = FEATURES_TO_SHARDS.replace(
+        "    np.save(f'{out_dir}/shard{shard}.npy', np.concatenate(buf))\n",
+        "",
+    );
+    assert_eq!(lines_of(&run(&kept), "EA301"), vec![15]);
+}

@@ -12,8 +12,10 @@ declare_rule! {
     /// module-level helper (outside any loop or `if` of its own) whose every call in the file
     /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
     /// number_of_correct(pred, y): return pred.eq(y).sum().item()`). A `.cpu()` / `.numpy()` / `.tolist()` whose
-    /// value is written out in the same iteration (an image or a file saved, by a library call
-    /// or a writer named `write_*` / `save_*`, directly or through values computed from it,
+    /// value is written out in the same iteration (an image or a file saved, an LMDB or queue
+    /// `put`, a CSV row, by a library call, a writer named `write_*` / `save_*` or a function
+    /// of the file that writes what it is handed, directly or through values computed from
+    /// it, a buffer it is appended to,
     /// a loop over it, or boxes drawn from it on the frame then saved; an
     /// environment stepped with the action) is the loop's product, not a read that could wait;
     /// so is one collected into a list that a loop over the loader around the step loop writes
@@ -298,6 +300,10 @@ const HOST_SINKS: &[&str] = &[
     "dump",
     "imshow",
     "step",
+    // an LMDB transaction's or a queue's `put`, a CSV writer's rows
+    "put",
+    "writerow",
+    "writerows",
 ];
 
 /// Calls that draw on the image they are handed, in place (OpenCV's drawing functions).
@@ -324,7 +330,7 @@ fn feeds_host_sink(
     l: &crate::analysis::facts::Loop,
     c: &crate::analysis::facts::Call,
 ) -> bool {
-    let is_sink = |k: &crate::analysis::facts::Call| {
+    let sink_name = |k: &crate::analysis::facts::Call| {
         let last = m.last_name(k);
         // `write_depth(path, out)`, `save_output(name, pred)`: a writer by its name
         let writer = ["write_", "save_"].iter().any(|p| last.starts_with(p));
@@ -333,6 +339,20 @@ fn feeds_host_sink(
                 let r = m.text(r).to_ascii_lowercase();
                 !(r.contains("optim") || r.contains("sched") || r.contains("scaler") || r == "opt")
             })
+    };
+    // also a function of the file that writes what it is handed (`flush_if_needed(out_dir,
+    // emb_buf, ...)` whose body calls `np.save`)
+    let is_sink = |k: &crate::analysis::facts::Call| {
+        sink_name(k)
+            || (k.method.is_none()
+                && m.funcs
+                    .iter()
+                    .position(|f| f.class.is_none() && m.text(f.name) == m.text(k.func))
+                    .is_some_and(|fi| {
+                        m.calls
+                            .iter()
+                            .any(|x| x.ctx.func == Some(fi as u32) && sink_name(x))
+                    }))
     };
     let in_body = |span: crate::analysis::facts::Span| l.span.contains(span);
     // directly an argument of a sink, or the object it writes (`to_pil(out.cpu()).save(p)`)
@@ -378,6 +398,31 @@ fn feeds_host_sink(
             })
             .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
             .chain(drawn.filter_map(|k| m.pos(k, 0)).map(|a| m.text(a.value)))
+            // the targets of a loop over it (`for file, top in zip(names, codes):`)
+            .chain(
+                m.loops
+                    .iter()
+                    .filter(|k| {
+                        in_body(k.span)
+                            && k.span.start > c.span.end
+                            && k.iter.is_some_and(|i| {
+                                super::words(m.text(i)).any(|w| names.contains(&w))
+                            })
+                    })
+                    .flat_map(|k| k.targets.iter().map(|t| m.text(*t))),
+            )
+            // a buffer it is appended to (`emb_buf.append(feats_np)`)
+            .chain(
+                m.calls
+                    .iter()
+                    .filter(|k| {
+                        in_body(k.span)
+                            && k.span.start > c.span.end
+                            && matches!(m.last_name(k), "append" | "extend")
+                            && super::words(m.text(k.args_span)).any(|w| names.contains(&w))
+                    })
+                    .filter_map(|k| k.recv.map(|r| m.text(r))),
+            )
             .filter(|t| !names.contains(t))
             .collect();
         if more.is_empty() {
