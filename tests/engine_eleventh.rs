@@ -188,3 +188,42 @@ fn features_written_to_lmdb_or_a_shard_writer_are_the_loops_product() {
     );
     assert_eq!(lines_of(&run(&kept), "EA301"), vec![15]);
 }
+
+/// A click-through-rate trainer whose model comes from another module; only a constant and a
+/// keyword mention attention.
+const ATTENTION_BY_CONSTANT: &str = "import torch
+from din.model import DeepInterestNetwork
+
+ATTENTION_SIZE = 36
+device = torch.device('cuda')
+model = DeepInterestNetwork(18, ATTENTION_SIZE)
+model.to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for users, items, labels, mask in loader:
+        out = model(users.to(device), items.to(device), attention_mask=mask.to(device))
+        loss = torch.nn.functional.binary_cross_entropy(out, labels.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) ATTENTION_SIZE = 36; model = DeepInterestNetwork(18, ATTENTION_SIZE)
+#[test]
+fn a_constant_or_keyword_naming_attention_shows_no_attention_layers() {
+    assert!(lines_of(&run(ATTENTION_BY_CONSTANT), "EA202").is_empty());
+    // a model the file builds by a transformer family's name does (T5 through its helpers'
+    // module)
+    let t5 = ATTENTION_BY_CONSTANT
+        .replace(
+            "from din.model import DeepInterestNetwork",
+            "from t5_utils import initialize_model",
+        )
+        .replace(
+            "DeepInterestNetwork(18, ATTENTION_SIZE)",
+            "initialize_model(ATTENTION_SIZE)",
+        );
+    assert_eq!(lines_of(&run(&t5), "EA202"), vec![7]);
+    let named = ATTENTION_BY_CONSTANT.replace("DeepInterestNetwork", "DeepInterestTransformer");
+    assert_eq!(lines_of(&run(&named), "EA202"), vec![7]);
+}

@@ -17,8 +17,10 @@ declare_rule! {
     /// batch 1024, BENCHMARKS.md).
     ///
     /// Reported only where the file shows matmul work: attention or transformer layers (by
-    /// call, or named: `GPT`, `vit_b_16`, `import transformers`; not a data transformation
-    /// such as `DataTransformer` or `ColumnTransformer`), recurrent cells
+    /// call, or by a name the file calls, defines, imports or quotes: `GPT(config)`,
+    /// `vit_b_16()`, `"microsoft/deberta-v3-small"`, `import transformers`; not a variable,
+    /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor a data
+    /// transformation such as `DataTransformer` or `ColumnTransformer`), recurrent cells
     /// (`nn.LSTMCell`), or `nn.Linear` layers in a network without convolutions or cuDNN
     /// recurrent layers. Not reported for a convolutional or recurrent network without
     /// attention (its layers, or its name: `resnet50()`, `MobileNet()`, `nn.LSTM`, `DecoderRNN`,
@@ -182,7 +184,45 @@ const TRANSFORMER_WORDS: &[&str] = &[
     "bert",
     "gpt",
     "llama",
+    "t5",
+    "bart",
+    "roberta",
+    "deberta",
+    "distilbert",
+    "albert",
+    "electra",
+    "xlnet",
+    "mistral",
+    "mixtral",
+    "qwen",
+    "gemma",
+    "whisper",
+    "siglip",
 ];
+
+/// Is identifier `n` the function of a call, a class's name or base, or part of an import?
+fn names_a_model(n: tree_sitter::Node<'_>) -> bool {
+    let Some(p) = n.parent() else { return false };
+    let called = |call: Option<tree_sitter::Node<'_>>, f: tree_sitter::Node<'_>| {
+        call.filter(|c| c.kind() == "call")
+            .and_then(|c| c.child_by_field_name("function"))
+            .is_some_and(|func| func.id() == f.id())
+    };
+    match p.kind() {
+        "call" => called(Some(p), n),
+        "attribute" => {
+            p.child_by_field_name("attribute")
+                .is_some_and(|a| a.id() == n.id())
+                && called(p.parent(), p)
+        }
+        "class_definition" => p
+            .child_by_field_name("name")
+            .is_some_and(|a| a.id() == n.id()),
+        "argument_list" => p.parent().is_some_and(|g| g.kind() == "class_definition"),
+        "dotted_name" | "aliased_import" => true,
+        _ => false,
+    }
+}
 
 /// The parts of a CamelCase name: `DecoderRNN` → `Decoder`, `RNN`; `TransformerModel` →
 /// `Transformer`, `Model`. A part starts at an upper-case letter after a lower-case one or a
@@ -290,7 +330,11 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             {
                 continue;
             }
-            "identifier" => true,
+            // a name that builds, defines or imports something: the function of a call
+            // (`GPT(config)`, `models.vit_b_16()`), a class or its base, an import; not a
+            // variable, a constant or a keyword (`attention_mask`, `ATTENTION_SIZE = 64`,
+            // `use_attention=True`), which name no layers the file shows
+            "identifier" => names_a_model(n),
             // (not a docstring, nor the help text of a command-line option: `help="Number of
             // encoding layers in the transformer"` names no model the file builds)
             "string" => n.parent().is_none_or(|p| {
