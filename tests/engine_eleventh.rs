@@ -227,3 +227,40 @@ fn a_constant_or_keyword_naming_attention_shows_no_attention_layers() {
     let named = ATTENTION_BY_CONSTANT.replace("DeepInterestNetwork", "DeepInterestTransformer");
     assert_eq!(lines_of(&run(&named), "EA202"), vec![7]);
 }
+
+/// A conditional DCGAN whose label tensors are rebuilt only for the loader's last, short batch,
+/// and whose guidance sweep samples three strengths after each epoch.
+const LAST_BATCH_AND_SWEEP: &str = "import torch
+from models import Generator
+
+G = Generator(128).cuda()
+opt = torch.optim.Adam(G.parameters())
+batch_size = 128
+ws_test = [0.0, 0.5, 2.0]
+for epoch in range(20):
+    for x_, y_ in train_loader:
+        mini_batch = x_.size()[0]
+        if mini_batch != batch_size:
+            y_real_ = torch.ones(mini_batch).cuda()
+        if (epoch + 1) % 10 == 0:
+            noise = torch.randn(16, 100).cuda()
+        loss = G(x_.cuda(), y_.cuda()).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        for w_i, w in enumerate(ws_test):
+            z = torch.randn(64, 100).cuda()
+            samples = G(z, w)
+";
+
+// Ex) if mini_batch != batch_size: y_real_ = torch.ones(mini_batch).cuda()
+#[test]
+fn tensors_built_for_the_last_batch_every_n_steps_or_per_setting_are_no_waste() {
+    assert!(lines_of(&run(LAST_BATCH_AND_SWEEP), "EA304").is_empty());
+    // built at every step they are
+    let every = LAST_BATCH_AND_SWEEP
+        .replace("        if mini_batch != batch_size:\n    ", "    ")
+        .replace("ws_test = [0.0, 0.5, 2.0]", "ws_test = list(weights)");
+    assert_eq!(lines_of(&run(&every), "EA304"), vec![11, 20]);
+}

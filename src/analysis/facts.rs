@@ -1090,6 +1090,25 @@ impl<'s> Walker<'s> {
         Self::switch_like(arg).then(|| (self.text(arg), op, n))
     }
 
+    /// `mini_batch != batch_size`, `x.size(0) < args.batch_size`: the loader's last, short
+    /// batch, once per pass.
+    fn partial_batch(&self, cond: Node<'_>) -> bool {
+        // Ex) if mini_batch != batch_size: y_real_ = torch.ones(mini_batch).cuda()
+        let Some((a, op, b)) = self.comparison_parts(cond) else {
+            return false;
+        };
+        let batch_size = |n: Node<'_>| {
+            matches!(n.kind(), "identifier" | "attribute")
+                && self.text(n).to_ascii_lowercase().ends_with("batch_size")
+        };
+        let (size, other) = if batch_size(b) { (b, a) } else { (a, b) };
+        matches!(op, "!=" | "<" | ">")
+            && batch_size(size)
+            && !batch_size(other)
+            && matches!(other.kind(), "identifier" | "call" | "subscript")
+            && (op == "!=" || (op == "<") == (size.id() == b.id()))
+    }
+
     /// `i == 0` where `i` is bound by an enclosing loop's target.
     fn counter_is_literal(&self, cond: Node<'_>) -> bool {
         // Ex) if i == 0: ... (the loop variable against a literal)
@@ -1137,6 +1156,7 @@ impl<'s> Walker<'s> {
                         || self.episode_end(*c)
                         || self.numeric_error_check(*c)
                         || self.selected_iterations(*c)
+                        || self.partial_batch(*c)
                 });
             let switches = conj.iter().filter_map(|c| Self::switch_of(*c)).collect();
             self.block_watch

@@ -36,7 +36,9 @@ declare_rule! {
     /// Flags a tensor built on the CPU and then moved, `torch.zeros(...).to(device)`,
     /// `torch.tensor(...).cuda()`, where it runs every step: in a step loop, in a module's
     /// `forward`, or in a function called from either. A tensor built once (setup code, once
-    /// per epoch) costs one small copy and is not reported. A move is `.to(device)`,
+    /// per epoch, a branch for the loader's last short batch, `if x.size(0) != batch_size:`)
+    /// or every N steps (`if step % 100 == 0:`) costs one small copy now and then and is not
+    /// reported. A move is `.to(device)`,
     /// `.cuda()` (also `.cuda(gpu)`), or `.type(dtype)` to a `torch.cuda` tensor type; the
     /// constructor may be scaled in parentheses first (`(torch.ones(n) * i).long().to(device)`).
     /// Also a name bound to such a
@@ -178,8 +180,9 @@ impl Rule for CpuTensorThenMove {
                     break;
                 }
             }
-            // a tensor built once (setup, once per epoch) costs one small copy: not waste
-            if !super::runs_per_step(m, &hot_funcs, c) {
+            // a tensor built once (setup, once per epoch, the last short batch) or every N
+            // steps costs one small copy now and then: not waste
+            if !super::runs_per_step(m, &hot_funcs, c) || super::rare_call(m, c) {
                 continue;
             }
             let q = m.qual(inner);

@@ -5,7 +5,7 @@ declare_rule! {
     /// ## What it does
     /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
     /// inference) on CUDA, when not under a `step % N == 0` guard (nor in a branch that runs
-    /// once, like `if i == 0:`, or at the iterations a test selects, `if t in markers:`, `if
+    /// once, like `if i == 0:` or the last short batch's `if x.size(0) != batch_size:`, or at the iterations a test selects, `if t in markers:`, `if
     /// i < len(writers):`, behind a command-line switch that is off by default, or in a step
     /// loop of at most 16 known iterations, `range(15)` or a list of settings written out);
     /// also an `.item()` in the body of a

@@ -311,7 +311,7 @@ pub(crate) fn per_step_funcs(m: &Model<'_>) -> Vec<bool> {
 
 /// Does call `c` run only every N steps, once, or not at all as shipped: under a cadence
 /// guard on its way to the step loop, or in a dead branch?
-fn rare_call(m: &Model<'_>, c: &Call) -> bool {
+pub(crate) fn rare_call(m: &Model<'_>, c: &Call) -> bool {
     m.dead(&c.ctx)
         || match step_ctx(m, c) {
             Some(s) => s.mod_guard,
@@ -1310,7 +1310,16 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     if ends_in_break(m, l) {
         return true;
     }
-    let Some(it) = l.iter else { return false };
+    let Some(mut it) = l.iter else { return false };
+    // `enumerate(ws_test)`: the items are its argument's
+    if let Some(inner) = m
+        .calls
+        .iter()
+        .find(|c| c.span == it && m.text(c.func) == "enumerate")
+        .and_then(|c| m.pos(c, 0))
+    {
+        it = inner.value;
+    }
     // a list or tuple written out, directly or through the name bound to it, of a few items
     // Ex) configurations = [{"name": "base", ...}, ...]  (13 items) ... for config in configurations:
     let literal = m.node(it).and_then(|n| match n.kind() {
