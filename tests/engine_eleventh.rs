@@ -264,3 +264,50 @@ fn tensors_built_for_the_last_batch_every_n_steps_or_per_setting_are_no_waste() 
         .replace("ws_test = [0.0, 0.5, 2.0]", "ws_test = list(weights)");
     assert_eq!(lines_of(&run(&every), "EA304"), vec![11, 20]);
 }
+
+/// A character model's sampler and a translator's greedy decode, written by hand: each reads
+/// its token back to build the next input.
+const HAND_DECODE: &str = "import torch
+from torch.distributions import Categorical
+from model import CharTransformer
+
+device = torch.device('cuda')
+model = CharTransformer(65, 512).to(device)
+model.eval()
+
+@torch.inference_mode()
+def generate_sample(start_idx=0, output_len=100):
+    sequence = [start_idx]
+    for _ in range(output_len):
+        inp = torch.tensor(sequence[-256:], device=device)
+        logits = model(inp)[-1]
+        idx = Categorical(logits=logits).sample().item()
+        sequence.append(idx)
+    return sequence
+
+@torch.no_grad()
+def greedy_decode(source, max_len):
+    memory = model.encode(source)
+    decoder_input = torch.full((1, 1), 1, device=device)
+    while decoder_input.size(1) < max_len:
+        prob = model.decode(memory, decoder_input)[:, -1]
+        next_word = prob.argmax(dim=1)
+        decoder_input = torch.cat([decoder_input, torch.full((1, 1), next_word.item(), device=device)], dim=1)
+    return decoder_input
+
+print(generate_sample())
+print(greedy_decode(torch.tensor([[1, 5, 7]], device=device), 50))
+";
+
+// Ex) idx = Categorical(logits=logits).sample().item(); sequence.append(idx) ... model(torch.tensor(sequence))
+#[test]
+fn a_hand_written_decode_reads_each_token_back_by_design() {
+    assert!(
+        lines_of(&run(HAND_DECODE), "EA301").is_empty(),
+        "{:?}",
+        run(HAND_DECODE).findings
+    );
+    // a count read back and only printed is a host sync
+    let counted = HAND_DECODE.replace("        sequence.append(idx)\n", "        print(idx)\n");
+    assert_eq!(lines_of(&run(&counted), "EA301"), vec![15]);
+}

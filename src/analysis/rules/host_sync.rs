@@ -144,6 +144,13 @@ impl Rule for HostSync {
             {
                 continue;
             }
+            // a token read back to build the model's next input (a hand-written autoregressive
+            // decode) is the decode itself
+            if let Some(l) = m.loops.get(s.loop_ as usize)
+                && feeds_next_input(m, l, c)
+            {
+                continue;
+            }
             // an output that must reach the host now (an image or file written, an environment
             // stepped with the action) is the loop's product, not a read that could wait
             if last != "item"
@@ -161,6 +168,84 @@ impl Rule for HostSync {
             }
         }
     }
+}
+
+/// Does the value read by call `c` become part of what the model is handed in the same loop:
+/// through the names it is assigned to, the buffers it is appended to and what is computed from
+/// them (`idx = dist.sample().item()`, `sequence.append(idx)` ... `inp = torch.tensor(sequence)`,
+/// `logits = model(inp)`), accumulating in a buffer or a tensor concatenated onto itself? A
+/// hand-written autoregressive decode needs each token on the host to build the next step's
+/// input, as `generate()` does.
+// Ex) decoder_input = torch.cat([decoder_input, torch.empty(1, 1).fill_(next_word.item())], dim=1)
+fn feeds_next_input(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let in_body = |span: crate::analysis::facts::Span| l.span.contains(span);
+    let appended_to = |k: &crate::analysis::facts::Call| {
+        (in_body(k.span) && matches!(m.last_name(k), "append" | "extend"))
+            .then_some(k.recv)
+            .flatten()
+    };
+    let mut names: Vec<&str> = m
+        .assigns
+        .iter()
+        .filter(|a| in_body(a.span) && a.value.contains(c.span))
+        .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+        .chain(
+            m.calls
+                .iter()
+                .filter(|k| k.args_span.contains(c.span))
+                .filter_map(appended_to)
+                .map(|r| m.text(r)),
+        )
+        .collect();
+    // what is computed from them anywhere in the body: the next iteration reads it
+    for _ in 0..4 {
+        let uses =
+            |s: crate::analysis::facts::Span| super::words(m.text(s)).any(|w| names.contains(&w));
+        let more: Vec<&str> = m
+            .assigns
+            .iter()
+            .filter(|a| in_body(a.span) && uses(a.value))
+            .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+            .chain(
+                m.calls
+                    .iter()
+                    .filter(|k| uses(k.args_span))
+                    .filter_map(appended_to)
+                    .map(|r| m.text(r)),
+            )
+            .filter(|t| !names.contains(t))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        names.extend(more);
+    }
+    // the tokens accumulate: appended to a buffer, or concatenated onto what holds them
+    // (`x = torch.cat([x, tok])`); a size or a count read back is no decode
+    let uses =
+        |s: crate::analysis::facts::Span| super::words(m.text(s)).any(|w| names.contains(&w));
+    let accumulates = m
+        .calls
+        .iter()
+        .any(|k| uses(k.args_span) && appended_to(k).is_some())
+        || m.assigns.iter().any(|a| {
+            in_body(a.span)
+                && uses(a.value)
+                && a.targets
+                    .iter()
+                    .any(|t| super::words(m.text(a.value)).any(|w| w == m.text(*t)))
+        });
+    accumulates
+        && m.calls.iter().any(|k| {
+            in_body(k.span)
+                && k.span != c.span
+                && crate::analysis::resolve::runs_model(m, k)
+                && super::words(m.text(k.args_span)).any(|w| names.contains(&w))
+        })
 }
 
 /// The calls that read a tensor back to the host.
