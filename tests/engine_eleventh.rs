@@ -311,3 +311,32 @@ fn a_hand_written_decode_reads_each_token_back_by_design() {
     let counted = HAND_DECODE.replace("        sequence.append(idx)\n", "        print(idx)\n");
     assert_eq!(lines_of(&run(&counted), "EA301"), vec![15]);
 }
+
+/// A point-cloud classifier that copies its per-step accuracy to the host and sums it there.
+const SUM_OF_A_COPY: &str = "import torch
+from model import PointNet
+
+classifier = PointNet(40).cuda()
+optimizer = torch.optim.Adam(classifier.parameters())
+mean_correct = []
+for epoch in range(200):
+    for points, target in train_loader:
+        points, target = points.cuda(), target.cuda()
+        pred = classifier(points)
+        loss = torch.nn.functional.cross_entropy(pred, target)
+        pred_choice = pred.max(1)[1]
+        correct = pred_choice.eq(target).cpu().sum()
+        mean_correct.append(correct.item() / float(points.size()[0]))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) correct = pred_choice.eq(target).cpu().sum(); mean_correct.append(correct.item() / n)
+#[test]
+fn a_value_summed_after_its_copy_to_the_host_waits_at_the_copy_only() {
+    assert_eq!(lines_of(&run(SUM_OF_A_COPY), "EA301"), vec![13]);
+    // summed on the device, the `.item()` is the read
+    let device = SUM_OF_A_COPY.replace(".eq(target).cpu().sum()", ".eq(target).sum()");
+    assert_eq!(lines_of(&run(&device), "EA301"), vec![14]);
+}

@@ -602,7 +602,8 @@ fn host_call_result(
 }
 
 /// Is `name`, at call `c` inside step loop `l`, a value already copied to the host: bound
-/// earlier in the loop body from a `.cpu()` / `.numpy()` / `.tolist()` / `.item()` read, or the
+/// earlier in the loop body from a `.cpu()` / `.numpy()` / `.tolist()` / `.item()` read (or
+/// methods of a `.cpu()` copy: `pred.eq(y).cpu().sum()`), or the
 /// target of an inner loop over such a value (`for box in boxes:`, `zip(scores, boxes)`)?
 fn on_host(
     m: &crate::analysis::facts::Model<'_>,
@@ -622,6 +623,14 @@ fn on_host(
                     [".cpu()", ".numpy()", ".tolist()", ".item()"]
                         .iter()
                         .any(|r| v.ends_with(r))
+                        // `pred.eq(y).cpu().sum()`: methods of the copy stay on the host
+                        || v.rfind(".cpu()").is_some_and(|i| {
+                            let rest = v.get(i + ".cpu()".len()..).unwrap_or("");
+                            rest.starts_with('.')
+                                && !rest.contains(".to(")
+                                && !rest.contains(".cuda(")
+                                && !rest.contains(['[', ' ', '+', '*', '/', '-'])
+                        })
                 }
         })
     };
