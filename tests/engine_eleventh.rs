@@ -340,3 +340,29 @@ fn a_value_summed_after_its_copy_to_the_host_waits_at_the_copy_only() {
     let device = SUM_OF_A_COPY.replace(".eq(target).cpu().sum()", ".eq(target).sum()");
     assert_eq!(lines_of(&run(&device), "EA301"), vec![14]);
 }
+
+/// A protein-embedding job that writes each sequence's embedding to a gzipped pickle.
+const GZIP_PER_STEP: &str = "import gzip
+import pickle
+import torch
+from transformers import AutoModel
+
+model = AutoModel.from_pretrained('Rostlab/prot_bert').cuda().eval()
+with torch.no_grad():
+    for identifier, ids in loader:
+        emb = model(input_ids=ids.cuda()).last_hidden_state
+        with gzip.open(f'emb/{identifier}.pkl.gz', 'wb') as f:
+            pickle.dump({'representation': emb.cpu().numpy()}, f)
+";
+
+// Ex) with gzip.open(path, 'wb') as f: pickle.dump(obj, f)
+#[test]
+fn a_write_through_an_opened_handle_is_reported_once_at_the_open() {
+    assert_eq!(lines_of(&run(GZIP_PER_STEP), "EA501"), vec![10]);
+    // a dump to a file object the loop did not open is its own write
+    let plain = GZIP_PER_STEP.replace(
+        "with gzip.open(f'emb/{identifier}.pkl.gz', 'wb') as f:\n            ",
+        "",
+    );
+    assert_eq!(lines_of(&run(&plain), "EA501"), vec![10]);
+}

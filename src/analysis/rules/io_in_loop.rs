@@ -7,7 +7,9 @@ declare_rule! {
     /// `np.load`, `torch.load`, `pd.read_*`, `np.save`, `json.dump`, `to_csv`, when not under a
     /// `step % N == 0` guard. (Checkpoints with `torch.save` are EA503; image decoding EA502.)
     ///
-    /// Reported on the line of the read or write call.
+    /// Reported on the line of the read or write call; for a
+    /// `with open(...) as f:` (also `gzip.open`, `bz2.open`, `lzma.open`) whose body reads or writes
+    /// through `f` (`pickle.dump(obj, f)`), once, on the `open(` line.
     ///
     /// ## Why is this slow?
     /// The training process blocks on the disk every step while the GPU waits. Reads belong in
@@ -63,7 +65,7 @@ impl Rule for IoInLoop {
             }
             let q = m.qual(c);
             let last = m.last_name(c);
-            let io = (c.method.is_none() && m.text(c.func) == "open")
+            let io = opens_file(m, c)
                 || matches!(
                     q.as_ref(),
                     "json.load"
@@ -86,7 +88,7 @@ impl Rule for IoInLoop {
             let Some(s) = super::step_ctx(m, c) else {
                 continue;
             };
-            if s.mod_guard || feeds_image_decode(m, c) {
+            if s.mod_guard || feeds_image_decode(m, c) || writes_opened_handle(m, c) {
                 continue;
             }
             cx.at_call(
@@ -97,6 +99,67 @@ impl Rule for IoInLoop {
             );
         }
     }
+}
+
+/// `open(...)`, also through a compressing module (`gzip.open`, `bz2.open`, `lzma.open`) or
+/// `io.open` / `codecs.open`.
+fn opens_file(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    (c.method.is_none() && m.text(c.func) == "open")
+        || matches!(
+            m.qual(c).as_ref(),
+            "gzip.open" | "bz2.open" | "lzma.open" | "io.open" | "codecs.open"
+        )
+}
+
+/// `with gzip.open(path, "wb") as f: pickle.dump(obj, f)`: a read or write through the handle
+/// of an enclosing `with` that opens the file, reported once, on the `with`'s `open(` line.
+fn writes_opened_handle(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    if opens_file(m, c) {
+        return false;
+    }
+    let args: Vec<&str> = m.call_args(c).iter().map(|a| m.text(a.value)).collect();
+    let Some(mut cur) = m.node(c.span) else {
+        return false;
+    };
+    for _ in 0..64 {
+        let Some(p) = cur.parent() else { return false };
+        cur = p;
+        if p.kind() != "with_statement" {
+            continue;
+        }
+        let mut w = p.walk();
+        let clauses: Vec<_> = p
+            .named_children(&mut w)
+            .filter(|k| k.kind() == "with_clause")
+            .collect();
+        for clause in clauses {
+            let mut ic = clause.walk();
+            for item in clause.named_children(&mut ic) {
+                let Some(pat) = item.named_child(0).filter(|n| n.kind() == "as_pattern") else {
+                    continue;
+                };
+                let (Some(value), Some(alias)) =
+                    (pat.named_child(0), pat.child_by_field_name("alias"))
+                else {
+                    continue;
+                };
+                let handle = m.node_text(alias);
+                if args.contains(&handle)
+                    && m.calls.iter().any(|o| {
+                        o.span.start == value.start_byte()
+                            && o.span.end == value.end_byte()
+                            && opens_file(m, o)
+                    })
+                {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 /// `with open(path, "rb") as f: img = Image.open(f)`: the handle is the decoder's input, so the
