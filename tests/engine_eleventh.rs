@@ -366,3 +366,52 @@ fn a_write_through_an_opened_handle_is_reported_once_at_the_open() {
     );
     assert_eq!(lines_of(&run(&plain), "EA501"), vec![10]);
 }
+
+/// A prototypical network whose four conv blocks come from a helper in its `__init__`, trained
+/// by a function that hands the model back.
+const HELPER_BLOCKS: &str = "import torch
+import torch.nn as nn
+
+class EmbeddingNetwork(nn.Module):
+    def __init__(self):
+        super(EmbeddingNetwork, self).__init__()
+        def conv_block(in_channels, out_channels):
+            return nn.Sequential(
+                nn.Conv2d(in_channels, out_channels, 3, padding=1),
+                nn.BatchNorm2d(out_channels),
+                nn.ReLU(),
+                nn.MaxPool2d(2)
+            )
+        self.encoder = nn.Sequential(conv_block(3, 64), conv_block(64, 64), conv_block(64, 64))
+        print(self.encoder)
+
+    def forward(self, x):
+        return self.encoder(x).flatten(1)
+
+def train_model(model, optimizer, num_epochs=25):
+    for epoch in range(num_epochs):
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return model
+
+net = EmbeddingNetwork().cuda()
+optimizer = torch.optim.Adam(net.parameters())
+net = train_model(net, optimizer)
+";
+
+// Ex) def conv_block(c_in, c_out): return nn.Sequential(nn.Conv2d(c_in, c_out, 3), ...); conv_block(3, 64)
+#[test]
+fn layers_a_helper_builds_count_with_the_sizes_each_call_passes() {
+    // 3 blocks: 1,728 + 36,864 + 36,864 weights, under a million
+    let a = run(HELPER_BLOCKS);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA204").is_empty(), "{:?}", a.findings);
+    // the same helper at 512 channels builds millions of parameters
+    let wide = HELPER_BLOCKS.replace("conv_block(64, 64)", "conv_block(512, 512)");
+    let a = run(&wide);
+    assert_eq!(lines_of(&a, "EA201"), vec![22]);
+    assert_eq!(lines_of(&a, "EA204"), vec![29]);
+}

@@ -16,7 +16,8 @@ declare_rule! {
     /// collate of the file that puts each batch there (`torch.tensor(ids, device=device)`): there
     /// is no stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, constants it binds, or an environment's observation
-    /// or action width, taken as at most 512) adding up to under 100,000
+    /// or action width, taken as at most 512; also through a helper of the file that builds
+    /// layers from the sizes each call passes, `conv_block(3, 64)`) adding up to under 100,000
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
     /// a file that feeds a text model token ids only (it tokenizes, and handles no image,

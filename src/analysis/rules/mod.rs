@@ -1742,6 +1742,18 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
         {
             continue;
         }
+        // `model = train_model(model, optimizer)`: a function of the file handed the model
+        // hands it back (trained)
+        if call.method.is_none()
+            && m.funcs
+                .iter()
+                .any(|f| f.class.is_none() && m.text(f.name) == m.text(call.func))
+            && m.call_args(call)
+                .iter()
+                .any(|x| m.kinds.get(m.text(x.value)) == Some(&VarKind::Model))
+        {
+            continue;
+        }
         if m.qual(call) == "torch.nn.Sequential" {
             for c in &m.calls {
                 if call.args_span.contains(c.span) {
@@ -1823,11 +1835,79 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                 && m.calls
                     .iter()
                     .any(|k| c.args_span.contains(k.span) && torch_layer(k));
-            if (nested && !torch_layer(c)) || wraps_layer {
+            if wraps_layer {
+                continue;
+            }
+            // `conv_block(3, 64)`: a function of the file that builds layers from its
+            // arguments; what it builds counts, sized by this call
+            if let Some(fi) = layer_helper(m, c) {
+                total = total.checked_add(helper_params(m, c, fi, &param)?)?;
+                continue;
+            }
+            if nested && !torch_layer(c) {
                 continue;
             }
             total = total.checked_add(layer_params(m, c, &param)?)?;
         }
+    }
+    Some(total)
+}
+
+/// The function of this file that call `c` calls, when it builds torch layers (`def
+/// conv_block(c_in, c_out): return nn.Sequential(nn.Conv2d(c_in, c_out, 3), ...)`).
+fn layer_helper(m: &Model<'_>, c: &Call) -> Option<usize> {
+    if c.method.is_some() {
+        return None;
+    }
+    let name = m.text(c.func);
+    let fi = m
+        .funcs
+        .iter()
+        .position(|f| m.text(f.name) == name && m.text(f.name) != "__init__")?;
+    m.calls
+        .iter()
+        .any(|k| {
+            k.ctx.func == Some(fi as u32)
+                && (m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn."))
+        })
+        .then_some(fi)
+}
+
+/// The parameters of the layers helper `fi` builds when call `c` passes it its sizes: each
+/// parameter of the helper is the call's argument (keyword, else position), else its
+/// default, else, when the call passes a name of the caller, `outer` sizes it.
+fn helper_params(
+    m: &Model<'_>,
+    c: &Call,
+    fi: usize,
+    outer: &dyn Fn(&str) -> Option<u64>,
+) -> Option<u64> {
+    let f = m.funcs.get(fi)?;
+    let param = |name: &str| -> Option<u64> {
+        let j = f.params.iter().position(|(p, _)| m.text(*p) == name)?;
+        match m.passed_arg(c, f, j) {
+            Some(a) => {
+                let text = m.text(a.value);
+                literal_int(text).or_else(|| outer(text))
+            }
+            None => f
+                .params
+                .get(j)
+                .and_then(|(_, d)| *d)
+                .and_then(|(d, _)| literal_int(m.text(d))),
+        }
+    };
+    let mut total: u64 = 0;
+    for k in m.calls.iter().filter(|k| k.ctx.func == Some(fi as u32)) {
+        // (the calls inside a layer's arguments size it)
+        let nested = m
+            .calls
+            .iter()
+            .any(|o| o.ctx.func == k.ctx.func && o.args_span.contains(k.span));
+        if nested && !(m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn.")) {
+            continue;
+        }
+        total = total.checked_add(layer_params(m, k, &param)?)?;
     }
     Some(total)
 }
@@ -1946,7 +2026,7 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
         | "LayerNorm" | "Sequential" | "ModuleList" | "super" | "__init__" | "view" | "flatten"
         | "size" | "relu" | "max_pool2d" | "log_softmax" | "softmax" | "dropout" | "sigmoid"
         | "tanh" | "gelu" | "reshape" | "permute" | "mean" | "sum" | "cat" | "stack" | "zeros"
-        | "ones" | "to" => 0,
+        | "ones" | "to" | "print" => 0,
         _ if m.text(c.func).starts_with("nn.") || m.text(c.func).starts_with("torch.") => {
             return None; // a layer this count does not size
         }

@@ -12,7 +12,8 @@ declare_rule! {
     /// model (`.double()`, `torch.set_default_dtype(torch.float64)`) asks for precision that
     /// mixed precision would drop, and is not reported. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, constants it binds, or an environment's observation
-    /// or action width, taken as at most 512) adding up to under 1,000,000
+    /// or action width, taken as at most 512; also through a helper of the file that builds
+    /// layers from the sizes each call passes, `conv_block(3, 64)`) adding up to under 1,000,000
     /// parameters (a LeNet, an MNIST MLP, a policy network) is left alone: its step waits on
     /// kernel launches, not arithmetic, and mixed precision only adds casts (an 821,761-parameter
     /// MLP at batch 1024 ran 0.78x as fast under bf16 autocast on an H200, BENCHMARKS.md).
