@@ -415,3 +415,31 @@ fn layers_a_helper_builds_count_with_the_sizes_each_call_passes() {
     assert_eq!(lines_of(&a, "EA201"), vec![22]);
     assert_eq!(lines_of(&a, "EA204"), vec![29]);
 }
+
+/// A depth trainer that names its logging cadence before testing it.
+const NAMED_CADENCE: &str = "import torch
+from models import DispResNet
+
+disp_net = DispResNet(18).cuda()
+optimizer = torch.optim.Adam(disp_net.parameters())
+n_iter = 0
+for epoch in range(200):
+    for i, (tgt_img, ref_imgs) in enumerate(train_loader):
+        log_losses = i > 0 and n_iter % 100 == 0
+        loss = disp_net(tgt_img.cuda()).mean()
+        if log_losses:
+            writer.add_scalar('total_loss', loss.item(), n_iter)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        n_iter += 1
+";
+
+// Ex) log_losses = i > 0 and n_iter % args.print_freq == 0 ... if log_losses: loss.item()
+#[test]
+fn a_cadence_test_bound_to_a_name_guards_like_the_test_itself() {
+    assert!(lines_of(&run(NAMED_CADENCE), "EA301").is_empty());
+    // a flag that is not a cadence leaves the read at every step
+    let every = NAMED_CADENCE.replace("i > 0 and n_iter % 100 == 0", "i > 0");
+    assert_eq!(lines_of(&run(&every), "EA301"), vec![12]);
+}

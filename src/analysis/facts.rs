@@ -1090,6 +1090,30 @@ impl<'s> Walker<'s> {
         Self::switch_like(arg).then(|| (self.text(arg), op, n))
     }
 
+    /// A name the loop body binds to a test with `%` (`log_losses = i > 0 and n_iter %
+    /// args.print_freq == 0` ... `if log_losses:`): the cadence guard, named.
+    fn cadence_flag(&self, cond: Node<'_>) -> bool {
+        if cond.kind() != "identifier" || self.cur_loop.is_none() {
+            return false;
+        }
+        let name = self.text(cond);
+        let Some(a) = self.m.assigns.iter().rev().find(|a| {
+            a.span.end <= cond.start_byte()
+                && a.ctx.loop_ == self.cur_loop
+                && a.targets.len() == 1
+                && !a.augmented
+                && self.src.get(a.left.start..a.left.end) == Some(name)
+        }) else {
+            return false;
+        };
+        let mut root = cond;
+        while let Some(p) = root.parent() {
+            root = p;
+        }
+        root.descendant_for_byte_range(a.value.start, a.value.end)
+            .is_some_and(|v| contains_modulo(v, self.src))
+    }
+
     /// `mini_batch != batch_size`, `x.size(0) < args.batch_size`: the loader's last, short
     /// batch, once per pass.
     fn partial_batch(&self, cond: Node<'_>) -> bool {
@@ -1157,6 +1181,7 @@ impl<'s> Walker<'s> {
                         || self.numeric_error_check(*c)
                         || self.selected_iterations(*c)
                         || self.partial_batch(*c)
+                        || self.cadence_flag(*c)
                 });
             let switches = conj.iter().filter_map(|c| Self::switch_of(*c)).collect();
             self.block_watch
