@@ -443,3 +443,36 @@ fn a_cadence_test_bound_to_a_name_guards_like_the_test_itself() {
     let every = NAMED_CADENCE.replace("i > 0 and n_iter % 100 == 0", "i > 0");
     assert_eq!(lines_of(&run(&every), "EA301"), vec![12]);
 }
+
+/// A splatting trainer whose per-step report helper logs only when a writer exists.
+const REPORT_HELPER: &str = "import torch
+from gaussian_renderer import render
+
+def training_report(tb_writer, iteration, loss):
+    if tb_writer:
+        tb_writer.add_scalar('train_loss_patches/total_loss', loss.item(), iteration)
+
+def number_correct(pred, y):
+    return pred.eq(y).sum().item()
+
+tb_writer = prepare_output_and_logger()
+for iteration in range(30000):
+    image = render(viewpoint_cam, gaussians, pipe, torch.zeros(3, device='cuda'))['render']
+    loss = (image - gt_image.cuda()).abs().mean()
+    loss.backward()
+    training_report(tb_writer, iteration, loss)
+    correct = number_correct(image, gt_image)
+    optimizer.step()
+";
+
+// Ex) def training_report(tb_writer, it, loss): if tb_writer: tb_writer.add_scalar('l', loss.item(), it)
+#[test]
+fn a_per_step_helper_reads_only_outside_its_own_ifs() {
+    // the helper's unconditional read is a host sync; the one under its `if` is not counted
+    assert_eq!(lines_of(&run(REPORT_HELPER), "EA301"), vec![9]);
+    let unguarded = REPORT_HELPER.replace(
+        "    if tb_writer:\n        tb_writer.add_scalar",
+        "    tb_writer.add_scalar",
+    );
+    assert_eq!(lines_of(&run(&unguarded), "EA301"), vec![5, 8]);
+}

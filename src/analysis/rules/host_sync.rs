@@ -14,7 +14,7 @@ declare_rule! {
     /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
     /// number_of_correct(pred, y): return pred.eq(y).sum().item()`). A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, an LMDB or queue
-    /// `put`, a CSV row, by a library call, a writer named `write_*` / `save_*` or a function
+    /// `put`, a CSV row, a socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` or a function
     /// of the file that writes what it is handed, directly or through values computed from
     /// it, a buffer it is appended to,
     /// a loop over it, or boxes drawn from it on the frame then saved; an
@@ -390,6 +390,9 @@ const HOST_SINKS: &[&str] = &[
     "put",
     "writerow",
     "writerows",
+    // a socket's, a pipe's or a viewer connection's
+    "send",
+    "sendall",
 ];
 
 /// Calls that draw on the image they are handed, in place (OpenCV's drawing functions).

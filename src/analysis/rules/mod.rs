@@ -231,6 +231,7 @@ fn helper_step_ctx_at(m: &Model<'_>, c: &Call, depth: u8) -> Option<StepCtx> {
         || c.ctx.under_if
         || c.ctx.mod_guard
         || m.dead(&c.ctx)
+        || under_if_in_function(m, c)
     {
         return None;
     }
@@ -252,6 +253,27 @@ fn helper_step_ctx_at(m: &Model<'_>, c: &Call, depth: u8) -> Option<StepCtx> {
         first.get_or_insert(s);
     }
     first
+}
+
+/// Does call `c` sit under an `if` (or its `elif` / `else`) of the function it is in
+/// (`if tb_writer: tb_writer.add_scalar("loss", loss.item(), it)`)?
+fn under_if_in_function(m: &Model<'_>, c: &Call) -> bool {
+    let Some(mut n) = m.node(c.span) else {
+        return false;
+    };
+    while let Some(p) = n.parent() {
+        match p.kind() {
+            "function_definition" => return false,
+            "if_statement" | "elif_clause" | "else_clause" => {
+                // (the condition itself is evaluated every call)
+                return p.child_by_field_name("condition").is_none_or(|cond| {
+                    !(cond.start_byte() <= n.start_byte() && n.end_byte() <= cond.end_byte())
+                });
+            }
+            _ => n = p,
+        }
+    }
+    false
 }
 
 /// The functions whose bodies run once per training or inference step: a module's `forward`
