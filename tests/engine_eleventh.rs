@@ -476,3 +476,76 @@ fn a_per_step_helper_reads_only_outside_its_own_ifs() {
     );
     assert_eq!(lines_of(&run(&unguarded), "EA301"), vec![5, 8]);
 }
+
+/// A token-classification script whose `trainer.train()` is commented out.
+const TRAINER_NEVER_RUNS: &str = "import torch
+from transformers import AutoModelForTokenClassification, Trainer, TrainingArguments
+
+model = AutoModelForTokenClassification.from_pretrained('bert-base-cased', num_labels=9)
+args = TrainingArguments(output_dir='out', per_device_train_batch_size=16)
+trainer = Trainer(model=model, args=args, train_dataset=train_ds)
+#trainer.train()
+";
+
+// Ex) trainer = Trainer(model=model, args=args, ...); #trainer.train()
+#[test]
+fn a_trainer_that_never_runs_is_configured_for_nothing() {
+    let a = run(TRAINER_NEVER_RUNS);
+    for rule in ["EA201", "EA202", "EA203"] {
+        assert!(lines_of(&a, rule).is_empty(), "{rule}: {:?}", a.findings);
+    }
+    let runs = run(&TRAINER_NEVER_RUNS.replace("#trainer.train()", "trainer.train()"));
+    for rule in ["EA201", "EA202", "EA203"] {
+        assert_eq!(
+            lines_of(&runs, rule),
+            vec![5],
+            "{rule}: {:?}",
+            runs.findings
+        );
+    }
+}
+
+/// A molecular-property regressor: two graph convolutions sized by the dataset's node
+/// features, then a small MLP.
+const SMALL_GCN: &str = "import torch
+import torch.nn as nn
+from torch_geometric.datasets import QM9
+from torch_geometric.nn import GCNConv, global_mean_pool
+
+dataset = QM9(root='data/QM9')
+
+class GNN(nn.Module):
+    def __init__(self, num_node_features):
+        super().__init__()
+        self.conv1 = GCNConv(num_node_features, 64)
+        self.conv2 = GCNConv(64, 64)
+        self.fc1 = nn.Linear(64, 128)
+        self.fc2 = nn.Linear(128, 1)
+
+    def forward(self, x, edge_index, batch):
+        x = self.conv2(self.conv1(x, edge_index).relu(), edge_index).relu()
+        return self.fc2(self.fc1(global_mean_pool(x, batch)).relu()).squeeze()
+
+device = torch.device('cuda')
+model = GNN(dataset.num_features).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+for epoch in range(5):
+    for data in train_loader:
+        data = data.to(device)
+        loss = nn.functional.mse_loss(model(data.x, data.edge_index, data.batch), data.y[:, 0])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) self.conv1 = GCNConv(num_node_features, 64) ... GNN(dataset.num_features)
+#[test]
+fn graph_convolutions_sized_by_the_dataset_count_as_small() {
+    // at most 4,096 node features: about 275k parameters
+    let a = run(SMALL_GCN);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    // 2,048-wide convolutions are millions
+    let wide = SMALL_GCN.replace("GCNConv(64, 64)", "GCNConv(2048, 2048)");
+    assert_eq!(lines_of(&run(&wide), "EA201"), vec![24]);
+}

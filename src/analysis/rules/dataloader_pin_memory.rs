@@ -17,7 +17,9 @@ declare_rule! {
     /// is no stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, constants it binds, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
-    /// layers from the sizes each call passes, `conv_block(3, 64)`) adding up to under 100,000
+    /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
+    /// features taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
+    /// `GraphConv` / `GATConv`) adding up to under 100,000
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
     /// a file that feeds a text model token ids only (it tokenizes, and handles no image,

@@ -226,26 +226,44 @@ fn feeds_next_input(
         names.extend(more);
     }
     // the tokens accumulate: appended to a buffer, or concatenated onto what holds them
-    // (`x = torch.cat([x, tok])`); a size or a count read back is no decode
+    // (`x = torch.cat([x, tok])`), and what accumulates them is what the model is handed; a
+    // size or a count read back is no decode, nor a state the model maps to its next value
+    // (`x = model(x)`), nor frames kept for a figure
     let uses =
         |s: crate::analysis::facts::Span| super::words(m.text(s)).any(|w| names.contains(&w));
-    let accumulates = m
+    let mut acc: Vec<&str> = m
         .calls
         .iter()
-        .any(|k| uses(k.args_span) && appended_to(k).is_some())
-        || m.assigns.iter().any(|a| {
-            in_body(a.span)
-                && uses(a.value)
-                && a.targets
-                    .iter()
-                    .any(|t| super::words(m.text(a.value)).any(|w| w == m.text(*t)))
-        });
-    accumulates
+        .filter(|k| uses(k.args_span))
+        .filter_map(appended_to)
+        .map(|r| m.text(r))
+        .chain(
+            m.assigns
+                .iter()
+                .filter(|a| in_body(a.span) && uses(a.value) && m.text(a.value).contains("cat("))
+                .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+                .filter(|t| names.contains(t)),
+        )
+        .collect();
+    for _ in 0..4 {
+        let more: Vec<&str> = m
+            .assigns
+            .iter()
+            .filter(|a| in_body(a.span) && super::words(m.text(a.value)).any(|w| acc.contains(&w)))
+            .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+            .filter(|t| !acc.contains(t))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        acc.extend(more);
+    }
+    !acc.is_empty()
         && m.calls.iter().any(|k| {
             in_body(k.span)
                 && k.span != c.span
                 && crate::analysis::resolve::runs_model(m, k)
-                && super::words(m.text(k.args_span)).any(|w| names.contains(&w))
+                && super::words(m.text(k.args_span)).any(|w| acc.contains(&w))
         })
 }
 

@@ -738,10 +738,37 @@ pub(crate) fn live_train_loop(m: &Model<'_>, l: &Loop) -> bool {
 
 /// A call to an HF `TrainingArguments`-like config.
 /// Only a call whose keywords are all visible: `TrainingArguments(**cfg)` is unknown.
+/// `None` when the file never runs a trainer (`trainer.train()` commented out): the
+/// configuration configures nothing that runs.
 pub(crate) fn hf_args_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
     m.calls
         .iter()
         .find(|c| crate::analysis::resolve::hf_config(m, c) && c.splat.is_none() && !c.star)
+        .filter(|_| runs_a_trainer(m))
+}
+
+/// Does the file run a trainer as shipped: a `.train()` / `.evaluate()` / `.predict()` of an
+/// object named or built as a trainer (`trainer.train()`, `SFTTrainer(...).train()`), not in a
+/// branch that is off nor in a function the script never calls?
+fn runs_a_trainer(m: &Model<'_>) -> bool {
+    m.calls.iter().any(|c| {
+        c.method.is_some()
+            && matches!(m.last_name(c), "train" | "evaluate" | "predict")
+            && !m.dead(&c.ctx)
+            && !m.uncalled_line(c.line)
+            && (c
+                .recv
+                .is_some_and(|r| m.text(r).to_ascii_lowercase().contains("trainer"))
+                || c.recv_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|k| m.last_name(k).ends_with("Trainer"))
+                || c.recv.is_some_and(|r| {
+                    super::as_shipped::binding(m, m.text(r), c.span.start, c.ctx.func)
+                        .and_then(|a| a.rhs_call)
+                        .and_then(|i| m.calls.get(i as usize))
+                        .is_some_and(|k| m.last_name(k).ends_with("Trainer"))
+                }))
+    })
 }
 
 /// A Lightning `Trainer(...)` / Fabric call whose keywords are all visible.
@@ -1826,12 +1853,12 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                 });
                 match (given, ctor) {
                     // a literal, or a constant of the file (`DemandModel(WINDOW_SIZE)`)
-                    (Some(a), Some(call)) => literal_int(m.text(a.value)).or_else(|| {
-                        match m.resolve(&a, call.span.start, call.ctx.func) {
+                    (Some(a), Some(call)) => literal_int(m.text(a.value))
+                        .or_else(|| match m.resolve(&a, call.span.start, call.ctx.func) {
                             Val::Int(n) => u64::try_from(n).ok(),
                             _ => None,
-                        }
-                    }),
+                        })
+                        .or_else(|| graph_width(m.text(a.value))),
                     (Some(a), None) => literal_int(m.text(a.value)),
                     (None, Some(_)) => f
                         .params
@@ -1934,6 +1961,17 @@ fn helper_params(
     Some(total)
 }
 
+/// A graph dataset's width, where a layer is sized by one (`GCNConv(dataset.num_features,
+/// 64)`): node features taken as at most 4,096 (Cora 1,433, CiteSeer 3,703, QM9 11), classes
+/// as at most 1,000.
+fn graph_width(text: &str) -> Option<u64> {
+    match text.rsplit('.').next().unwrap_or(text) {
+        "num_features" | "num_node_features" | "num_edge_features" => Some(4096),
+        "num_classes" if text.contains('.') => Some(1000),
+        _ => None,
+    }
+}
+
 /// What an environment's observation or action width is taken to be at most, where a policy
 /// network's layer is sized by one (`nn.Linear(obs_dim, 64)`): vector observations of the
 /// usual control and robotics suites run to a few hundred numbers (Humanoid: 376), and
@@ -1975,6 +2013,7 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
         literal_int(text)
             .or_else(|| param(text))
             .or_else(|| env_width(text).then_some(ENV_WIDTH))
+            .or_else(|| graph_width(text))
     };
     let int = |i: usize, name: &str| size(m.pos(c, i).or_else(|| m.kw(c, name)));
     Some(match last {
@@ -1992,6 +2031,25 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
                 .checked_mul(int(2, "kernel_size")?.checked_pow(dims)?)?
         }
         "Embedding" => int(0, "num_embeddings")?.checked_mul(int(1, "embedding_dim")?)?,
+        // PyTorch Geometric's message-passing layers: one weight matrix (GCN), or one for the
+        // node and one for its neighbours (GraphSAGE, GraphConv), plus a bias; GAT's per head
+        "GCNConv" => int(0, "in_channels")?
+            .checked_mul(int(1, "out_channels")?)?
+            .checked_add(int(1, "out_channels")?)?,
+        "SAGEConv" | "GraphConv" => int(0, "in_channels")?
+            .checked_mul(int(1, "out_channels")?)?
+            .checked_mul(2)?
+            .checked_add(int(1, "out_channels")?)?,
+        "GATConv" => {
+            let heads = match m.kw(c, "heads").or_else(|| m.pos(c, 2)) {
+                Some(a) => size(Some(a))?,
+                None => 1,
+            };
+            int(0, "in_channels")?
+                .checked_add(3)?
+                .checked_mul(int(1, "out_channels")?)?
+                .checked_mul(heads)?
+        }
         // `nn.Parameter(torch.zeros(1, act_dim))`: the tensor's size
         "Parameter" => {
             let inner = m.pos(c, 0)?;
@@ -2048,7 +2106,8 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
         | "LayerNorm" | "Sequential" | "ModuleList" | "super" | "__init__" | "view" | "flatten"
         | "size" | "relu" | "max_pool2d" | "log_softmax" | "softmax" | "dropout" | "sigmoid"
         | "tanh" | "gelu" | "reshape" | "permute" | "mean" | "sum" | "cat" | "stack" | "zeros"
-        | "ones" | "to" | "print" => 0,
+        | "ones" | "to" | "print" | "GINConv" | "global_mean_pool" | "global_add_pool"
+        | "global_max_pool" => 0,
         _ if m.text(c.func).starts_with("nn.") || m.text(c.func).starts_with("torch.") => {
             return None; // a layer this count does not size
         }

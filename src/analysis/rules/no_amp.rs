@@ -6,14 +6,17 @@ declare_rule! {
     /// Flags a CUDA training loop that runs entirely in fp32: no `torch.autocast`, no
     /// `GradScaler`, no `.half()` / `.bfloat16()` model, no quantized weights
     /// (`load_in_8bit=True`, `quantization_config=`), no framework mixed-precision flag
-    /// (for a Hugging Face Trainer: `TrainingArguments` without `bf16` / `fp16`; for
+    /// (for a Hugging Face Trainer the file runs, `trainer.train()` / `.evaluate()` /
+    /// `.predict()`: `TrainingArguments` without `bf16` / `fp16`; for
     /// Accelerate: `Accelerator()` without `mixed_precision=`, whose default is `"no"`; for
     /// FSDP: no `MixedPrecision` / `MixedPrecisionPolicy` with a 16-bit `param_dtype`). A float64
     /// model (`.double()`, `torch.set_default_dtype(torch.float64)`) asks for precision that
     /// mixed precision would drop, and is not reported. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, constants it binds, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
-    /// layers from the sizes each call passes, `conv_block(3, 64)`) adding up to under 1,000,000
+    /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
+    /// features taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
+    /// `GraphConv` / `GATConv`) adding up to under 1,000,000
     /// parameters (a LeNet, an MNIST MLP, a policy network) is left alone: its step waits on
     /// kernel launches, not arithmetic, and mixed precision only adds casts (an 821,761-parameter
     /// MLP at batch 1024 ran 0.78x as fast under bf16 autocast on an H200, BENCHMARKS.md).

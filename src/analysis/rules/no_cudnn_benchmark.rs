@@ -13,7 +13,9 @@ declare_rule! {
     /// flag whose default is true) are left alone. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, constants it binds, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
-    /// layers from the sizes each call passes, `conv_block(3, 64)`) adding up to under 1,000,000
+    /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
+    /// features taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
+    /// `GraphConv` / `GATConv`) adding up to under 1,000,000
     /// parameters (a LeNet, an MNIST MLP, a policy network) is left alone: its step waits on
     /// kernel launches, not arithmetic, and autotuning changes nothing measurable (on an H200 at
     /// batch 1024, BENCHMARKS.md).

@@ -12,7 +12,9 @@ declare_rule! {
     /// trains is placed on the device (not a frozen teacher placed before it). A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, constants it binds, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
-    /// layers from the sizes each call passes, `conv_block(3, 64)`) adding up to under 1,000,000
+    /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
+    /// features taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
+    /// `GraphConv` / `GATConv`) adding up to under 1,000,000
     /// parameters (a LeNet, an MNIST MLP, a policy network) is left alone: its step waits on
     /// kernel launches, not arithmetic, and TF32 changes nothing measurable (on an H200 at
     /// batch 1024, BENCHMARKS.md).
@@ -35,7 +37,9 @@ declare_rule! {
     ///
     /// Reported where the model that is trained (or, for inference, run) is placed on the device
     /// (`model = Net().to(device)`, `model.cuda()`), else, for a Hugging Face Trainer, at the
-    /// `TrainingArguments(` call (a Lightning `Trainer(`), else where the model is built.
+    /// `TrainingArguments(` call (a Lightning `Trainer(`), else where the model is built. A file
+    /// that configures a Hugging Face trainer it never runs (`#trainer.train()`), with no loop
+    /// of its own that runs the model, computes nothing and is left alone.
     ///
     /// ## Why is this slow?
     /// PyTorch computes fp32 matmuls on CUDA cores by default. On Ampere and newer GPUs, TF32
@@ -101,6 +105,18 @@ impl Rule for NoTf32 {
             || m.delegated_train
         {
             // (a training loop in another module may well run under autocast)
+            return;
+        }
+        // a Hugging Face configuration whose trainer never runs, and no loop of its own that
+        // runs the model: nothing computes
+        if super::hf_args_call(m).is_none()
+            && m.calls
+                .iter()
+                .any(|c| crate::analysis::resolve::hf_config(m, c))
+            && !m.loops.iter().any(|l| {
+                (l.info.step || l.info.train) && !m.dead(&l.ctx) && !m.uncalled_line(l.line)
+            })
+        {
             return;
         }
         let arch = architecture(m);
