@@ -549,3 +549,52 @@ fn graph_convolutions_sized_by_the_dataset_count_as_small() {
     let wide = SMALL_GCN.replace("GCNConv(64, 64)", "GCNConv(2048, 2048)");
     assert_eq!(lines_of(&run(&wide), "EA201"), vec![24]);
 }
+
+/// A benchmark that trains for `args.num_iterations + 1` steps (11 by default).
+const ELEVEN_STEPS: &str = "import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument('--num_iterations', type=int, default=10)
+args = parser.parse_args()
+model = GPT().cuda()
+opt = torch.optim.AdamW(model.parameters())
+for step in range(args.num_iterations + 1):
+    x, y = loader.next_batch()
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    opt.step()
+    print(loss.item())
+";
+
+/// A WGAN whose five critic iterations run inside every batch.
+const CRITIC_ITERATIONS: &str = "import torch
+from models import Generator, Critic
+
+G, C = Generator().cuda(), Critic().cuda()
+opt_g = torch.optim.Adam(G.parameters())
+opt_c = torch.optim.Adam(C.parameters())
+critic_iter = 5
+for epoch in range(300):
+    for real in loader:
+        for j in range(1, critic_iter + 1):
+            z = torch.rand(64, 100).cuda()
+            loss_c = C(G(z)).mean() - C(real.cuda()).mean()
+            opt_c.zero_grad()
+            loss_c.backward()
+            opt_c.step()
+        loss_g = -C(G(torch.randn(64, 100, device='cuda'))).mean()
+        opt_g.zero_grad()
+        loss_g.backward()
+        opt_g.step()
+";
+
+// Ex) for step in range(args.num_iterations + 1)  with default 10; for j in range(1, critic_iter + 1) in a batch loop
+#[test]
+fn a_few_steps_by_arithmetic_are_few_but_not_inside_a_longer_step_loop() {
+    let a = run(ELEVEN_STEPS);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    let many = run(&ELEVEN_STEPS.replace("default=10", "default=1000"));
+    assert_eq!(lines_of(&many, "EA301"), vec![13]);
+    // five critic iterations per batch run at every batch
+    assert_eq!(lines_of(&run(CRITIC_ITERATIONS), "EA304"), vec![11]);
+}

@@ -8,7 +8,8 @@ declare_rule! {
     /// name first: `log_now = step % 100 == 0` ... `if log_now:`) (nor in a branch that runs
     /// once, like `if i == 0:` or the last short batch's `if x.size(0) != batch_size:`, or at the iterations a test selects, `if t in markers:`, `if
     /// i < len(writers):`, behind a command-line switch that is off by default, or in a step
-    /// loop of at most 16 known iterations, `range(15)` or a list of settings written out);
+    /// loop of at most 16 known iterations, `range(15)`, `range(args.steps + 1)` or a list of
+    /// settings written out, unless a longer step loop holds it);
     /// also an `.item()` in the body of a
     /// module-level helper (outside any loop or `if` of its own) whose every call in the file
     /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def

@@ -181,8 +181,9 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
         let l = m.loops.get(i as usize)?;
         if l.info.step {
             // a step loop of a few known iterations (`for i in range(opt.steps)`, default 15)
-            // is not hot: what it does per iteration happens a handful of times
-            let few = few_iterations(m, l);
+            // is not hot: what it does per iteration happens a handful of times (unless a
+            // longer step loop holds it: a WGAN's five critic iterations per batch)
+            let few = few_iterations(m, l) && !held_by_step_loop(m, l);
             // `if it % log_interval == 0:` with `log_interval = 1` runs every step
             if mod_guard && modulo_by_one(m, c, l) {
                 mod_guard = false;
@@ -208,6 +209,24 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
         cur = l.parent;
     }
     None
+}
+
+/// Is loop `l` nested in a step loop of more than a few iterations (not across an epoch loop)?
+fn held_by_step_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    let mut cur = l.parent;
+    for _ in 0..256 {
+        let Some(p) = cur.and_then(|i| m.loops.get(i as usize)) else {
+            return false;
+        };
+        if p.info.step && !few_iterations(m, p) {
+            return true;
+        }
+        if p.info.epoch {
+            return false;
+        }
+        cur = p.parent;
+    }
+    false
 }
 
 /// The step loop that runs call `c` through a helper: `c` sits in a module-level function, in
@@ -342,7 +361,8 @@ pub(crate) fn rare_call(m: &Model<'_>, c: &Call) -> bool {
 }
 
 /// Does call `c` run once per step (or more often): in a step loop of more than a few
-/// iterations (or a loop nested in one, never across an epoch loop), or, outside any such
+/// iterations (or a loop nested in one, a few-iteration one too, never across an epoch loop),
+/// or, outside any such
 /// loop, in a function that [`per_step_funcs`] marks? Setup code, once per run or per epoch,
 /// does not.
 pub(crate) fn runs_per_step(m: &Model<'_>, hot_funcs: &[bool], c: &Call) -> bool {
@@ -351,8 +371,10 @@ pub(crate) fn runs_per_step(m: &Model<'_>, hot_funcs: &[bool], c: &Call) -> bool
         let Some(l) = cur.and_then(|i| m.loops.get(i as usize)) else {
             break;
         };
-        if l.info.step {
-            return !few_iterations(m, l);
+        // (a loop of a few iterations runs per step when a step loop holds it: a WGAN's five
+        // critic iterations per batch)
+        if l.info.step && !few_iterations(m, l) {
+            return true;
         }
         if l.info.epoch {
             return false;
@@ -1239,8 +1261,9 @@ fn padding_collate(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
 fn is_padding_collator(m: &Model<'_>, ctor: &Call) -> bool {
     let q = m.qual(ctor);
     let last = m.last_name(ctor);
+    // (`DefaultDataCollator` only stacks what `.map` already padded)
     (q.starts_with("transformers.") || q.starts_with("trl."))
-        && last.starts_with("DataCollator")
+        && (last.starts_with("DataCollator") || last == "DefaultDataCollator")
         && !last.contains("WholeWord")
         && !last.contains("Permutation")
 }
@@ -1399,13 +1422,32 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     if m.text(call.func) != "range" || call.splat.is_some() || call.star {
         return false;
     }
+    let resolve = |s: super::facts::Span| match m.resolve_expr(s, call.span.start, call.ctx.func) {
+        Val::Int(n) => Some(n),
+        _ => None,
+    };
+    // also a sum or difference of such (`range(args.num_iterations + 1)`)
     let int = |i: usize| {
-        m.pos(call, i).map(
-            |a| match m.resolve_expr(a.value, call.span.start, call.ctx.func) {
-                Val::Int(n) => Some(n),
-                _ => None,
-            },
-        )
+        m.pos(call, i).map(|a| {
+            resolve(a.value).or_else(|| {
+                let n = m.node(a.value).filter(|n| n.kind() == "binary_operator")?;
+                let (l, op, r) = (
+                    n.child_by_field_name("left")?,
+                    n.child_by_field_name("operator")?,
+                    n.child_by_field_name("right")?,
+                );
+                let span = |x: tree_sitter::Node<'_>| super::facts::Span {
+                    start: x.start_byte(),
+                    end: x.end_byte(),
+                };
+                let (l, r) = (resolve(span(l))?, resolve(span(r))?);
+                match m.node_text(op) {
+                    "+" => l.checked_add(r),
+                    "-" => l.checked_sub(r),
+                    _ => None,
+                }
+            })
+        })
     };
     // how many values `range(...)` yields, when the file says (a start it does not say is
     // taken as 0, so the count is at most the stop)
