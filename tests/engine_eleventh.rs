@@ -598,3 +598,32 @@ fn a_few_steps_by_arithmetic_are_few_but_not_inside_a_longer_step_loop() {
     // five critic iterations per batch run at every batch
     assert_eq!(lines_of(&run(CRITIC_ITERATIONS), "EA304"), vec![11]);
 }
+
+/// A cat-vs-dog trainer whose data split hands back three datasets already on the device.
+const SPLIT_ON_DEVICE: &str = "import torch
+from torch.utils import data
+from datasplit import DataSplit
+from models import AlexNet
+
+device = torch.device('cuda')
+train_dataset, val_dataset, test_dataset = DataSplit('data', 70, 15, 15).get_datasets(device)
+train_generator = data.DataLoader(train_dataset, batch_size=64, shuffle=True)
+model = AlexNet(1).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+for epoch in range(50):
+    for x, y in train_generator:
+        loss = torch.nn.functional.binary_cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) train_ds, val_ds, test_ds = DataSplit(root).get_datasets(device)
+#[test]
+fn datasets_a_split_builds_on_the_device_need_no_workers_or_pinning() {
+    let a = run(SPLIT_ON_DEVICE);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    let host = run(&SPLIT_ON_DEVICE.replace(".get_datasets(device)", ".get_datasets()"));
+    assert_eq!(lines_of(&host, "EA101"), vec![8]);
+}

@@ -27,7 +27,8 @@ declare_rule! {
     /// run at module level). Nor is a loader over a dataset built with the
     /// device (`MelDataset(path, device)`, also through a helper that builds the loader), or
     /// with a collate of the file that puts each batch there (`torch.tensor(ids,
-    /// device=device)`): its samples are already on the GPU, where forked workers cannot reach. Nor is a
+    /// device=device)`), or one of several datasets a call builds with the device (`train_ds,
+    /// val_ds = split.get_datasets(device)`): its samples are already on the GPU, where forked workers cannot reach. Nor is a
     /// loader in a file that feeds a text model token ids only (it tokenizes or reads batches
     /// by `input_ids`, and handles no image, audio or video) when it adds no per-item transform
     /// and its collate, if any, only pads: a batch of ids is a few row lookups; nor a Hugging

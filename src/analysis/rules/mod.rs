@@ -990,6 +990,7 @@ fn first_return(def: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
 /// load (CUDA cannot run in forked workers), and pinning a CUDA tensor is an error.
 pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
     collate_on_device(m, c)
+        || split_with_device(m, c)
         || dataset_ctor(m, c).is_some_and(|t| {
             let args = m.text(t.args_span).to_ascii_lowercase();
             (m.last_name(t) == "TensorDataset"
@@ -1000,6 +1001,34 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
                     a.name.is_some_and(|n| m.text(n) == "device")
                         || (a.vkind == ValKind::Ident && names_device(m, m.text(a.value)))
                 })
+        })
+}
+
+/// A loader over one of several datasets a call builds together with the device
+/// (`train_ds, val_ds, test_ds = DataSplit(root).get_datasets(device)`): they all sit there.
+fn split_with_device(m: &Model<'_>, c: &Call) -> bool {
+    let Some(ds) = m.pos(c, 0).or_else(|| m.kw(c, "dataset")) else {
+        return false;
+    };
+    if ds.vkind != ValKind::Ident {
+        return false;
+    }
+    let name = m.text(ds.value);
+    m.assigns
+        .iter()
+        .rev()
+        .find(|x| {
+            x.span.end <= c.span.start
+                && (m.text(x.left) == name || x.targets.iter().any(|t| m.text(*t) == name))
+        })
+        .filter(|x| x.targets.len() > 1)
+        .and_then(|x| x.rhs_call)
+        .and_then(|i| m.calls.get(i as usize))
+        .is_some_and(|built| {
+            m.call_args(built).iter().any(|a| {
+                a.name.is_some_and(|n| m.text(n) == "device")
+                    || (a.vkind == ValKind::Ident && names_device(m, m.text(a.value)))
+            })
         })
 }
 
