@@ -627,3 +627,37 @@ fn datasets_a_split_builds_on_the_device_need_no_workers_or_pinning() {
     let host = run(&SPLIT_ON_DEVICE.replace(".get_datasets(device)", ".get_datasets()"));
     assert_eq!(lines_of(&host, "EA101"), vec![8]);
 }
+
+/// A trajectory model trained with gradient accumulation: the optimizer steps, and the loss is
+/// read, in the `else` of `if batch_count % batch_size != 0`.
+const ACCUMULATE_ELSE: &str = "import torch
+from model import social_stgcnn
+
+model = social_stgcnn(n_stgcnn=1, n_txpcnn=5).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+batch_size = 128
+for epoch in range(250):
+    batch_count = 0
+    for cnt, batch in enumerate(loader_train):
+        batch_count += 1
+        l = model(batch[0].cuda()).pow(2).mean()
+        if batch_count % batch_size != 0 and cnt != turn_point:
+            loss = l if batch_count % batch_size == 1 else loss + l
+        else:
+            loss = loss / batch_size
+            loss.backward()
+            optimizer.step()
+            print('TRAIN:', loss.item())
+";
+
+// Ex) if batch_count % batch_size != 0 and cnt != turn_point: ... else: optimizer.step(); loss.item()
+#[test]
+fn the_else_of_a_modulo_not_zero_test_runs_every_n_steps() {
+    assert!(lines_of(&run(ACCUMULATE_ELSE), "EA301").is_empty());
+    // an `else` of a test that fails at most steps runs at most steps
+    let often = ACCUMULATE_ELSE.replace(
+        "batch_count % batch_size != 0 and cnt != turn_point",
+        "cnt == turn_point",
+    );
+    assert_eq!(lines_of(&run(&often), "EA301"), vec![18]);
+}

@@ -1219,7 +1219,16 @@ impl<'s> Walker<'s> {
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
-            let modulo = self.leaves(body);
+            // the `else` of `if step % N != 0:` (also `and i != last`) runs every N steps: a
+            // cadence, where gradient accumulation steps the optimizer
+            let cadence_else = conj.iter().any(|c| {
+                self.comparison_parts(*c)
+                    .is_some_and(|(a, op, _)| op == "!=" && contains_modulo(a, self.src))
+            }) && conj.iter().all(|c| {
+                self.comparison_parts(*c)
+                    .is_some_and(|(_, op, _)| op == "!=")
+            });
+            let modulo = self.leaves(body) || cadence_else;
             self.block_watch
                 .push((body.id(), BlockMark { modulo, switches }));
         }

@@ -5,7 +5,8 @@ declare_rule! {
     /// ## What it does
     /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
     /// inference) on CUDA, when not under a `step % N == 0` guard (also one the loop binds to a
-    /// name first: `log_now = step % 100 == 0` ... `if log_now:`) (nor in a branch that runs
+    /// name first: `log_now = step % 100 == 0` ... `if log_now:`, and the `else` of `if step %
+    /// N != 0:`, where gradient accumulation steps the optimizer) (nor in a branch that runs
     /// once, like `if i == 0:` or the last short batch's `if x.size(0) != batch_size:`, or at the iterations a test selects, `if t in markers:`, `if
     /// i < len(writers):`, behind a command-line switch that is off by default, or in a step
     /// loop of at most 16 known iterations, `range(15)`, `range(args.steps + 1)` or a list of
