@@ -173,6 +173,18 @@ impl Rule for HostSync {
     }
 }
 
+/// The names the value read by call `c` is assigned to in loop `l`'s body (`x = out.cpu()`).
+fn assigned_in_body<'a, 's>(
+    m: &'a crate::analysis::facts::Model<'s>,
+    l: &'a crate::analysis::facts::Loop,
+    c: &'a crate::analysis::facts::Call,
+) -> impl Iterator<Item = &'s str> + 'a {
+    m.assigns
+        .iter()
+        .filter(move |a| l.span.contains(a.span) && a.value.contains(c.span))
+        .flat_map(move |a| a.targets.iter().map(move |t| m.text(*t)))
+}
+
 /// Does the value read by call `c` become part of what the model is handed in the same loop:
 /// through the names it is assigned to, the buffers it is appended to and what is computed from
 /// them (`idx = dist.sample().item()`, `sequence.append(idx)` ... `inp = torch.tensor(sequence)`,
@@ -191,11 +203,7 @@ fn feeds_next_input(
             .then_some(k.recv)
             .flatten()
     };
-    let mut names: Vec<&str> = m
-        .assigns
-        .iter()
-        .filter(|a| in_body(a.span) && a.value.contains(c.span))
-        .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+    let mut names: Vec<&str> = assigned_in_body(m, l, c)
         .chain(
             m.calls
                 .iter()
@@ -475,11 +483,7 @@ fn feeds_host_sink(
     }
     // the names it is assigned to, and those of a loop in the body that iterates it (`for
     // score, box in zip(scores.cpu().numpy(), boxes.cpu().numpy()):`)
-    let mut names: Vec<&str> = m
-        .assigns
-        .iter()
-        .filter(|a| in_body(a.span) && a.value.contains(c.span))
-        .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+    let mut names: Vec<&str> = assigned_in_body(m, l, c)
         .chain(
             m.loops
                 .iter()

@@ -1946,15 +1946,13 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                 .calls
                 .iter()
                 .any(|k| k.ctx.func == c.ctx.func && k.args_span.contains(c.span));
-            let torch_layer =
-                |k: &Call| m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn.");
             let wraps_layer = c.method.is_none()
                 && m.funcs
                     .iter()
                     .any(|g| g.class.is_none() && m.text(g.name) == m.text(c.func))
                 && m.calls
                     .iter()
-                    .any(|k| c.args_span.contains(k.span) && torch_layer(k));
+                    .any(|k| c.args_span.contains(k.span) && torch_layer(m, k));
             if wraps_layer {
                 continue;
             }
@@ -1964,13 +1962,18 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                 total = total.checked_add(helper_params(m, c, fi, &param)?)?;
                 continue;
             }
-            if nested && !torch_layer(c) {
+            if nested && !torch_layer(m, c) {
                 continue;
             }
             total = total.checked_add(layer_params(m, c, &param)?)?;
         }
     }
     Some(total)
+}
+
+/// Is call `k` a `torch.nn` layer (`nn.Linear(...)`, `torch.nn.Conv2d(...)`)?
+fn torch_layer(m: &Model<'_>, k: &Call) -> bool {
+    m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn.")
 }
 
 /// The function of this file that call `c` calls, when it builds torch layers (`def
@@ -1986,10 +1989,7 @@ fn layer_helper(m: &Model<'_>, c: &Call) -> Option<usize> {
         .position(|f| m.text(f.name) == name && m.text(f.name) != "__init__")?;
     m.calls
         .iter()
-        .any(|k| {
-            k.ctx.func == Some(fi as u32)
-                && (m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn."))
-        })
+        .any(|k| k.ctx.func == Some(fi as u32) && torch_layer(m, k))
         .then_some(fi)
 }
 
@@ -2024,7 +2024,7 @@ fn helper_params(
             .calls
             .iter()
             .any(|o| o.ctx.func == k.ctx.func && o.args_span.contains(k.span));
-        if nested && !(m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn.")) {
+        if nested && !torch_layer(m, k) {
             continue;
         }
         total = total.checked_add(layer_params(m, k, &param)?)?;
