@@ -661,3 +661,44 @@ fn the_else_of_a_modulo_not_zero_test_runs_every_n_steps() {
     );
     assert_eq!(lines_of(&run(&often), "EA301"), vec![18]);
 }
+
+/// A DeepFM regressor whose loaders take parts of an in-file dataset that only indexes
+/// tensors prepared in `__init__`.
+const SUBSET_OF_CHEAP: &str = "import torch
+from torch.utils.data import DataLoader, Dataset, Subset
+from model import DeepFM
+
+class Rows(Dataset):
+    def __init__(self, x, y):
+        self.x = torch.as_tensor(x, dtype=torch.long)
+        self.y = torch.as_tensor(y, dtype=torch.float32)
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, idx):
+        return self.x[idx], self.y[idx]
+
+ds = Rows(features, targets)
+train_loader = DataLoader(Subset(ds, train_idx), batch_size=256, shuffle=True)
+model = DeepFM(field_dims, 16).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(20):
+    for x, y in train_loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) DataLoader(Subset(ds, train_idx), batch_size=256)  with ds an in-file dataset of prepared tensors
+#[test]
+fn a_subset_of_a_cheap_dataset_needs_no_workers() {
+    assert!(lines_of(&run(SUBSET_OF_CHEAP), "EA101").is_empty());
+    // an image folder's subset decodes per item
+    let images = SUBSET_OF_CHEAP.replace(
+        "ds = Rows(features, targets)",
+        "ds = ImageFolder('data', transform=tf)",
+    );
+    assert_eq!(lines_of(&run(&images), "EA101"), vec![17]);
+}

@@ -826,7 +826,17 @@ fn dataset_ctor<'a>(m: &'a Model<'_>, c: &Call) -> Option<&'a Call> {
 /// (`def make_loader(ds): return DataLoader(ds)` … `make_loader(AudioSet(files))`).
 fn built_by<'a>(m: &'a Model<'_>, a: Arg, at: &Call, depth: u8) -> Option<&'a Call> {
     match a.vkind {
-        ValKind::Call => m.calls.iter().find(|x| x.span == a.value),
+        ValKind::Call => {
+            let built = m.calls.iter().find(|x| x.span == a.value)?;
+            // `DataLoader(Subset(ds, train_idx))`: a part of the dataset holds what it holds
+            if m.last_name(built) == "Subset"
+                && depth < 3
+                && let Some(whole) = m.pos(built, 0)
+            {
+                return built_by(m, whole, built, depth + 1);
+            }
+            Some(built)
+        }
         ValKind::Ident => {
             let name = m.text(a.value);
             let assigned = m.assigns.iter().rev().find(|x| {
