@@ -42,7 +42,7 @@ pub(crate) fn condition(
         "boolean_operator" => {
             let l = condition(m, field::get(node, field::LEFT)?, at, func, depth + 1);
             let r = condition(m, field::get(node, field::RIGHT)?, at, func, depth + 1);
-            let op = field::get(node, field::OPERATOR).map(|o| m.text(span(o)));
+            let op = field::get(node, field::OPERATOR).map(|o| m.node_text(o));
             match op {
                 Some("and") => match (l, r) {
                     (Some(false), _) | (_, Some(false)) => Some(false),
@@ -59,7 +59,7 @@ pub(crate) fn condition(
         }
         "call" => {
             let f = field::get(node, field::FUNCTION)?;
-            let t = m.text(span(f));
+            let t = m.node_text(f);
             let no_args =
                 field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0);
             // (before the device is decided, `is_available()` is not known: the switches
@@ -91,7 +91,7 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
         let mut c = node.walk();
         node.children(&mut c)
             .filter(|ch| !ch.is_named())
-            .map(|ch| m.text(span(ch)))
+            .map(|ch| m.node_text(ch))
             .collect::<Vec<_>>()
             .join(" ")
     };
@@ -101,9 +101,9 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
     let unset = |n: Node<'_>| {
         n.kind() == "attribute"
             && n.child_by_field_name("attribute")
-                .is_some_and(|f| m.argparse_unset.contains(m.text(span(f))))
+                .is_some_and(|f| m.argparse_unset.contains(m.node_text(f)))
     };
-    let value = |n: Node<'_>| match m.resolve_expr(span(n), at, func) {
+    let value = |n: Node<'_>| match m.resolve_expr(Span::of(n), at, func) {
         Val::Unknown if (op.starts_with("is") || op == "==" || op == "!=") && unset(n) => Val::None,
         v => v,
     };
@@ -155,7 +155,7 @@ fn torch_device_vs_string(
     if dev.kind() != "identifier" || lit.kind() != "string" {
         return false;
     }
-    binding(m, m.text(span(dev)), at, func)
+    binding(m, m.node_text(dev), at, func)
         .and_then(|a| a.rhs_call)
         .and_then(|ci| m.calls.get(ci as usize))
         .is_some_and(|c| m.qual(c) == "torch.device")
@@ -170,7 +170,7 @@ fn name_condition(
     func: Option<u32>,
     depth: u8,
 ) -> Option<bool> {
-    let s = span(node);
+    let s = Span::of(node);
     let name = m.text(s);
     if let Some(a) = binding(m, name, at, func) {
         return m
@@ -223,9 +223,9 @@ fn selects_cuda(m: &Model<'_>, name: &str) -> bool {
         .chain(m.args.iter().map(|a| a.value));
     spans.filter_map(|s| m.node(s)).any(|n| {
         n.kind() == "conditional_expression"
-            && n.named_child(1).is_some_and(|c| m.text(span(c)) == name)
+            && n.named_child(1).is_some_and(|c| m.node_text(c) == name)
             && n.named_child(0).is_some_and(|t| {
-                let t = m.text(span(t));
+                let t = m.node_text(t);
                 t.contains("\"cuda") || t.contains("'cuda")
             })
     })
@@ -344,7 +344,7 @@ fn dict_key_with(
                             return Val::Unknown;
                         };
                         match string_value(k, m.src) {
-                            Some(k) if k == key => found = leaf(m, span(v), at, func),
+                            Some(k) if k == key => found = leaf(m, Span::of(v), at, func),
                             Some(_) => {}
                             None => return Val::Unknown,
                         }
@@ -353,7 +353,7 @@ fn dict_key_with(
                         let Some(inner) = p.named_child(0) else {
                             return Val::Unknown;
                         };
-                        match dict_key_with(m, span(inner), key, at, func, depth + 1, leaf) {
+                        match dict_key_with(m, Span::of(inner), key, at, func, depth + 1, leaf) {
                             Val::Absent => {}
                             v => found = v,
                         }
@@ -393,17 +393,17 @@ fn dict_key_with(
                 return Val::Unknown;
             };
             match condition(m, cond, at, func, depth + 1) {
-                Some(true) => dict_key_with(m, span(yes), key, at, func, depth + 1, leaf),
-                Some(false) => dict_key_with(m, span(no), key, at, func, depth + 1, leaf),
+                Some(true) => dict_key_with(m, Span::of(yes), key, at, func, depth + 1, leaf),
+                Some(false) => dict_key_with(m, Span::of(no), key, at, func, depth + 1, leaf),
                 None => {
-                    let a = dict_key_with(m, span(yes), key, at, func, depth + 1, leaf);
-                    let b = dict_key_with(m, span(no), key, at, func, depth + 1, leaf);
+                    let a = dict_key_with(m, Span::of(yes), key, at, func, depth + 1, leaf);
+                    let b = dict_key_with(m, Span::of(no), key, at, func, depth + 1, leaf);
                     if a == b { a } else { Val::Unknown }
                 }
             }
         }
         "parenthesized_expression" => match n.named_child(0) {
-            Some(inner) => dict_key_with(m, span(inner), key, at, func, depth + 1, leaf),
+            Some(inner) => dict_key_with(m, Span::of(inner), key, at, func, depth + 1, leaf),
             None => Val::Unknown,
         },
         "identifier" => var_key(
@@ -627,13 +627,6 @@ enum Write<'a> {
     Method(&'a super::facts::Call),
 }
 
-fn span(n: Node<'_>) -> Span {
-    Span {
-        start: n.start_byte(),
-        end: n.end_byte(),
-    }
-}
-
 /// The line ranges (1-based, inclusive) of a script's top-level functions (also those defined
 /// in its `if __name__ == "__main__":` block) that nothing in the script calls or names, or
 /// calls only from a branch that never runs as shipped (`if args.train: train()` with the flag
@@ -655,7 +648,7 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
         if child.kind() == "if_statement"
             && child
                 .child_by_field_name("condition")
-                .is_some_and(|c| m.text(span(c)).contains("__name__"))
+                .is_some_and(|c| m.node_text(c).contains("__name__"))
             && let Some(body) = child.child_by_field_name("consequence")
         {
             let mut c = body.walk();
@@ -677,9 +670,9 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             // a decorator may register the function (`@app.route(...)`): it counts as called,
             // unless each only wraps it (`@torch.no_grad()`, `@functools.lru_cache`)
             Some(name) if child.kind() == "decorated_definition" && !only_wrapped(m, child) => {
-                module_names.push((m.text(span(name)), false));
+                module_names.push((m.node_text(name), false));
             }
-            Some(name) => funcs.push((m.text(span(name)), child)),
+            Some(name) => funcs.push((m.node_text(name), child)),
             None => module_names.extend(names_in(m, child)),
         }
     }
@@ -725,7 +718,7 @@ fn only_wrapped(m: &Model<'_>, def: Node<'_>) -> bool {
     def.named_children(&mut c)
         .filter(|d| d.kind() == "decorator")
         .all(|d| {
-            let t = m.text(span(d)).trim_start_matches('@').trim();
+            let t = m.node_text(d).trim_start_matches('@').trim();
             let name = t.split('(').next().unwrap_or(t);
             matches!(
                 name.rsplit('.').next().unwrap_or(name),
@@ -766,7 +759,7 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
                 continue;
             }
             if let Some(name) = item.child_by_field_name("name") {
-                let name = m.text(span(name));
+                let name = m.node_text(name);
                 if !name.starts_with("__") {
                     methods.push((name, item));
                 }
@@ -783,7 +776,7 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
     while let Some(n) = stack.pop() {
         if n.kind() == "attribute"
             && let Some(attr) = n.child_by_field_name("attribute")
-            && let Some(entry) = refs.get_mut(m.text(span(attr)))
+            && let Some(entry) = refs.get_mut(m.node_text(attr))
         {
             entry.0 += 1;
             let called = n
@@ -830,7 +823,7 @@ fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
     let mut cursor = node.walk();
     while let Some(n) = stack.pop() {
         if n.kind() == "identifier" {
-            out.push((m.text(span(n)), dead_call(m, n)));
+            out.push((m.node_text(n), dead_call(m, n)));
         } else if n.kind() == "attribute" {
             stack.extend(n.child_by_field_name("object"));
         } else if n.kind() == "keyword_argument" {
@@ -844,7 +837,7 @@ fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
 
 /// Is `name` the function of a call that sits in code that never runs as shipped?
 fn dead_call(m: &Model<'_>, name: Node<'_>) -> bool {
-    let s = span(name);
+    let s = Span::of(name);
     let first = m.calls.partition_point(|c| c.span.start < s.start);
     m.calls
         .get(first..)
@@ -873,9 +866,9 @@ pub(crate) fn at_least(
     let next = depth + 1;
     match node.kind() {
         "parenthesized_expression" => at_least(m, node.named_child(0)?, at, func, next),
-        "identifier" => match binding(m, m.text(span(node)), at, func) {
+        "identifier" => match binding(m, m.node_text(node), at, func) {
             Some(a) => at_least(m, m.node(a.value)?, a.span.start, a.ctx.func, next),
-            None => m.resolve_expr(span(node), at, func).int(),
+            None => m.resolve_expr(Span::of(node), at, func).int(),
         },
         "conditional_expression" => {
             let (body, cond, alt) = (
@@ -892,7 +885,7 @@ pub(crate) fn at_least(
             }
         }
         "call" => {
-            let f = m.text(span(field::get(node, field::FUNCTION)?));
+            let f = m.node_text(field::get(node, field::FUNCTION)?);
             let args = field::get(node, field::ARGUMENTS)?;
             let mut c = args.walk();
             let mut items: Vec<Node<'_>> = args.named_children(&mut c).collect();
@@ -914,9 +907,9 @@ pub(crate) fn at_least(
                     .filter_map(|x| at_least(m, *x, at, func, next))
                     .max(),
                 "int" if items.len() == 1 => at_least(m, *items.first()?, at, func, next),
-                _ => m.resolve_expr(span(node), at, func).int(),
+                _ => m.resolve_expr(Span::of(node), at, func).int(),
             }
         }
-        _ => m.resolve_expr(span(node), at, func).int(),
+        _ => m.resolve_expr(Span::of(node), at, func).int(),
     }
 }

@@ -23,7 +23,8 @@ pub(crate) struct Span {
 }
 
 impl Span {
-    fn of(node: Node<'_>) -> Self {
+    /// The bytes a node of the tree covers.
+    pub(crate) fn of(node: Node<'_>) -> Self {
         Span {
             start: node.start_byte(),
             end: node.end_byte(),

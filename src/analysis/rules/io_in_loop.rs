@@ -190,10 +190,7 @@ fn feeds_image_decode(
     else {
         return false;
     };
-    let body = Span {
-        start: with.start_byte(),
-        end: with.end_byte(),
-    };
+    let body = Span::of(with);
     m.calls.iter().any(|d| {
         body.contains(d.span)
             && super::image_decode_in_loop::is_image_decode(m, d)

@@ -104,18 +104,10 @@ fn modulo_by_one(m: &Model<'_>, c: &Call, l: &super::facts::Loop) -> bool {
             let mut stack = vec![cond];
             while let Some(n) = stack.pop() {
                 if n.kind() == "binary_operator"
-                    && field::get(n, field::OPERATOR).is_some_and(|o| {
-                        m.text(Span {
-                            start: o.start_byte(),
-                            end: o.end_byte(),
-                        }) == "%"
-                    })
+                    && field::get(n, field::OPERATOR).is_some_and(|o| m.node_text(o) == "%")
                     && let Some(r) = field::get(n, field::RIGHT)
                 {
-                    divisors.push(Span {
-                        start: r.start_byte(),
-                        end: r.end_byte(),
-                    });
+                    divisors.push(Span::of(r));
                 }
                 let mut w = n.walk();
                 stack.extend(n.named_children(&mut w));
@@ -649,10 +641,7 @@ fn behind_default_off_flag(m: &Model<'_>, span: super::facts::Span) -> bool {
 /// `args.x`, `not c`, `a and b`, `a or b`, `args.x.startswith("lit")`.
 fn default_truth(m: &Model<'_>, cond: tree_sitter::Node<'_>) -> Option<bool> {
     use super::facts::field;
-    let span = |n: tree_sitter::Node<'_>| super::facts::Span {
-        start: n.start_byte(),
-        end: n.end_byte(),
-    };
+    let span = super::facts::Span::of;
     let value = |n: tree_sitter::Node<'_>| {
         let arg = super::facts::Arg {
             name: None,
@@ -1316,10 +1305,7 @@ fn tokenized_dataset(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
     let (mut pos, mut func) = (at.span.start, at.ctx.func);
     for _ in 0..CHAIN_STEPS {
         let Some(n) = cur else { break };
-        let sp = super::facts::Span {
-            start: n.start_byte(),
-            end: n.end_byte(),
-        };
+        let sp = super::facts::Span::of(n);
         match n.kind() {
             "subscript" => cur = super::facts::field::get(n, super::facts::field::VALUE),
             "parenthesized_expression" => cur = n.named_child(0),
@@ -1475,10 +1461,7 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
                     n.child_by_field_name("operator")?,
                     n.child_by_field_name("right")?,
                 );
-                let span = |x: tree_sitter::Node<'_>| super::facts::Span {
-                    start: x.start_byte(),
-                    end: x.end_byte(),
-                };
+                let span = super::facts::Span::of;
                 let (l, r) = (resolve(span(l))?, resolve(span(r))?);
                 match m.node_text(op) {
                     "+" => l.checked_add(r),

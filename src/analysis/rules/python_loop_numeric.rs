@@ -236,10 +236,7 @@ impl Rule for PythonLoopNumeric {
                             b,
                             crate::analysis::facts::field::SUBSCRIPT,
                         ) {
-                            outer_idx.push_str(m.text(crate::analysis::facts::Span {
-                                start: i.start_byte(),
-                                end: i.end_byte(),
-                            }));
+                            outer_idx.push_str(m.node_text(i));
                             outer_idx.push(' ');
                         }
                         base = crate::analysis::facts::field::get(
@@ -247,14 +244,7 @@ impl Rule for PythonLoopNumeric {
                             crate::analysis::facts::field::VALUE,
                         );
                     }
-                    let arr = base
-                        .map(|v| {
-                            m.text(crate::analysis::facts::Span {
-                                start: v.start_byte(),
-                                end: v.end_byte(),
-                            })
-                        })
-                        .unwrap_or("");
+                    let arr = base.map(|v| m.node_text(v)).unwrap_or("");
                     // all of `[...]`: `a[:, i]` holds two subscript fields
                     let idx = crate::analysis::facts::field::get(
                         node,
