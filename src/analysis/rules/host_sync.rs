@@ -213,28 +213,7 @@ fn feeds_next_input(
         )
         .collect();
     // what is computed from them anywhere in the body: the next iteration reads it
-    for _ in 0..4 {
-        let uses =
-            |s: crate::analysis::facts::Span| super::words(m.text(s)).any(|w| names.contains(&w));
-        let more: Vec<&str> = m
-            .assigns
-            .iter()
-            .filter(|a| in_body(a.span) && uses(a.value))
-            .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
-            .chain(
-                m.calls
-                    .iter()
-                    .filter(|k| uses(k.args_span))
-                    .filter_map(appended_to)
-                    .map(|r| m.text(r)),
-            )
-            .filter(|t| !names.contains(t))
-            .collect();
-        if more.is_empty() {
-            break;
-        }
-        names.extend(more);
-    }
+    grow_in_body(m, l, &mut names, true);
     // the tokens accumulate: appended to a buffer, or concatenated onto what holds them
     // (`x = torch.cat([x, tok])`), and what accumulates them is what the model is handed; a
     // size or a count read back is no decode, nor a state the model maps to its next value
@@ -255,19 +234,7 @@ fn feeds_next_input(
                 .filter(|t| names.contains(t)),
         )
         .collect();
-    for _ in 0..4 {
-        let more: Vec<&str> = m
-            .assigns
-            .iter()
-            .filter(|a| in_body(a.span) && super::words(m.text(a.value)).any(|w| acc.contains(&w)))
-            .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
-            .filter(|t| !acc.contains(t))
-            .collect();
-        if more.is_empty() {
-            break;
-        }
-        acc.extend(more);
-    }
+    grow_in_body(m, l, &mut acc, false);
     !acc.is_empty()
         && m.calls.iter().any(|k| {
             in_body(k.span)
@@ -275,6 +242,43 @@ fn feeds_next_input(
                 && crate::analysis::resolve::runs_model(m, k)
                 && super::words(m.text(k.args_span)).any(|w| acc.contains(&w))
         })
+}
+
+/// Adds to `names`, a few steps on, the names loop `l`'s body computes from them anywhere in it
+/// (`inp = torch.tensor(sequence)`), and with `appends` the buffers it appends them to
+/// (`sequence.append(idx)`).
+fn grow_in_body<'s>(
+    m: &crate::analysis::facts::Model<'s>,
+    l: &crate::analysis::facts::Loop,
+    names: &mut Vec<&'s str>,
+    appends: bool,
+) {
+    for _ in 0..4 {
+        let uses =
+            |s: crate::analysis::facts::Span| super::words(m.text(s)).any(|w| names.contains(&w));
+        let more: Vec<&str> = m
+            .assigns
+            .iter()
+            .filter(|a| l.span.contains(a.span) && uses(a.value))
+            .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+            .chain(
+                m.calls
+                    .iter()
+                    .filter(|k| {
+                        appends
+                            && l.span.contains(k.span)
+                            && matches!(m.last_name(k), "append" | "extend")
+                            && uses(k.args_span)
+                    })
+                    .filter_map(|k| k.recv.map(|r| m.text(r))),
+            )
+            .filter(|t| !names.contains(t))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        names.extend(more);
+    }
 }
 
 /// The calls that read a tensor back to the host.

@@ -205,20 +205,24 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
 
 /// Is loop `l` nested in a step loop of more than a few iterations (not across an epoch loop)?
 fn held_by_step_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
-    let mut cur = l.parent;
+    long_step_loop_from(m, l.parent) == Some(true)
+}
+
+/// Walking out from loop `start`: `Some(true)` at a step loop of more than a few iterations,
+/// `Some(false)` at an epoch loop met first, `None` when the loops run out.
+fn long_step_loop_from(m: &Model<'_>, start: Option<u32>) -> Option<bool> {
+    let mut cur = start;
     for _ in 0..256 {
-        let Some(p) = cur.and_then(|i| m.loops.get(i as usize)) else {
-            return false;
-        };
-        if p.info.step && !few_iterations(m, p) {
-            return true;
+        let l = cur.and_then(|i| m.loops.get(i as usize))?;
+        if l.info.step && !few_iterations(m, l) {
+            return Some(true);
         }
-        if p.info.epoch {
-            return false;
+        if l.info.epoch {
+            return Some(false);
         }
-        cur = p.parent;
+        cur = l.parent;
     }
-    false
+    None
 }
 
 /// The step loop that runs call `c` through a helper: `c` sits in a module-level function, in
@@ -358,24 +362,13 @@ pub(crate) fn rare_call(m: &Model<'_>, c: &Call) -> bool {
 /// loop, in a function that [`per_step_funcs`] marks? Setup code, once per run or per epoch,
 /// does not.
 pub(crate) fn runs_per_step(m: &Model<'_>, hot_funcs: &[bool], c: &Call) -> bool {
-    let mut cur = c.ctx.loop_;
-    for _ in 0..256 {
-        let Some(l) = cur.and_then(|i| m.loops.get(i as usize)) else {
-            break;
-        };
-        // (a loop of a few iterations runs per step when a step loop holds it: a WGAN's five
-        // critic iterations per batch)
-        if l.info.step && !few_iterations(m, l) {
-            return true;
-        }
-        if l.info.epoch {
-            return false;
-        }
-        cur = l.parent;
-    }
-    c.ctx
-        .func
-        .is_some_and(|f| hot_funcs.get(f as usize) == Some(&true))
+    // (a loop of a few iterations runs per step when a step loop holds it: a WGAN's five
+    // critic iterations per batch)
+    long_step_loop_from(m, c.ctx.loop_).unwrap_or_else(|| {
+        c.ctx
+            .func
+            .is_some_and(|f| hot_funcs.get(f as usize) == Some(&true))
+    })
 }
 
 pub(crate) fn cuda(m: &Model<'_>) -> bool {
@@ -828,12 +821,7 @@ fn built_by<'a>(m: &'a Model<'_>, a: Arg, at: &Call, depth: u8) -> Option<&'a Ca
         }
         ValKind::Ident => {
             let name = m.text(a.value);
-            let assigned = m.assigns.iter().rev().find(|x| {
-                x.span.end <= at.span.start
-                    && (m.text(x.left) == name
-                        || (x.targets.len() > 1 && x.targets.iter().any(|t| m.text(*t) == name)))
-            });
-            if let Some(x) = assigned {
+            if let Some(x) = latest_binding(m, name, at.span.start) {
                 let built = x.rhs_call.and_then(|ci| m.calls.get(ci as usize))?;
                 // `train_ds, val_ds = process_data()`: what the file's own function returns
                 if depth < 3
@@ -996,10 +984,7 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
                 && (args.contains(".cuda(")
                     || args.contains(".to(device")
                     || args.contains(".to(\"cuda")))
-                || m.call_args(t).iter().any(|a| {
-                    a.name.is_some_and(|n| m.text(n) == "device")
-                        || (a.vkind == ValKind::Ident && names_device(m, m.text(a.value)))
-                })
+                || m.call_args(t).iter().any(|a| device_arg(m, a))
         })
 }
 
@@ -1012,23 +997,31 @@ fn split_with_device(m: &Model<'_>, c: &Call) -> bool {
     if ds.vkind != ValKind::Ident {
         return false;
     }
-    let name = m.text(ds.value);
-    m.assigns
-        .iter()
-        .rev()
-        .find(|x| {
-            x.span.end <= c.span.start
-                && (m.text(x.left) == name || x.targets.iter().any(|t| m.text(*t) == name))
-        })
+    latest_binding(m, m.text(ds.value), c.span.start)
         .filter(|x| x.targets.len() > 1)
         .and_then(|x| x.rhs_call)
         .and_then(|i| m.calls.get(i as usize))
-        .is_some_and(|built| {
-            m.call_args(built).iter().any(|a| {
-                a.name.is_some_and(|n| m.text(n) == "device")
-                    || (a.vkind == ValKind::Ident && names_device(m, m.text(a.value)))
-            })
-        })
+        .is_some_and(|built| m.call_args(built).iter().any(|a| device_arg(m, a)))
+}
+
+/// The last assignment before byte `before` that binds `name`, alone or as one of a tuple's
+/// targets (`train_ds, val_ds = ...`).
+fn latest_binding<'a>(
+    m: &'a Model<'_>,
+    name: &str,
+    before: usize,
+) -> Option<&'a super::facts::Assign> {
+    m.assigns.iter().rev().find(|x| {
+        x.span.end <= before
+            && (m.text(x.left) == name
+                || (x.targets.len() > 1 && x.targets.iter().any(|t| m.text(*t) == name)))
+    })
+}
+
+/// An argument that hands a call the device: `device=...`, or the script's device variable.
+fn device_arg(m: &Model<'_>, a: &super::facts::Arg) -> bool {
+    a.name.is_some_and(|n| m.text(n) == "device")
+        || (a.vkind == ValKind::Ident && names_device(m, m.text(a.value)))
 }
 
 /// Is `v` the script's device variable (`device`, `train_device`, or a name bound to a
