@@ -702,3 +702,33 @@ fn a_subset_of_a_cheap_dataset_needs_no_workers() {
     );
     assert_eq!(lines_of(&run(&images), "EA101"), vec![17]);
 }
+
+/// A word2vec trainer that imports torch twice, once under an alias.
+const TWO_TORCH_NAMES: &str = "import torch as t
+import torch
+
+model = SkipGram(100000, 300).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for pos_u, pos_v, neg_v in loader:
+        loss = model(pos_u.cuda(), pos_v.cuda(), neg_v.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) import torch as t; import torch  → every run writes `model = t.compile(model)`
+#[test]
+fn a_fix_names_torch_the_same_way_on_every_run() {
+    // (the import table is a hash map: an unordered pick differed from run to run)
+    for _ in 0..24 {
+        let a = run(TWO_TORCH_NAMES);
+        let fix = a
+            .findings
+            .iter()
+            .find(|f| f.rule == "EA203")
+            .and_then(|f| f.fix.as_ref())
+            .expect("EA203 with a fix");
+        assert_eq!(fix.edits[0].content, "model = t.compile(model)\n");
+    }
+}

@@ -180,13 +180,15 @@ pub(crate) fn insert_after_imports(m: &Model<'_>, line: &str) -> Edit {
     }
 }
 
-/// The local name bound to the `torch` module (`torch`, or `T` after `import torch as T`).
+/// The local name bound to the `torch` module (`torch`, or `T` after `import torch as T`); of
+/// several (`import torch` and `import torch as t`), the least name (`t`), as the strategies'
+/// patches pick (`strategies::patch`), so the same file always gets the same fix.
 pub(crate) fn torch_name<'s>(m: &Model<'s>) -> Option<&'s str> {
     m.imports
         .iter()
-        .find(|(_, v)| v.as_str() == "torch")
+        .filter(|(k, v)| v.as_str() == "torch" && !k.is_empty())
         .map(|(k, _)| *k)
-        .filter(|k| !k.is_empty())
+        .min()
 }
 
 #[cfg(test)]
