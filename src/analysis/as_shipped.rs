@@ -630,9 +630,9 @@ enum Write<'a> {
 /// The line ranges (1-based, inclusive) of a script's top-level functions (also those defined
 /// in its `if __name__ == "__main__":` block) that nothing in the script calls or names, or
 /// calls only from a branch that never runs as shipped (`if args.train: train()` with the flag
-/// off by default): when the script runs, they do not. A file with no module-level code that
-/// names one of its own functions, if only in such a branch (a library module, whose
-/// functions other files call), has none. Names count in code only, not in comments or strings.
+/// off by default): when the script runs, they do not. A file with no `__main__` block and no
+/// module-level code that names one of its own functions, if only in such a branch (a library
+/// module, whose functions other files call), has none. Names count in code only, not in comments or strings.
 // Ex) def train(...): ...  (its call commented out in main) → train's lines
 pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     let root = m.tree.root_node();
@@ -641,6 +641,8 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     let mut module_names: Vec<(&str, bool)> = Vec::new();
     let mut cursor = root.walk();
     let mut items: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
+    let mut main_block = false;
+    let mut dispatched = false;
     let mut i = 0;
     while let Some(&child) = items.get(i) {
         i += 1;
@@ -651,6 +653,7 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
                 .is_some_and(|c| m.node_text(c).contains("__name__"))
             && let Some(body) = child.child_by_field_name("consequence")
         {
+            main_block = true;
             let mut c = body.walk();
             items.extend(body.named_children(&mut c));
             let mut c = child.walk();
@@ -671,15 +674,25 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             // unless each only wraps it (`@torch.no_grad()`, `@functools.lru_cache`)
             Some(name) if child.kind() == "decorated_definition" && !only_wrapped(m, child) => {
                 module_names.push((m.node_text(name), false));
+                funcs.push((m.node_text(name), child));
             }
             Some(name) => funcs.push((m.node_text(name), child)),
-            None => module_names.extend(names_in(m, child)),
+            None => {
+                // `globals()[sys.argv[1]]()`, `fire.Fire()`: the command line picks the function
+                let text = m.node_text(child);
+                dispatched |= text.contains("globals()[") || text.contains("Fire()");
+                module_names.extend(names_in(m, child));
+            }
         }
+    }
+    if dispatched {
+        return Vec::new();
     }
     let defined: std::collections::HashSet<&str> = funcs.iter().map(|(n, _)| *n).collect();
     // a script: its module-level code calls (or names) one of its functions, if only in a
-    // branch that is off
-    if !module_names.iter().any(|(w, _)| defined.contains(w)) {
+    // branch that is off, or it has a `__main__` block (which may call none of them:
+    // `if __name__ == "__main__": print("ok")` with `main` left uncalled)
+    if !main_block && !module_names.iter().any(|(w, _)| defined.contains(w)) {
         return Vec::new();
     }
     let mut reached: std::collections::HashSet<&str> = module_names

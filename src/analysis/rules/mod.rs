@@ -399,8 +399,8 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
     })
 }
 
-/// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`,
-/// `accelerator.prepare(model)`), if the file shows it. Returns what [`model_anchor`] does.
+/// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`; not
+/// `accelerator.prepare(model)` or `fabric.setup(model)`), if the file shows it. Returns what [`model_anchor`] does.
 pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     use super::facts::VarKind;
     // ((trained, live, own), byte, line, col, assign): the model an optimizer trains wins over
@@ -506,16 +506,9 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
         }
     }
     for c in &m.calls {
-        // `model, optimizer = fabric.setup(model, optimizer)`,
-        // `accelerator.prepare(model, ...)`: the framework places the model
-        let framework = match (
-            m.last_name(c),
-            c.recv.map(|r| m.text(r).to_ascii_lowercase()),
-        ) {
-            ("setup", Some(r)) => r.contains("fabric"),
-            ("prepare", Some(r)) => r.contains("accelerator"),
-            _ => false,
-        };
+        // `model, optimizer = fabric.setup(model, optimizer)`, `accelerator.prepare(model, ...)`
+        // hand the model to a framework that places it: no placement the file writes, so the
+        // anchor falls back to where the model is built
         // call `c` places the model `name`
         let placed = |best: &mut Best, name: &str| {
             consider(
@@ -532,15 +525,6 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                 None,
             );
         };
-        if framework {
-            for arg in m.call_args(c).iter().filter(|a| a.name.is_none()) {
-                let name = m.text(arg.value);
-                if m.var_kind(name) == Some(VarKind::Model) {
-                    placed(&mut best, name);
-                }
-            }
-            continue;
-        }
         if c.method.is_none()
             || !matches!(m.last_name(c), "to" | "cuda" | "type")
             || !crate::analysis::resolve::placement_arg(m, c)

@@ -1,0 +1,71 @@
+//! The twelfth accuracy round: shapes from the blind wave g208– and from the agreement study
+//! (two labellers, one file set) that the engine read wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A GCN script whose `__main__` block only prints: `main`, and the training it calls, never
+/// run.
+const MAIN_LEFT_UNCALLED: &str = "import torch
+import torch.nn.functional as F
+from models import GCN
+
+def train(model, optimizer, features, adj, labels):
+    model.train()
+    optimizer.zero_grad()
+    loss = F.nll_loss(model(features, adj), labels)
+    loss.backward()
+    optimizer.step()
+    print('loss: {:.4f}'.format(loss.item()))
+
+def main():
+    features, adj, labels = torch.load('graph.pt')
+    model = GCN(1433, 16, 7).cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    for epoch in range(200):
+        train(model, optimizer, features.cuda(), adj.cuda(), labels.cuda())
+
+if __name__ == '__main__':
+    print('good')
+";
+
+// Ex) if __name__ == '__main__': print('good')   (main never called)
+#[test]
+fn a_script_whose_main_block_calls_nothing_runs_none_of_its_functions() {
+    let a = run(MAIN_LEFT_UNCALLED);
+    assert!(a.findings.is_empty(), "{:?}", a.findings);
+    // calling main from the block runs the training
+    let called = MAIN_LEFT_UNCALLED.replace("print('good')", "main()");
+    let a = run(&called);
+    assert_eq!(lines_of(&a, "EA301"), vec![11]);
+    assert_eq!(lines_of(&a, "EA203"), vec![15]);
+}
+
+// Ex) @hydra.main(config_name='config')
+//     def main(cfg): ... train(...)
+//     if __name__ == '__main__': main()
+#[test]
+fn a_decorated_main_reaches_the_functions_it_calls() {
+    let hydra = MAIN_LEFT_UNCALLED
+        .replace("import torch\n", "import hydra\nimport torch\n")
+        .replace(
+            "def main():",
+            "@hydra.main(config_name='config')\ndef main(cfg):",
+        )
+        .replace("print('good')", "main()");
+    let a = run(&hydra);
+    assert_eq!(lines_of(&a, "EA301"), vec![12]);
+    // the command line picks the function by name: any of them may run
+    let dispatched = MAIN_LEFT_UNCALLED
+        .replace("import torch\n", "import sys\nimport torch\n")
+        .replace("print('good')", "globals()[sys.argv[1]]()");
+    assert_eq!(lines_of(&run(&dispatched), "EA301"), vec![12]);
+}
