@@ -69,3 +69,57 @@ fn a_decorated_main_reaches_the_functions_it_calls() {
         .replace("print('good')", "globals()[sys.argv[1]]()");
     assert_eq!(lines_of(&run(&dispatched), "EA301"), vec![12]);
 }
+
+/// A Lightning script: the framework runs the training loop of the module `trainer.fit` is
+/// handed; an inference placement follows.
+const LIGHTNING: &str = "import pytorch_lightning as pl
+import torch
+import timm
+
+class LitClassifier(pl.LightningModule):
+    def __init__(self, lr):
+        super().__init__()
+        self.net = timm.create_model('resnet34', pretrained=True, num_classes=10)
+        self.lr = lr
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self.net(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=self.lr)
+
+def main():
+    dm = ImageDataModule('data/')
+    model = LitClassifier(1e-3)
+    trainer = pl.Trainer(accelerator='gpu', devices=1, precision=16, max_epochs=10)
+    trainer.fit(model, dm)
+    best = LitClassifier.load_from_checkpoint('best.ckpt').to('cuda').eval()
+    return best
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) model = LitClassifier(1e-3) ... trainer.fit(model, dm)
+#[test]
+fn a_lightning_script_compiles_the_module_it_fits_where_it_is_built() {
+    let a = run(LIGHTNING);
+    assert_eq!(lines_of(&a, "EA203"), vec![20]);
+    assert_eq!(lines_of(&a, "EA204"), vec![20]);
+    // rebuilt from a checkpoint: still where it is built
+    let reloaded = LIGHTNING.replace(
+        "    trainer = pl.Trainer(",
+        "    if resume:\n        model = model.load_from_checkpoint('last.ckpt')\n    trainer = pl.Trainer(",
+    );
+    assert_eq!(lines_of(&run(&reloaded), "EA203"), vec![20]);
+    // compiled in the module: nothing to say
+    let compiled = LIGHTNING.replace(
+        "        self.lr = lr\n",
+        "        self.lr = lr\n        self.net = torch.compile(self.net)\n",
+    );
+    assert!(lines_of(&run(&compiled), "EA203").is_empty());
+    // never fitted: the framework runs nothing
+    let unfitted = LIGHTNING.replace("    trainer.fit(model, dm)\n", "");
+    assert!(lines_of(&run(&unfitted), "EA203").is_empty());
+}

@@ -380,23 +380,33 @@ pub(crate) fn trains_or_infers(m: &Model<'_>) -> bool {
 }
 
 /// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`), else
-/// where it is built: the anchor of the file-level GPU rules. Returns (call or assignment line,
+/// where it is built (for Lightning, the model `trainer.fit` is handed): the anchor of the
+/// file-level GPU rules. Returns (call or assignment line,
 /// column, the assignment index when the anchor is one).
 pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
-    model_placement(m).or_else(|| {
-        // `self.relu = nn.ReLU()` in a module's `__init__` is a part, not the model
-        m.assigns.iter().enumerate().find_map(|(i, a)| {
-            (a.targets.len() == 1
-                && !a.augmented
-                && a.rhs_call.is_some()
-                && a.ctx.class.is_none()
-                && m.kinds.get(m.text(a.left)) == Some(&super::facts::VarKind::Model))
-            .then(|| {
-                let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
-                (a.line, col, Some(i))
+    // a Lightning script without a loop of its own: the model `trainer.fit` trains, before
+    // a placement for inference elsewhere in the file
+    let lightning = first_train_loop(m)
+        .is_none()
+        .then(|| lightning_model(m))
+        .flatten();
+    lightning
+        .or_else(|| model_placement(m))
+        .or_else(|| lightning_model(m))
+        .or_else(|| {
+            // `self.relu = nn.ReLU()` in a module's `__init__` is a part, not the model
+            m.assigns.iter().enumerate().find_map(|(i, a)| {
+                (a.targets.len() == 1
+                    && !a.augmented
+                    && a.rhs_call.is_some()
+                    && a.ctx.class.is_none()
+                    && m.kinds.get(m.text(a.left)) == Some(&super::facts::VarKind::Model))
+                .then(|| {
+                    let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
+                    (a.line, col, Some(i))
+                })
             })
         })
-    })
 }
 
 /// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`; not
@@ -744,19 +754,78 @@ fn runs_a_trainer(m: &Model<'_>) -> bool {
             && matches!(m.last_name(c), "train" | "evaluate" | "predict")
             && !m.dead(&c.ctx)
             && !m.uncalled_line(c.line)
-            && (c
-                .recv
-                .is_some_and(|r| m.text(r).to_ascii_lowercase().contains("trainer"))
-                || c.recv_call
-                    .and_then(|i| m.calls.get(i as usize))
-                    .is_some_and(|k| m.last_name(k).ends_with("Trainer"))
-                || c.recv.is_some_and(|r| {
-                    super::as_shipped::binding(m, m.text(r), c.span.start, c.ctx.func)
-                        .and_then(|a| a.rhs_call)
-                        .and_then(|i| m.calls.get(i as usize))
-                        .is_some_and(|k| m.last_name(k).ends_with("Trainer"))
-                }))
+            && on_a_trainer(m, c)
     })
+}
+
+/// Is method call `c` made on a trainer: a receiver named like one (`trainer.train()`), built
+/// by a `...Trainer(...)` call in the expression or in its binding?
+fn on_a_trainer(m: &Model<'_>, c: &Call) -> bool {
+    c.recv
+        .is_some_and(|r| m.text(r).to_ascii_lowercase().contains("trainer"))
+        || c.recv_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|k| m.last_name(k).ends_with("Trainer"))
+        || c.recv.is_some_and(|r| {
+            super::as_shipped::binding(m, m.text(r), c.span.start, c.ctx.func)
+                .and_then(|a| a.rhs_call)
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|k| m.last_name(k).ends_with("Trainer"))
+        })
+}
+
+/// The `trainer.fit(model, ...)` that runs as shipped in a file building a Lightning
+/// `Trainer`: the framework owns the training loop of the model it is handed.
+pub(crate) fn lightning_fit<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
+    let lightning = m.calls.iter().any(|c| {
+        let q = m.qual(c);
+        m.last_name(c) == "Trainer"
+            && (q.starts_with("lightning") || q.starts_with("pytorch_lightning"))
+    });
+    if !lightning {
+        return None;
+    }
+    m.calls.iter().find(|c| {
+        c.method.is_some()
+            && m.last_name(c) == "fit"
+            && !m.dead(&c.ctx)
+            && !m.uncalled_line(c.line)
+            && on_a_trainer(m, c)
+    })
+}
+
+/// Where the model a Lightning `trainer.fit(model, ...)` trains is built (`model =
+/// LitClassifier(cfg)`), as [`model_anchor`] returns it.
+fn lightning_model(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
+    let fit = lightning_fit(m)?;
+    let arg = m.pos(fit, 0).or_else(|| m.kw(fit, "model"))?;
+    match arg.vkind {
+        ValKind::Ident => {
+            let name = m.text(arg.value);
+            let mut a = super::as_shipped::binding(m, name, fit.span.start, fit.ctx.func)
+                .or_else(|| latest_binding(m, name, fit.span.start))?;
+            // `model = model.load_from_checkpoint(path)`: rebuilt from itself, built before
+            for _ in 0..4 {
+                let rebuilt = a
+                    .rhs_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|c| c.recv.is_some_and(|r| m.text(r) == name));
+                match latest_binding(m, name, a.span.start) {
+                    Some(earlier) if rebuilt => a = earlier,
+                    _ => break,
+                }
+            }
+            let i = m.assigns.iter().position(|x| std::ptr::eq(x, a))?;
+            let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
+            Some((a.line, col, Some(i)))
+        }
+        // `trainer.fit(LitModel(cfg), dm)`
+        ValKind::Call => {
+            let built = m.calls.iter().find(|x| x.span == arg.value)?;
+            Some((built.line, built.col, None))
+        }
+        _ => None,
+    }
 }
 
 /// A Lightning `Trainer(...)` / Fabric call whose keywords are all visible.

@@ -17,8 +17,10 @@ declare_rule! {
     /// (`load_in_8bit=True`, `quantization_config=`), where `torch.compile` support is patchy.
     ///
     /// Reported where the trained model is placed on the device (`model = Net().to(device)`,
-    /// `model.cuda()`), else where it is built; the fix compiles it on the next line (for a Hugging
-    /// Face Trainer, the `TrainingArguments(` call).
+    /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
+    /// `fabric.setup(model)`; for a Lightning script, where the module `trainer.fit(model)`
+    /// trains is built: `model = LitClassifier(cfg)`); the fix compiles it on the next line (for
+    /// a Hugging Face Trainer, the `TrainingArguments(` call).
     ///
     /// ## Why is this slow?
     /// Eager PyTorch launches one kernel per operation and writes every intermediate to GPU
@@ -80,13 +82,15 @@ impl Rule for NoCompile {
         {
             return;
         }
-        // Lightning and other frameworks own the loop: only scripts with their own training
-        // loop, or HF `TrainingArguments`, are judged.
+        // Scripts with their own training loop, HF `TrainingArguments` or a Lightning
+        // `trainer.fit(model)` are judged (other frameworks own a loop the file does not show).
         // A loop handing the optimizer to the user's own `train_one_epoch` (in another module)
         // is judged too: the model is built and placed here, so `torch.compile` belongs here.
+        let lightning = super::first_train_loop(m).is_none() && super::lightning_fit(m).is_some();
         if super::first_train_loop(m).is_none()
             && super::hf_args_call(m).is_none()
             && !m.delegated_train
+            && !lightning
         {
             return;
         }
@@ -119,7 +123,7 @@ impl Rule for NoCompile {
         {
             return;
         }
-        let anchor = if super::first_train_loop(m).is_none() && !m.delegated_train {
+        let anchor = if super::first_train_loop(m).is_none() && !m.delegated_train && !lightning {
             None // a Hugging Face Trainer script: reported at `TrainingArguments`
         } else {
             super::model_anchor(m)

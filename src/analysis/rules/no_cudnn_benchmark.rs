@@ -21,7 +21,9 @@ declare_rule! {
     /// batch 1024, BENCHMARKS.md).
     ///
     /// Reported where the model is placed on the device (`model = Net().to(device)`,
-    /// `model.cuda()`), else where it is built.
+    /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
+    /// `fabric.setup(model)`; for a Lightning script, where the module `trainer.fit(model)`
+    /// trains is built).
     ///
     /// ## Why is this slow?
     /// Without the autotuner cuDNN picks a convolution algorithm by heuristics. With
