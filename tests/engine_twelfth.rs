@@ -123,3 +123,28 @@ fn a_lightning_script_compiles_the_module_it_fits_where_it_is_built() {
     let unfitted = LIGHTNING.replace("    trainer.fit(model, dm)\n", "");
     assert!(lines_of(&run(&unfitted), "EA203").is_empty());
 }
+
+/// A batch classifier that copies the logits to the host once and reads its results there.
+const HOST_RESULTS: &str = "import torch
+device = torch.device('cuda')
+model = Net().to(device)
+for ids in range(0, 100):
+    batch_img = torch.stack(load(ids))
+    output = model(batch_img.to(device)).cpu()
+    predict = torch.softmax(output, dim=1)
+    probs, classes = torch.max(predict, dim=1)
+    for idx, (pro, cla) in enumerate(zip(probs, classes)):
+        print(cla.numpy(), pro.numpy())
+    top = predict.argmax(1)
+    print(top.tolist())
+";
+
+// Ex) output = model(x).cpu(); probs, classes = torch.max(torch.softmax(output, 1), 1)
+#[test]
+fn values_computed_from_a_host_copy_stay_on_the_host() {
+    let a = run(HOST_RESULTS);
+    assert_eq!(lines_of(&a, "EA301"), vec![6]);
+    // the logits left on the GPU: every read waits
+    let a = run(&HOST_RESULTS.replace(".to(device)).cpu()", ".to(device))"));
+    assert_eq!(lines_of(&a, "EA301"), vec![10, 12]);
+}

@@ -25,7 +25,9 @@ declare_rule! {
     /// out in the same iteration (the features of each video's windows, saved once per video;
     /// not the features of a whole dataset, saved once per model). A batch
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
-    /// is a CPU tensor: reading it waits for nothing. A step loop that decodes with a language
+    /// is a CPU tensor: reading it waits for nothing; so is a value computed on the host from
+    /// one already copied (`output = model(x).cpu()` ... `probs, classes = torch.max(
+    /// torch.softmax(output, 1), 1)` ... `for p, c in zip(probs, classes): c.numpy()`). A step loop that decodes with a language
     /// model's `generate(...)` (decoding options, `**inputs`, token ids), itself or through a
     /// function of the file it calls (an RL fine-tune's `rollout(model, tokenizer, q)`), reads
     /// every token back already and is left alone; a GAN's `generator.generate(n, device)` is no such loop. So is
@@ -643,29 +645,7 @@ fn on_host(
     c: &crate::analysis::facts::Call,
     name: &str,
 ) -> bool {
-    let copied = |n: &str| {
-        m.assigns.iter().any(|a| {
-            l.span.contains(a.span)
-                && a.span.end <= c.span.start
-                && a.targets.len() == 1
-                && m.text(a.left) == n
-                && {
-                    let v = m.text(a.value);
-                    let v = v.trim_end();
-                    [".cpu()", ".numpy()", ".tolist()", ".item()"]
-                        .iter()
-                        .any(|r| v.ends_with(r))
-                        // `pred.eq(y).cpu().sum()`: methods of the copy stay on the host
-                        || v.rfind(".cpu()").is_some_and(|i| {
-                            let rest = v.get(i + ".cpu()".len()..).unwrap_or("");
-                            rest.starts_with('.')
-                                && !rest.contains(".to(")
-                                && !rest.contains(".cuda(")
-                                && !rest.contains(['[', ' ', '+', '*', '/', '-'])
-                        })
-                }
-        })
-    };
+    let copied = |n: &str| copied_to_host(m, l, c.span.start, n, 3);
     if copied(name) {
         return true;
     }
@@ -679,22 +659,143 @@ fn on_host(
         if std::ptr::eq(inner, l) {
             return false;
         }
-        if let Some(pos) = inner.targets.iter().position(|t| m.text(*t) == name)
-            && let Some(it) = inner.iter
-        {
-            let it = m.text(it);
-            let source = match it.strip_prefix("zip(").and_then(|r| r.strip_suffix(')')) {
-                Some(args) => args.split(',').nth(pos).map(str::trim),
-                None if inner.targets.len() == 1 => Some(it.trim()),
-                None => None,
-            };
-            return source.is_some_and(|s| {
-                s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') && copied(s)
-            });
+        if inner.targets.iter().any(|t| m.text(*t) == name) {
+            return m
+                .node(inner.span)
+                .and_then(|f| loop_source(m, f, name))
+                .is_some_and(|s| {
+                    s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') && copied(s)
+                });
         }
         cur = inner.parent;
     }
     false
+}
+
+/// What `for` statement `f` binds `name` to: the iterable of a plain target (`for box in
+/// boxes:`), the `zip` argument at the target's place (`for s, b in zip(scores, boxes):`), also
+/// under `enumerate` (`for i, (p, c) in enumerate(zip(probs, classes)):`).
+fn loop_source<'s, 't>(
+    m: &crate::analysis::facts::Model<'s>,
+    f: tree_sitter::Node<'t>,
+    name: &str,
+) -> Option<&'s str> {
+    let mut left = f.child_by_field_name("left")?;
+    let mut right = f.child_by_field_name("right")?;
+    let parts = |n: tree_sitter::Node<'t>| -> Vec<tree_sitter::Node<'t>> {
+        let mut n = n;
+        while n.kind() == "parenthesized_expression" {
+            match n.named_child(0) {
+                Some(c) => n = c,
+                None => break,
+            }
+        }
+        let mut cur = n.walk();
+        match n.kind() {
+            "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
+                n.named_children(&mut cur).collect()
+            }
+            _ => vec![n],
+        }
+    };
+    let call_of = |n: tree_sitter::Node<'t>, func: &str| -> Option<Vec<tree_sitter::Node<'t>>> {
+        (n.kind() == "call"
+            && n.child_by_field_name("function")
+                .is_some_and(|x| m.node_text(x) == func))
+        .then(|| n.child_by_field_name("arguments"))
+        .flatten()
+        .map(|a| {
+            let mut cur = a.walk();
+            a.named_children(&mut cur).collect::<Vec<_>>()
+        })
+    };
+    if let Some(args) = call_of(right, "enumerate") {
+        let ps = parts(left);
+        let (Some(first), [_, second]) = (args.first(), ps.as_slice()) else {
+            return None;
+        };
+        right = *first;
+        left = *second;
+    }
+    if left.kind() == "identifier" {
+        return (m.node_text(left) == name).then(|| m.node_text(right));
+    }
+    let args = call_of(right, "zip")?;
+    let pos = parts(left)
+        .iter()
+        .position(|p| p.kind() == "identifier" && m.node_text(*p) == name)?;
+    args.get(pos).map(|a| m.node_text(*a))
+}
+
+/// Is `name` bound in step loop `l`'s body before byte `at` to a host value: a `.cpu()` /
+/// `.numpy()` / `.tolist()` / `.item()` read, methods of a `.cpu()` copy
+/// (`pred.eq(y).cpu().sum()`), or — up to `depth` steps back — a function of host values only
+/// (`predict = torch.softmax(output, dim=1)`, `probs, classes = torch.max(predict, dim=1)`
+/// with `output = model(x).cpu()`), or a method of one (`output.argmax(1)`)?
+fn copied_to_host(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    at: usize,
+    name: &str,
+    depth: u8,
+) -> bool {
+    m.assigns.iter().any(|a| {
+        if !l.span.contains(a.span)
+            || a.span.end > at
+            || a.augmented
+            || !a.targets.iter().any(|t| m.text(*t) == name)
+        {
+            return false;
+        }
+        let v = m.text(a.value);
+        let v = v.trim_end();
+        let read = a.targets.len() == 1
+            && ([".cpu()", ".numpy()", ".tolist()", ".item()"]
+                .iter()
+                .any(|r| v.ends_with(r))
+                // `pred.eq(y).cpu().sum()`: methods of the copy stay on the host
+                || v.rfind(".cpu()").is_some_and(|i| {
+                    let rest = v.get(i + ".cpu()".len()..).unwrap_or("");
+                    rest.starts_with('.')
+                        && !rest.contains(".to(")
+                        && !rest.contains(".cuda(")
+                        && !rest.contains(['[', ' ', '+', '*', '/', '-'])
+                }));
+        if read {
+            return true;
+        }
+        if depth == 0 {
+            return false;
+        }
+        let Some(r) = a.rhs_call.and_then(|i| m.calls.get(i as usize)) else {
+            return false;
+        };
+        if r.span != a.value || r.splat.is_some() || r.star {
+            return false;
+        }
+        let host = |n: &str| copied_to_host(m, l, a.span.start, n, depth - 1);
+        let q = m.qual(r);
+        match r.recv.filter(|_| r.method.is_some()) {
+            // `output.argmax(1)`: a method of a host name, not a move
+            Some(recv)
+                if m.node(recv).is_some_and(|n| n.kind() == "identifier") && host(m.text(recv)) =>
+            {
+                !matches!(m.last_name(r), "to" | "cuda")
+            }
+            // a method of anything else (`self.head(x)`, `out.to(device)`): not known
+            Some(_) if !(q.starts_with("torch.") || q.starts_with("numpy.")) => false,
+            // `torch.softmax(output, dim=1)`, `criterion(out, y)`: every positional argument a
+            // host name
+            _ => {
+                let args = m.call_args(r);
+                let pos: Vec<_> = args.iter().filter(|x| x.name.is_none()).collect();
+                !pos.is_empty()
+                    && pos.iter().all(|x| {
+                        x.vkind == crate::analysis::facts::ValKind::Ident && host(m.text(x.value))
+                    })
+            }
+        }
+    })
 }
 
 /// Does the chain of methods `c` reads (`y.sum().item()`, `(y > 0).float().mean().item()`)
