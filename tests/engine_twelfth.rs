@@ -148,3 +148,44 @@ fn values_computed_from_a_host_copy_stay_on_the_host() {
     let a = run(&HOST_RESULTS.replace(".to(device)).cpu()", ".to(device))"));
     assert_eq!(lines_of(&a, "EA301"), vec![10, 12]);
 }
+
+// Ex) def training_step(self, batch, batch_idx): ... self.log('loss', loss.item())
+#[test]
+fn a_read_in_the_step_a_framework_runs_is_a_host_sync() {
+    let logged = LIGHTNING.replace(
+        "        return torch.nn.functional.cross_entropy(self.net(x), y)\n",
+        "        loss = torch.nn.functional.cross_entropy(self.net(x), y)\n        self.log('loss', loss.item())\n        return loss\n",
+    );
+    let a = run(&logged);
+    assert_eq!(lines_of(&a, "EA301"), vec![14]);
+    // every 50 batches only, or in the step run once after training: nothing per step
+    let guarded = logged.replace(
+        "        self.log('loss', loss.item())\n",
+        "        if batch_idx % 50 == 0:\n            self.log('loss', loss.item())\n",
+    );
+    assert!(lines_of(&run(&guarded), "EA301").is_empty());
+    let tested = logged.replace("def training_step(", "def test_step(");
+    assert!(lines_of(&run(&tested), "EA301").is_empty());
+    // Ignite: the process function handed to `Engine`
+    let ignite = "import torch
+from ignite.engine import Engine
+
+def main():
+    model = Net().cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+
+    def step(engine, batch):
+        x, y = batch[0].cuda(non_blocking=True), batch[1].cuda(non_blocking=True)
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return {'loss': loss.item()}
+
+    trainer = Engine(step)
+    trainer.run(loader, max_epochs=10)
+
+main()
+";
+    assert_eq!(lines_of(&run(ignite), "EA301"), vec![14]);
+}

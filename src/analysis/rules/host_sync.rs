@@ -14,7 +14,11 @@ declare_rule! {
     /// also an `.item()` in the body of a
     /// module-level helper (outside any loop or `if` of its own) whose every call in the file
     /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
-    /// number_of_correct(pred, y): return pred.eq(y).sum().item()`). A `.cpu()` / `.numpy()` / `.tolist()` whose
+    /// number_of_correct(pred, y): return pred.eq(y).sum().item()`); also a read directly in
+    /// the step a framework runs (outside any loop or `if` of its own): a `*_step` method of a
+    /// Lightning module the file fits (`training_step`, `validation_step`, a `shared_step` they
+    /// call; not `test_step` / `predict_step`), or the function handed to Ignite's
+    /// `Engine(step)`. A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, an LMDB or queue
     /// `put`, a CSV row, a socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` or a function
     /// of the file that writes what it is handed, directly or through values computed from
@@ -107,6 +111,19 @@ impl Rule for HostSync {
                     .then(|| super::helper_step_ctx(m, c))
                     .flatten()
             }) else {
+                // the step a framework runs: a Lightning module's `training_step`, an Ignite
+                // process function
+                if let Some(step) = framework_step(m, c) {
+                    let message = format!(
+                        "`.{last}()` in `{step}` waits for the GPU every step; keep values on the device and read them every N steps"
+                    );
+                    match chain_anchor(m, c) {
+                        Some((line, col)) => {
+                            cx.at(&Self::META, line, col, c.end_line, message, None);
+                        }
+                        None => cx.at_call(&Self::META, c, message, None),
+                    }
+                }
                 continue;
             };
             // autoregressive `generate()` reads every sampled token back to decide when to stop:
@@ -173,6 +190,58 @@ impl Rule for HostSync {
             }
         }
     }
+}
+
+/// The name of the function a framework runs every step that holds read `c` directly (not
+/// under an `if` or in a loop of its own): a `*_step` method of a Lightning module the file
+/// fits (`training_step`, `validation_step`, a `shared_step` they call; not `test_step` /
+/// `predict_step`, run once after training), or the process function handed to Ignite's
+/// `Engine(step)`. A `.cpu()` / `.numpy()` / `.tolist()` in a step that writes files (features
+/// saved per batch) is its product and left alone.
+fn framework_step<'s>(
+    m: &crate::analysis::facts::Model<'s>,
+    c: &crate::analysis::facts::Call,
+) -> Option<&'s str> {
+    if c.ctx.loop_.is_some()
+        || c.ctx.under_if
+        || c.ctx.mod_guard
+        || m.dead(&c.ctx)
+        || m.uncalled_line(c.line)
+        || super::under_if_in_function(m, c)
+    {
+        return None;
+    }
+    let fi = c.ctx.func?;
+    let f = m.funcs.get(fi as usize)?;
+    let name = m.text(f.name);
+    let lightning = || {
+        name.ends_with("_step")
+            && !matches!(name, "test_step" | "predict_step")
+            && f.class
+                .and_then(|k| m.classes.get(k as usize))
+                .and_then(|k| k.bases)
+                .is_some_and(|b| m.text(b).contains("LightningModule"))
+            && super::lightning_fit(m).is_some()
+    };
+    let ignite = || {
+        m.calls.iter().any(|e| {
+            m.last_name(e) == "Engine"
+                && m.qual(e).starts_with("ignite")
+                && !m.dead(&e.ctx)
+                && m.pos(e, 0).is_some_and(|a| m.text(a.value) == name)
+        })
+    };
+    if !(lightning() || ignite()) {
+        return None;
+    }
+    let writes = m.calls.iter().any(|k| {
+        k.ctx.func == Some(fi)
+            && matches!(
+                m.last_name(k),
+                "save" | "savez" | "savez_compressed" | "write" | "imwrite" | "save_image" | "dump"
+            )
+    });
+    (m.last_name(c) == "item" || !writes).then_some(name)
 }
 
 /// The names the value read by call `c` is assigned to in loop `l`'s body (`x = out.cpu()`).

@@ -272,7 +272,7 @@ fn helper_step_ctx_at(m: &Model<'_>, c: &Call, depth: u8) -> Option<StepCtx> {
 
 /// Does call `c` sit under an `if` (or its `elif` / `else`) of the function it is in
 /// (`if tb_writer: tb_writer.add_scalar("loss", loss.item(), it)`)?
-fn under_if_in_function(m: &Model<'_>, c: &Call) -> bool {
+pub(crate) fn under_if_in_function(m: &Model<'_>, c: &Call) -> bool {
     let Some(mut n) = m.node(c.span) else {
         return false;
     };
