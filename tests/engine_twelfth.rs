@@ -189,3 +189,46 @@ main()
 ";
     assert_eq!(lines_of(&run(ignite), "EA301"), vec![14]);
 }
+
+/// A tagger's dataset: windows of word ids held in lists, indexed per item after the
+/// tutorial's `torch.is_tensor(idx)` check.
+const ID_WINDOWS: &str = "import torch
+from torch.utils.data import Dataset, DataLoader
+
+class Windows(Dataset):
+    def __init__(self, ids, labels):
+        self.ids = ids
+        self.labels = labels
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, idx):
+        if torch.is_tensor(idx):
+            idx = idx.tolist()
+        return torch.tensor(self.ids[idx]), torch.tensor(self.labels[idx])
+
+train_ids, train_labels = build_windows('train.txt')
+loader = DataLoader(Windows(train_ids, train_labels), batch_size=32, shuffle=True)
+model = Tagger().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(5):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) def __getitem__(self, idx): if torch.is_tensor(idx): idx = idx.tolist() ...
+#[test]
+fn the_tutorial_index_check_costs_an_item_nothing() {
+    let a = run(ID_WINDOWS);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    // an item read from disk is work a worker could overlap
+    let read = ID_WINDOWS.replace(
+        "return torch.tensor(self.ids[idx])",
+        "return torch.tensor(np.load(self.ids[idx]))",
+    );
+    assert_eq!(lines_of(&run(&read), "EA101"), vec![18]);
+}

@@ -1626,6 +1626,9 @@ const CHEAP_ITEM_CALLS: &[&str] = &[
     "array",
     "astype",
     "get",
+    // `if torch.is_tensor(idx): idx = idx.tolist()`, the tutorial's boilerplate
+    "is_tensor",
+    "tolist",
 ];
 /// A loader read for one batch and dropped: `next(iter(DataLoader(...)))`, or a name bound to
 /// a loader whose every use is `next(iter(name))` (never looped over, returned, or handed to a
