@@ -232,3 +232,21 @@ fn the_tutorial_index_check_costs_an_item_nothing() {
     );
     assert_eq!(lines_of(&run(&read), "EA101"), vec![18]);
 }
+
+// Ex) tp = torch.sum(\n    (preds == 1) & (labels == 1)\n).item()
+#[test]
+fn a_read_closing_a_call_written_over_lines_is_reported_where_the_statement_starts() {
+    let src = "import torch
+model = Net().cuda()
+for x, y in loader:
+    preds = model(x.cuda()).argmax(1)
+    tp = torch.sum(
+        (preds == 1) & (y.cuda() == 1)
+    ).item()
+    boxes = (preds
+             .detach()
+             .cpu()
+             .numpy())
+";
+    assert_eq!(lines_of(&run(src), "EA301"), vec![5, 10]);
+}

@@ -39,7 +39,10 @@ declare_rule! {
     /// a helper: `act(env, policy, obs)`): its `.cpu()` / `.numpy()` reads and its `done`
     /// test belong to the interaction with the host-side simulator.
     ///
-    /// Reported on the line of the `.item()` / `.cpu()` / `.numpy()` / `.tolist()` call.
+    /// Reported on the line of the `.item()` / `.cpu()` / `.numpy()` / `.tolist()` call: where
+    /// the call starts (`torch.sum(` of `torch.sum(\n ...\n).item()`), or for a chain written one
+    /// method per line, the line of its first read (`.cpu()` of `(out\n .detach()\n .cpu()\n
+    /// .numpy())`).
     ///
     /// ## Why is this slow?
     /// Reading a GPU value on the host waits until every queued kernel has run: the CPU stops
@@ -369,10 +372,10 @@ fn iterates_model_output(
     })
 }
 
-/// Where a read that ends a chain written over several lines is: the line of its first
+/// Where a read that ends a chain written one method per line is: the line of its first
 /// read method (`outputs[i]` / `.get("boxes")` / `.detach()` / `.cpu()` / `.numpy()`: the
 /// `.cpu()` line), not the line the chain starts on. `None` when the read is on the chain's
-/// first line.
+/// first line, or closes a call written over several lines (`torch.sum(\n ...\n).item()`).
 // Ex) pred_boxes = (outputs[i]\n .get("boxes")\n .detach()\n .cpu()\n .numpy())
 fn chain_anchor(
     m: &crate::analysis::facts::Model<'_>,
@@ -389,7 +392,14 @@ fn chain_anchor(
     }
     let name = m.node(first.method?)?;
     let (line, col) = crate::analysis::facts::line_col(m.src, name);
-    (line != c.line).then_some((line, col))
+    // a chain written one method per line (`.cpu()` opens its line), not a call closed on a
+    // later line (`torch.sum(\n ...\n).item()`: the statement's line)
+    let opens_line = m
+        .src
+        .get(..name.start_byte())
+        .and_then(|before| before.rsplit('\n').next())
+        .is_some_and(|lead| lead.trim_start() == ".");
+    (line != c.line && opens_line).then_some((line, col))
 }
 
 /// The name a comprehension around call `c` iterates to bind `name`: `targets` for `target` in
