@@ -250,3 +250,28 @@ for x, y in loader:
 ";
     assert_eq!(lines_of(&run(src), "EA301"), vec![5, 10]);
 }
+
+// Ex) parser = configargparse.ArgParser(...); parser.add("--use_wandb", action="store_true")
+#[test]
+fn configargparse_options_have_their_defaults() {
+    let src = "import configargparse
+import torch
+import wandb
+
+def train(args, model, loader):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        if args.use_wandb:
+            wandb.log({'loss': loss.item()})
+
+if __name__ == '__main__':
+    parser = configargparse.ArgParser(default_config_files=['config.txt'])
+    parser.add('--use_wandb', action='store_true', default=False)
+    args = parser.parse_args()
+    train(args, Net().cuda(), make_loader())
+";
+    assert!(lines_of(&run(src), "EA301").is_empty());
+    let on = src.replace("default=False", "default=True");
+    assert_eq!(lines_of(&run(&on), "EA301"), vec![10]);
+}

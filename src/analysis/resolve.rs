@@ -58,6 +58,18 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
     loaders(m);
 }
 
+/// Does call `c` declare a command-line option: argparse's `parser.add_argument(...)`, or
+/// configargparse's `parser.add(...)` / `parser.add_arg(...)`?
+fn adds_option(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    match m.last_name(c) {
+        "add_argument" => true,
+        "add" | "add_arg" => c
+            .recv
+            .is_some_and(|r| m.text(r).to_ascii_lowercase().contains("parser")),
+        _ => false,
+    }
+}
+
 fn argparse(m: &mut Model<'_>) {
     for c in &m.calls {
         // absl / TF flags: `flags.DEFINE_bool("train", False, "help")` read as `FLAGS.train`
@@ -76,7 +88,7 @@ fn argparse(m: &mut Model<'_>) {
             }
             continue;
         }
-        if m.last_name(c) != "add_argument" {
+        if !adds_option(m, c) {
             continue;
         }
         let mut dest: Option<String> = None;
@@ -713,7 +725,7 @@ fn device(m: &mut Model<'_>) {
         // (not the names of a command-line option: `add_argument('--cuda', dest='cuda',
         // action='store_true')` says nothing of where the work runs)
         for a in m.call_args(c) {
-            if a.vkind == ValKind::Str && last != "add_argument" {
+            if a.vkind == ValKind::Str && !adds_option(m, c) {
                 let t = m.text(a.value).trim_matches(['"', '\'']);
                 if t == "cuda" || t.starts_with("cuda:") {
                     see("cuda");
@@ -1926,7 +1938,7 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         {
             s |= S_WRITE;
         }
-        "add_argument" => {
+        _ if adds_option(m, c) => {
             let a = m.text(c.args_span);
             if a.contains("epoch") || a.contains("\"--lr\"") || a.contains("learning") {
                 s |= S_EPOCH_ARG;
