@@ -258,7 +258,7 @@ for x, y in loader:
     // the script writes no placement of its own: the catalog's "else where it is built" (as
     // two blind labellers of g206 put TinyLlama's and diffusers' findings, twelfth session)
     assert_eq!(lines_of(&run(fabric), "EA203"), vec![4]);
-    // so for Accelerate (whose `accelerate config` may compile: EA203 stays silent there)
+    // so for Accelerate
     let accelerate = fabric
         .replace("vit_b_16", "resnet50")
         .replace(
@@ -273,6 +273,13 @@ for x, y in loader:
         .replace("fabric.setup(", "accelerator.prepare(")
         .replace("fabric.backward(", "accelerator.backward(");
     assert_eq!(lines_of(&run(&accelerate), "EA204"), vec![4]);
+    // as shipped an `Accelerator()` runs eagerly; a backend chosen elsewhere may compile
+    assert_eq!(lines_of(&run(&accelerate), "EA203"), vec![4]);
+    let chosen = accelerate.replace(
+        "Accelerator(mixed_precision='bf16')",
+        "Accelerator(mixed_precision='bf16', dynamo_backend=args.backend)",
+    );
+    assert!(lines_of(&run(&chosen), "EA203").is_empty());
 }
 
 // Ex) model = prefix_llama.create_model(size, device=device, use_4bit=True)

@@ -1198,13 +1198,23 @@ fn precision(m: &mut Model<'_>) {
         }
     }
     // (`Accelerator()` without `mixed_precision=` runs in fp32 as shipped: its default is
-    // "no", and only a launch configuration outside the repository changes it)
-    // `TrainingArguments(torch_compile=args.compile)`: compilation is decided elsewhere
+    // "no", and only a launch configuration outside the repository changes it; so does its
+    // `dynamo_backend`: without one the model runs eagerly as shipped)
+    // `TrainingArguments(torch_compile=args.compile)`,
+    // `Accelerator(dynamo_backend=args.backend)`: compilation is decided elsewhere
     m.compile_unknown = compile_var
         || m.calls.iter().any(|c| {
             m.last_name(c) == "Accelerator"
-                && m.kw(c, "dynamo_backend").is_none()
-                && m.kw(c, "dynamo_plugin").is_none()
+                && (m.kw(c, "dynamo_plugin").is_some()
+                    || m.kw(c, "dynamo_backend").is_some_and(|b| {
+                        !matches!(
+                            m.text(b.value)
+                                .trim_matches(['"', '\''])
+                                .to_ascii_lowercase()
+                                .as_str(),
+                            "no" | "none"
+                        )
+                    }))
         });
     // `@torch.compile` as a bare decorator is an attribute, not a call.
     if m.src.contains("@torch.compile") {

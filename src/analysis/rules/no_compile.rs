@@ -15,6 +15,8 @@ declare_rule! {
     /// most 100): the compilation would take longer than it could save (18.8 s to compile
     /// against a 1.33x faster step on an H200, BENCHMARKS.md). Nor for int8/4-bit weights
     /// (`load_in_8bit=True`, `quantization_config=`), where `torch.compile` support is patchy.
+    /// An `Accelerator()` without `dynamo_backend=` runs eagerly as shipped (flagged); one whose
+    /// backend comes from elsewhere (`dynamo_backend=args.backend`) may compile (silent).
     ///
     /// Reported where the trained model is placed on the device (`model = Net().to(device)`,
     /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
