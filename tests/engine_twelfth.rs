@@ -275,3 +275,77 @@ if __name__ == '__main__':
     let on = src.replace("default=False", "default=True");
     assert_eq!(lines_of(&run(&on), "EA301"), vec![10]);
 }
+
+// Ex) data_collator = default_data_collator; DataLoader(train_dataset, collate_fn=data_collator)
+#[test]
+fn a_collate_that_joins_padded_ids_or_names_the_default_one_only_pads() {
+    let src = "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoTokenizer, AutoModelForQuestionAnswering, default_data_collator
+
+tokenizer = AutoTokenizer.from_pretrained('bert-base-chinese')
+model = AutoModelForQuestionAnswering.from_pretrained('bert-base-chinese').cuda()
+train_dataset = raw['train'].map(prepare_features, batched=True)
+data_collator = default_data_collator
+train_dataloader = DataLoader(train_dataset, shuffle=True, collate_fn=data_collator, batch_size=8)
+optimizer = torch.optim.AdamW(model.parameters())
+for epoch in range(3):
+    for batch in train_dataloader:
+        loss = model(**{k: v.cuda() for k, v in batch.items()}).loss
+        loss.backward()
+        optimizer.step()
+";
+    assert!(lines_of(&run(src), "EA101").is_empty());
+    // a collate of the file that joins what the dataset tokenized and padded
+    let joined = src
+        .replace(
+            "data_collator = default_data_collator\n",
+            "def join(batch):\n    ids, labels = [], []\n    for d, y in batch:\n        ids.append(d['input_ids'])\n        labels.append(y)\n    return torch.cat(ids), labels\n",
+        )
+        .replace("collate_fn=data_collator", "collate_fn=join");
+    assert!(lines_of(&run(&joined), "EA101").is_empty());
+    // a collate that augments each sample is work per item
+    let augmented = joined.replace(
+        "ids.append(d['input_ids'])",
+        "ids.append(mask_tokens(d['input_ids']))",
+    );
+    assert_eq!(lines_of(&run(&augmented), "EA101"), vec![14]);
+}
+
+// Ex) model = DETR(num_classes=10, hidden_dim=256).to(device)
+//     model = SentenceTransformer(args.model_name); model.encode(batch, device=device)
+#[test]
+fn detection_transformers_and_sentence_encoders_do_matmul_work() {
+    let detr = "import torch
+from models import DETR
+device = torch.device('cuda')
+model = DETR(num_classes=10, hidden_dim=256).to(device)
+optimizer = torch.optim.AdamW(model.parameters())
+for images, targets in loader:
+    loss = criterion(model(images.to(device)), targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+    assert_eq!(lines_of(&run(detr), "EA202"), vec![4]);
+    // the same loop over an imported model the file does not name: it may be convolutional
+    assert!(lines_of(&run(&detr.replace("DETR", "Net")), "EA202").is_empty());
+    let encoder = "import pandas as pd
+import torch
+from sentence_transformers import SentenceTransformer
+
+def encode(texts, name):
+    device = 'cuda' if torch.cuda.is_available() else 'cpu'
+    model = SentenceTransformer(name)
+    model = model.to(device)
+    out = []
+    for i in range(0, len(texts), 64):
+        out.extend(model.encode(texts[i:i + 64], device=device))
+    return out
+
+if __name__ == '__main__':
+    df = pd.read_csv('passages.tsv', sep='\\t')
+    pd.to_pickle(encode(df['text'].tolist(), 'all-MiniLM-L6-v2'), 'emb.pkl')
+";
+    assert_eq!(lines_of(&run(encoder), "EA202"), vec![8]);
+}

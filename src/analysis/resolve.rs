@@ -715,12 +715,12 @@ fn device(m: &mut Model<'_>) {
         {
             housekeeping = true;
         }
-        // without `device=`, sentence-transformers picks CUDA when it is available
-        if is_sentence_model(&q) {
-            match m.kw(c, "device") {
-                Some(a) => see(m.text(a.value)),
-                None => see("cuda"),
-            }
+        // (without `device=`, sentence-transformers picks CUDA when it is available: code that
+        // names no device is not written for one, as the catalog reads any other file)
+        if is_sentence_model(&q)
+            && let Some(a) = m.kw(c, "device")
+        {
+            see(m.text(a.value));
         }
         // (not the names of a command-line option: `add_argument('--cuda', dest='cuda',
         // action='store_true')` says nothing of where the work runs)

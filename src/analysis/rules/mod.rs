@@ -1290,6 +1290,10 @@ fn padding_collate(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
         return true;
     }
     if let Some(a) = super::as_shipped::binding(m, text, at.span.start, at.ctx.func) {
+        // `data_collator = default_data_collator`: another name for one
+        if a.rhs_call.is_none() && a.vkind == ValKind::Ident && m.text(a.value) != text {
+            return padding_collate(m, a.value, at);
+        }
         return a
             .rhs_call
             .and_then(|i| m.calls.get(i as usize))
@@ -1304,17 +1308,21 @@ fn padding_collate(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
         .iter()
         .filter(|x| x.ctx.func == Some(fi as u32))
         .peekable();
+    // (or joins ids the dataset padded: `input_ids.append(d["input_ids"])` ...
+    // `torch.cat(input_ids)`)
     calls.peek().is_some()
         && m.calls
             .iter()
             .filter(|x| x.ctx.func == Some(fi as u32))
-            .any(|x| matches!(m.last_name(x), "pad" | "pad_sequence"))
+            .any(|x| matches!(m.last_name(x), "pad" | "pad_sequence" | "stack" | "cat"))
         && calls.all(|x| {
             matches!(
                 m.last_name(x),
                 "pad"
                     | "pad_sequence"
                     | "stack"
+                    | "cat"
+                    | "append"
                     | "tensor"
                     | "as_tensor"
                     | "LongTensor"

@@ -6,7 +6,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags CUDA training or inference in fp32 (no autocast, no half-precision or quantized
-    /// model) that does not enable TF32 for matrix multiplies
+    /// model; inference also through a sentence-transformers encoder's `model.encode(...)`)
+    /// that does not enable TF32 for matrix multiplies
     /// (`torch.set_float32_matmul_precision("high")` or
     /// `torch.backends.cuda.matmul.allow_tf32 = True`). Reported where the model an optimizer
     /// trains is placed on the device (not a frozen teacher placed before it). A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
@@ -95,7 +96,7 @@ impl Rule for NoTf32 {
         let m = cx.m;
         let p = &m.facts.precision;
         if !super::cuda(m)
-            || !super::trains_or_infers(m)
+            || !(super::trains_or_infers(m) || encodes_sentences(m))
             || p.autocast
             || p.half
             || p.tf32
@@ -215,7 +216,38 @@ const TRANSFORMER_WORDS: &[&str] = &[
     "gemma",
     "whisper",
     "siglip",
+    // a detection transformer (`DETR(...)`, `DetrForObjectDetection`), sentence encoders
+    // (`"all-MiniLM-L6-v2"`, `"all-mpnet-base-v2"`), a self-supervised ViT (`"dinov2_vits14"`)
+    "detr",
+    "minilm",
+    "mpnet",
+    "dinov2",
 ];
+
+/// Does the file run a sentence-transformers encoder: a `.encode(...)` that runs as shipped on
+/// a name bound to `SentenceTransformer(...)`? The library batches and disables autograd
+/// itself, so the file may read as data processing, but every batch is a transformer's
+/// forward pass in fp32.
+// Ex) model = SentenceTransformer(args.model_name).to(device) ... model.encode(batch)
+fn encodes_sentences(m: &crate::analysis::facts::Model<'_>) -> bool {
+    m.calls.iter().any(|c| {
+        c.method.is_some()
+            && m.last_name(c).starts_with("encode")
+            && !m.dead(&c.ctx)
+            && !m.uncalled_line(c.line)
+            && c.recv.is_some_and(|r| {
+                m.assigns.iter().any(|a| {
+                    m.text(a.left) == m.text(r)
+                        && a.rhs_call
+                            .and_then(|i| m.calls.get(i as usize))
+                            .is_some_and(|k| {
+                                m.last_name(k) == "SentenceTransformer"
+                                    || m.qual(k).starts_with("sentence_transformers")
+                            })
+                })
+            })
+    })
+}
 
 /// Is identifier `n` the function of a call, a class's name or base, or part of an import?
 fn names_a_model(n: tree_sitter::Node<'_>) -> bool {
