@@ -349,3 +349,26 @@ if __name__ == '__main__':
 ";
     assert_eq!(lines_of(&run(encoder), "EA202"), vec![8]);
 }
+
+// Ex) import torchvision_sunner.data as sunnerData; loader = sunnerData.DataLoader(...)
+#[test]
+fn a_library_sharing_torchs_prefix_builds_no_torch_loader() {
+    let src = "import torch
+import torchvision_sunner.data as sunnerData
+loader = sunnerData.DataLoader(sunnerData.ImageDataset(root=['faces/']), batch_size=4)
+model = StyleGAN().cuda()
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for img in loader:
+        loss = model(img.cuda()).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+";
+    assert!(lines_of(&run(src), "EA101").is_empty());
+    let torch_loader = src.replace(
+        "import torchvision_sunner.data as sunnerData\n",
+        "import torchvision_sunner.data as sunnerData\nfrom torch.utils.data import DataLoader\n",
+    ).replace("loader = sunnerData.DataLoader(", "loader = DataLoader(");
+    assert_eq!(lines_of(&run(&torch_loader), "EA101"), vec![4]);
+}

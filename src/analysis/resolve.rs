@@ -2465,7 +2465,10 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
         || (q == "data.DataLoader"
             && !m.imports.contains_key("data")
             && m.src.contains("import *"))
-        || (q.ends_with(".DataLoader") && q.starts_with("torch"))
+        // (torch's own modules and PyTorch Geometric's subclass; not a wrapper library that
+        // only shares the prefix: `torchvision_sunner.data.DataLoader`)
+        || (q.ends_with(".DataLoader")
+            && (q.starts_with("torch.") || q.starts_with("torch_geometric.")))
         // a subclass with torch's arguments and defaults (`num_workers=0`, no pinning)
         || q == "monai.data.DataLoader"
 }
