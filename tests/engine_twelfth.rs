@@ -372,3 +372,43 @@ for epoch in range(10):
     ).replace("loader = sunnerData.DataLoader(", "loader = DataLoader(");
     assert_eq!(lines_of(&run(&torch_loader), "EA101"), vec![4]);
 }
+
+/// A conditional VAE for MNIST whose decoder sizes come from attributes `__init__` binds from
+/// its parameters' defaults: about 370,000 parameters.
+const SMALL_CVAE: &str = "import torch
+import torch.nn as nn
+device = torch.device('cuda')
+
+class Model(nn.Module):
+    def __init__(self, latent_size=32, num_classes=10):
+        super().__init__()
+        self.latent_size = latent_size
+        self.num_classes = num_classes
+        self.conv1 = nn.Conv2d(2, 16, kernel_size=5, stride=2)
+        self.conv2 = nn.Conv2d(16, 32, kernel_size=5, stride=2)
+        self.linear1 = nn.Linear(4*4*32, 300)
+        self.mu = nn.Linear(300, self.latent_size)
+        self.linear2 = nn.Linear(self.latent_size + self.num_classes, 300)
+        self.linear3 = nn.Linear(300, 4*4*32)
+        self.conv3 = nn.ConvTranspose2d(32, 16, kernel_size=5, stride=2)
+
+model = Model().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    for x, y in train_loader:
+        loss = model(x.to(device), y.to(device)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) self.latent_size = latent_size ... nn.Linear(self.latent_size + self.num_classes, 300)
+#[test]
+fn layer_sizes_read_through_attributes_init_binds() {
+    let a = run(SMALL_CVAE);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA204").is_empty(), "{:?}", a.findings);
+    // a wide latent space makes it a model whose arithmetic matters
+    let wide = SMALL_CVAE.replace("latent_size=32", "latent_size=4096");
+    assert_eq!(lines_of(&run(&wide), "EA201"), vec![21]);
+}

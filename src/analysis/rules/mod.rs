@@ -1963,6 +1963,24 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                 .and_then(|class| ctors.iter().find(|(n, _)| *n == m.text(class.name)))
                 .and_then(|(_, call)| *call);
             let param = |name: &str| -> Option<u64> {
+                // `self.latent_size`, bound in `__init__` from a parameter or a literal
+                let name = match name.strip_prefix("self.") {
+                    Some(_) => {
+                        let bound = m.assigns.iter().find(|b| {
+                            b.ctx.func == c.ctx.func
+                                && b.targets.len() == 1
+                                && !b.augmented
+                                && m.text(b.left) == name
+                                && b.span.end <= c.span.start
+                        })?;
+                        let v = m.text(bound.value);
+                        if let Some(n) = literal_int(v) {
+                            return Some(n);
+                        }
+                        v
+                    }
+                    None => name,
+                };
                 let j = f.params.iter().position(|(p, _)| m.text(*p) == name)?;
                 let given = ctor.and_then(|call| {
                     m.kw(call, name).or_else(|| {
@@ -2131,7 +2149,7 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
     // by position or by keyword (`nn.Conv2d(1, 10, kernel_size=5)`)
     let size = |a: Option<super::facts::Arg>| {
         let text = m.text(a?.value);
-        literal_int(text)
+        int_expr(text, param)
             .or_else(|| param(text))
             .or_else(|| env_width(text).then_some(ENV_WIDTH))
             .or_else(|| graph_width(text))
@@ -2381,12 +2399,22 @@ pub(crate) fn small_compute_model(m: &Model<'_>) -> bool {
 
 /// A literal integer, or a product / sum of them (`16 * 5 * 5`, `64 + 10`).
 fn literal_int(text: &str) -> Option<u64> {
+    int_expr(text, &|_| None)
+}
+
+/// A sum of products whose factors are literal integers or names `name` sizes
+/// (`self.latent_size + self.num_classes`, `4 * 4 * 32`).
+fn int_expr(text: &str, name: &dyn Fn(&str) -> Option<u64>) -> Option<u64> {
     let mut sum: u64 = 0;
     for term in text.split('+') {
         let mut product: u64 = 1;
         for factor in term.split('*') {
-            let f = factor.trim().replace('_', "");
-            product = product.checked_mul(f.parse::<u64>().ok()?)?;
+            let f = factor.trim();
+            let v = match f.replace('_', "").parse::<u64>() {
+                Ok(v) => v,
+                Err(_) => name(f)?,
+            };
+            product = product.checked_mul(v)?;
         }
         sum = sum.checked_add(product)?;
     }

@@ -11,7 +11,8 @@ declare_rule! {
     /// `timm.create_model("resnet50")`, `build_model(args.arch)` with `default="vgg16"`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
     /// deterministic algorithms (`torch.backends.cudnn.deterministic = True`, or set from a
     /// flag whose default is true) are left alone. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
-    /// layer sizes the file states (literals, constants it binds, or an environment's observation
+    /// layer sizes the file states (literals, constants it binds, attributes `__init__` binds
+    /// from them, `self.latent_size`, and their sums and products, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
     /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
     /// features taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
