@@ -412,3 +412,41 @@ fn layer_sizes_read_through_attributes_init_binds() {
     let wide = SMALL_CVAE.replace("latent_size=32", "latent_size=4096");
     assert_eq!(lines_of(&run(&wide), "EA201"), vec![21]);
 }
+
+/// A translation script that keeps its training under `if False:` and its loss helper class for
+/// it, and as shipped loads a model and decodes.
+const TRAINING_KEPT_OFF: &str = "import torch
+
+class LossCompute:
+    def __init__(self, opt):
+        self.opt = opt
+
+    def __call__(self, out, y):
+        for i in range(0, out.size(1), 5):
+            loss = (out[:, i] - y).pow(2).mean()
+            loss.backward()
+        self.opt.step()
+
+model = Net().cuda()
+if False:
+    opt = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        LossCompute(opt)(model(x.cuda()), y.cuda())
+else:
+    model = torch.load('m.pt')
+for x, y in loader:
+    with torch.no_grad():
+        print(model(x.cuda()).sum().item())
+";
+
+// Ex) if False: ... MultiGPULossCompute(model.generator, criterion, opt=model_opt)
+#[test]
+fn code_under_if_false_and_the_class_only_it_builds_do_not_run() {
+    let a = run(TRAINING_KEPT_OFF);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA203").is_empty(), "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA301"), vec![22]);
+    // switched on, it trains
+    let on = TRAINING_KEPT_OFF.replace("if False:", "if True:");
+    assert_eq!(lines_of(&run(&on), "EA201"), vec![8]);
+}

@@ -643,6 +643,9 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     let mut items: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
     let mut main_block = false;
     let mut dispatched = false;
+    // module-level classes, and the names of module-level statements that are not definitions
+    let mut classes: Vec<&str> = Vec::new();
+    let mut statement_names: Vec<&str> = Vec::new();
     let mut i = 0;
     while let Some(&child) = items.get(i) {
         i += 1;
@@ -681,7 +684,12 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
                 // `globals()[sys.argv[1]]()`, `fire.Fire()`: the command line picks the function
                 let text = m.node_text(child);
                 dispatched |= text.contains("globals()[") || text.contains("Fire()");
-                module_names.extend(names_in(m, child));
+                let names = names_in(m, child);
+                match class_name(child) {
+                    Some(name) => classes.push(m.node_text(name)),
+                    None => statement_names.extend(names.iter().map(|(w, _)| *w)),
+                }
+                module_names.extend(names);
             }
         }
     }
@@ -692,7 +700,11 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     // a script: its module-level code calls (or names) one of its functions, if only in a
     // branch that is off, or it has a `__main__` block (which may call none of them:
     // `if __name__ == "__main__": print("ok")` with `main` left uncalled)
-    if !main_block && !module_names.iter().any(|(w, _)| defined.contains(w)) {
+    // (or builds one of its classes in module-level code: `model = Net()`)
+    if !main_block
+        && !module_names.iter().any(|(w, _)| defined.contains(w))
+        && !statement_names.iter().any(|w| classes.contains(w))
+    {
         return Vec::new();
     }
     let mut reached: std::collections::HashSet<&str> = module_names
@@ -723,6 +735,17 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     out
 }
 
+/// The name of a class definition (also a decorated one), if `n` is one.
+fn class_name(n: Node<'_>) -> Option<Node<'_>> {
+    let def = match n.kind() {
+        "decorated_definition" => n.child_by_field_name("definition")?,
+        _ => n,
+    };
+    (def.kind() == "class_definition")
+        .then(|| def.child_by_field_name("name"))
+        .flatten()
+}
+
 /// Are all the decorators of `def` wrappers that register nothing: PyTorch's autograd and
 /// compile contexts (`@torch.no_grad()`, `@torch.inference_mode()`, `@torch.compile`) and
 /// `functools`' caches?
@@ -744,13 +767,14 @@ fn only_wrapped(m: &Model<'_>, def: Node<'_>) -> bool {
 
 /// The line ranges of the methods of the script's module-level classes that the file calls,
 /// and only from code that never runs as shipped (`if self.config.srl_alternate:
-/// self.train2(epoch)` with a `store_true` flag). A method the file never names may be a hook
+/// self.train2(epoch)` with a `store_true` flag), and of the classes it builds only there. A method the file never names may be a hook
 /// a framework calls (`forward`, `training_step`): it counts as called, as does a method named
 /// anywhere but as the function of a call (a callback, `target=self.work`).
 // Ex) if self.config.srl_alternate: self.train2(epoch) else: self.train(epoch)
 fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
     let root = m.tree.root_node();
     let mut methods: Vec<(&str, Node<'_>)> = Vec::new();
+    let mut classes: Vec<(&str, Node<'_>)> = Vec::new();
     let mut cursor = root.walk();
     fn unwrap(n: Node<'_>) -> Option<Node<'_>> {
         match n.kind() {
@@ -762,6 +786,9 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         let Some(class) = unwrap(child).filter(|c| c.kind() == "class_definition") else {
             continue;
         };
+        if let Some(name) = class.child_by_field_name("name") {
+            classes.push((m.node_text(name), class));
+        }
         let Some(body) = class.child_by_field_name("body") else {
             continue;
         };
@@ -779,14 +806,27 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
             }
         }
     }
-    if methods.is_empty() {
+    if methods.is_empty() && classes.is_empty() {
         return Vec::new();
     }
     // each method name: (references, references that are dead calls)
     let mut refs: std::collections::HashMap<&str, (u32, u32)> =
         methods.iter().map(|(n, _)| (*n, (0, 0))).collect();
+    // each class name, likewise: a class built only in code that never runs (`if False:
+    // ... MultiGPULossCompute(...)`) runs none of its methods
+    let mut class_refs: std::collections::HashMap<&str, (u32, u32)> =
+        classes.iter().map(|(n, _)| (*n, (0, 0))).collect();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
+        if n.kind() == "identifier"
+            && !n.parent().is_some_and(|p| p.kind() == "class_definition")
+            && let Some(entry) = class_refs.get_mut(m.node_text(n))
+        {
+            entry.0 += 1;
+            if dead_call(m, n) {
+                entry.1 += 1;
+            }
+        }
         if n.kind() == "attribute"
             && let Some(attr) = n.child_by_field_name("attribute")
             && let Some(entry) = refs.get_mut(m.node_text(attr))
@@ -805,12 +845,15 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
             stack.extend(n.named_children(&mut cursor));
         }
     }
+    let unused = |r: Option<&(u32, u32)>| r.is_some_and(|(all, dead)| *all > 0 && all == dead);
     methods
         .iter()
-        .filter(|(name, _)| {
-            refs.get(name)
-                .is_some_and(|(all, dead)| *all > 0 && all == dead)
-        })
+        .filter(|(name, _)| unused(refs.get(name)))
+        .chain(
+            classes
+                .iter()
+                .filter(|(name, _)| unused(class_refs.get(name))),
+        )
         .map(|(_, node)| (node.start_position().row + 1, node.end_position().row + 1))
         .collect()
 }

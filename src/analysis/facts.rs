@@ -797,7 +797,8 @@ impl<'s> Walker<'s> {
     /// `x` or `args.x` (a name, or an attribute of a name): something a switch can be.
     fn switch_like(node: Node<'_>) -> bool {
         match node.kind() {
-            "identifier" => true,
+            // `if False:` around code kept for later
+            "identifier" | "true" | "false" => true,
             // `args.fp16`, and a namespace an object holds: `self.config.srl_alternate`
             "attribute" => field::get(node, field::OBJECT).is_some_and(|o| {
                 o.kind() == "identifier"

@@ -2551,6 +2551,8 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
     let node = m.node(g.cond)?;
     let name = m.text(g.cond);
     match node.kind() {
+        "true" => Some(true),
+        "false" => Some(false),
         // `args.x`: the argparse default (or a class field's), unless the file assigns the
         // attribute something else
         "attribute" => {
