@@ -819,7 +819,7 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         if n.kind() == "identifier"
-            && !n.parent().is_some_and(|p| p.kind() == "class_definition")
+            && n.parent().is_none_or(|p| p.kind() != "class_definition")
             && let Some(entry) = class_refs.get_mut(m.node_text(n))
         {
             entry.0 += 1;
