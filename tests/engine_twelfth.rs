@@ -450,3 +450,39 @@ fn code_under_if_false_and_the_class_only_it_builds_do_not_run() {
     let on = TRAINING_KEPT_OFF.replace("if False:", "if True:");
     assert_eq!(lines_of(&run(&on), "EA201"), vec![8]);
 }
+
+// Ex) if pretrained: model.fc = nn.Linear(...)  (off)   ... index=["T1", ..., "T5", ...]
+#[test]
+fn a_layer_built_in_a_branch_that_is_off_or_a_task_label_shows_no_matmul_work() {
+    let src = "import torch
+import torch.nn as nn
+from models import VC3D
+
+def build(pretrained=False):
+    if pretrained:
+        model = PRETRAINED
+        model.fc = nn.Linear(model.fc.in_features, 9)
+    else:
+        model = VC3D()
+    return model.to('cuda')
+
+model = build()
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+tasks = ['T1', 'T2', 'T3', 'T4', 'T5']
+";
+    assert!(lines_of(&run(src), "EA202").is_empty());
+    // the branch on as shipped: a Linear head on an unknown body is matmul work
+    let on = src.replace("pretrained=False", "pretrained=True");
+    assert_eq!(lines_of(&run(&on), "EA202"), vec![11]);
+    // a T5 model by name is one
+    let t5 = src.replace(
+        "tasks = ['T1', 'T2', 'T3', 'T4', 'T5']",
+        "name = 't5-small'",
+    );
+    assert_eq!(lines_of(&run(&t5), "EA202"), vec![11]);
+}

@@ -329,6 +329,11 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         recurrent: false,
     };
     for c in &m.calls {
+        // (a layer built in a branch that never runs as shipped, `if pretrained: model.fc =
+        // nn.Linear(...)` with the flag off, builds nothing)
+        if m.dead(&c.ctx) || m.uncalled_line(c.line) {
+            continue;
+        }
         let last = m.last_name(c);
         // a Hugging Face transformers model class (`AutoModelForCausalLM.from_pretrained`) or
         // Trainer; its tokenizers, processors and configs are not models
@@ -424,8 +429,13 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         // transformer of the scikit-learn kind: `DataTransformer`, `ColumnTransformer`)
         let data_transform =
             parts().any(|p| DATA_TRANSFORMS.iter().any(|w| p.eq_ignore_ascii_case(w)));
+        // (a string that is only a two-letter word, `"T5"` among a plot's task labels, names
+        // no model: `"t5-small"`, `"google/t5-v1_1-base"` do)
+        let bare_short =
+            n.kind() == "string" && text.trim_matches(|ch| ch == '"' || ch == '\'').len() <= 2;
         if word
             && !data_transform
+            && !bare_short
             && parts().any(|p| {
                 TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
                     || p.to_ascii_lowercase().ends_with("former")
