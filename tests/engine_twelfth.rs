@@ -486,3 +486,37 @@ tasks = ['T1', 'T2', 'T3', 'T4', 'T5']
     );
     assert_eq!(lines_of(&run(&t5), "EA202"), vec![11]);
 }
+
+/// A classifier trained with class proxies that get their own optimizer step once per epoch.
+const PROXY_STEP_PER_EPOCH: &str = "import torch
+from torch.utils.data import DataLoader
+model = Net().cuda()
+proxies = Proxies().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+optimizer_proxies = torch.optim.SGD(proxies.parameters(), lr=0.1)
+loader = DataLoader(ImageSet('train'), batch_size=64, shuffle=True, num_workers=4)
+for e in range(100):
+    print('Epoch:{}'.format(e))
+    optimizer_proxies.zero_grad()
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), proxies(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    optimizer_proxies.step()
+";
+
+// Ex) for e in range(epochs): for x, y in loader: ... optimizer.step(); optimizer_proxies.step()
+#[test]
+fn a_loop_around_a_training_pass_is_an_epoch_loop_whatever_it_steps_per_pass() {
+    let a = run(PROXY_STEP_PER_EPOCH);
+    assert_eq!(lines_of(&a, "EA201"), vec![11]);
+    assert!(lines_of(&a, "EA504").is_empty(), "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA103"), vec![7]);
+    // a WGAN's critic iterations broken off the loader: the loop around them is the step
+    let wgan = PROXY_STEP_PER_EPOCH.replace(
+        "    for x, y in loader:\n",
+        "    for i, (x, y) in enumerate(loader):\n        if i == n_critic:\n            break\n",
+    );
+    assert_eq!(lines_of(&run(&wgan), "EA201"), vec![8]);
+}

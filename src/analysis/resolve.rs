@@ -1668,6 +1668,28 @@ fn loops(m: &mut Model<'_>) {
             pi.has_child_step = true;
         }
     }
+    // `for e in range(epochs): for x, y in loader: ...; optimizer.step()` then, once per pass,
+    // `optimizer_proxies.step()`: a loop around a training loop over a loader runs whole
+    // passes, whatever it also steps once per pass
+    for i in 0..n {
+        // (not a few critic iterations broken off the loader, `if i == args.n_critic: break`:
+        // the loop around them is the generator's step)
+        let holds_training_pass = (0..n).any(|j| {
+            m.loops[j].parent == Some(i as u32)
+                && infos[j].step
+                && infos[j].train
+                && infos[j].iterates_loader.is_some()
+                && !breaks_off(m, &m.loops[j])
+        });
+        if holds_training_pass
+            && infos[i].step
+            && infos[i].iterates_loader.is_none()
+            && let Some(info) = infos.get_mut(i)
+        {
+            info.step = false;
+            info.train = false;
+        }
+    }
     // `for epoch in ...: train_one_epoch(model, loader)` — a call to a local function whose body
     // holds a step loop makes the calling loop an epoch loop.
     let step_fns: std::collections::HashSet<&str> = m
@@ -1787,6 +1809,22 @@ fn passes_around(m: &Model<'_>, infos: &mut [super::facts::LoopInfo], i: usize) 
         }
         cur = m.loops.get(p as usize).and_then(|l| l.parent);
     }
+}
+
+/// Does a statement of the loop's body leave it on a test, `if i == args.n_critic: break`?
+fn breaks_off(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
+        return false;
+    };
+    let mut cur = body.walk();
+    body.named_children(&mut cur).any(|st| {
+        st.kind() == "if_statement"
+            && st.child_by_field_name("consequence").is_some_and(|b| {
+                b.named_child_count() == 1
+                    && b.named_child(0)
+                        .is_some_and(|k| k.kind() == "break_statement")
+            })
+    })
 }
 
 /// Does the loop break off after a few iterations: a statement of its body `if i >= N: break`
