@@ -113,6 +113,12 @@ fn a_lightning_script_compiles_the_module_it_fits_where_it_is_built() {
         "    if resume:\n        model = model.load_from_checkpoint('last.ckpt')\n    trainer = pl.Trainer(",
     );
     assert_eq!(lines_of(&run(&reloaded), "EA203"), vec![20]);
+    // replaced behind a switch by a checkpoint of the class: still where it is built
+    let from_ckpt = LIGHTNING.replace(
+        "    trainer = pl.Trainer(",
+        "    if ckpt:\n        model = LitClassifier.load_from_checkpoint(ckpt)\n    trainer = pl.Trainer(",
+    );
+    assert_eq!(lines_of(&run(&from_ckpt), "EA203"), vec![20]);
     // compiled in the module: nothing to say
     let compiled = LIGHTNING.replace(
         "        self.lr = lr\n",

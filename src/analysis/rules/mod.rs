@@ -804,14 +804,16 @@ fn lightning_model(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
             let name = m.text(arg.value);
             let mut a = super::as_shipped::binding(m, name, fit.span.start, fit.ctx.func)
                 .or_else(|| latest_binding(m, name, fit.span.start))?;
-            // `model = model.load_from_checkpoint(path)`: rebuilt from itself, built before
+            // `model = model.load_from_checkpoint(path)`: rebuilt from itself, built before;
+            // `if cfg.ckpt: model = Net.load_from_checkpoint(cfg.ckpt)`: built before, and
+            // only replaced behind a switch
             for _ in 0..4 {
                 let rebuilt = a
                     .rhs_call
                     .and_then(|i| m.calls.get(i as usize))
                     .is_some_and(|c| c.recv.is_some_and(|r| m.text(r) == name));
                 match latest_binding(m, name, a.span.start) {
-                    Some(earlier) if rebuilt => a = earlier,
+                    Some(earlier) if rebuilt || a.ctx.guard.is_some() => a = earlier,
                     _ => break,
                 }
             }
