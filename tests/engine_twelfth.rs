@@ -526,3 +526,30 @@ fn a_loop_around_a_training_pass_is_an_epoch_loop_whatever_it_steps_per_pass() {
     );
     assert_eq!(lines_of(&run(&wgan), "EA201"), vec![8]);
 }
+
+// Ex) dataset = PretrainDataset(data_path, tokenizer_path="./tokenizer.model", max_length=512)
+#[test]
+fn a_dataset_handed_a_tokenizer_by_its_path_feeds_token_ids() {
+    let src = "import torch
+from torch.utils.data import DataLoader
+from model import Transformer, ModelArgs
+from dataset import PretrainDataset
+
+dataset = PretrainDataset('data/pretrain.jsonl', tokenizer_path='./tokenizer.model', max_length=512)
+dataloader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=0)
+model = Transformer(ModelArgs(vocab_size=32000)).cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for epoch in range(2):
+    for x, y in dataloader:
+        loss = model(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+    let a = run(src);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    // a dataset of images keeps both findings
+    let images = src.replace("tokenizer_path='./tokenizer.model'", "image_dir='./images'");
+    assert_eq!(lines_of(&run(&images), "EA101"), vec![7]);
+}

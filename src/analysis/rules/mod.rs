@@ -1214,9 +1214,12 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
         // batches keyed by token ids (`batch["input_ids"]`, `input_ids=...`), or a tokenizer
         // handed over by name (`PhraseDataset(..., tokenizer=config.deberta_tokenizer)`): the
         // dataset of another module tokenizes
+        // (also by its path or name: `PretrainDataset(..., tokenizer_path="./tokenizer.model")`)
         || m.args.iter().any(|a| {
             a.name.is_some_and(|n| {
-                matches!(m.text(n), "input_ids" | "attention_mask" | "tokenizer")
+                let n = m.text(n);
+                matches!(n, "input_ids" | "attention_mask" | "tokenizer")
+                    || n.starts_with("tokenizer_")
             })
         })
         || ["[\"input_ids\"]", "['input_ids']"]
