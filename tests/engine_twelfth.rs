@@ -553,3 +553,51 @@ for epoch in range(2):
     let images = src.replace("tokenizer_path='./tokenizer.model'", "image_dir='./images'");
     assert_eq!(lines_of(&run(&images), "EA101"), vec![7]);
 }
+
+/// A TD3 script whose training and testing both sit behind switches that are off by default:
+/// as shipped it builds its networks and stops.
+const TRAIN_AND_TEST_OFF: &str = "import argparse
+import torch
+import torch.nn as nn
+from torchvision.models import resnet18
+parser = argparse.ArgumentParser()
+parser.add_argument('--train', action='store_true')
+parser.add_argument('--test', action='store_true')
+args = parser.parse_args()
+device = torch.device('cuda')
+
+class Critic(nn.Module):
+    def __init__(self, state_dim, hidden):
+        super().__init__()
+        self.encoder = resnet18()
+        self.attn = nn.MultiheadAttention(hidden, 8)
+        self.head = nn.Linear(hidden, 1)
+
+critic = Critic(STATE_DIM, HIDDEN).to(device)
+optimizer = torch.optim.Adam(critic.parameters())
+if args.train:
+    for step in range(1000000):
+        loss = critic(sample_batch().to(device)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+if args.test:
+    for episode in range(10):
+        print(critic(observe().to(device)))
+";
+
+// Ex) if args.train: for step in ...  /  if args.test: for episode in ...  (both off)
+#[test]
+fn a_script_whose_every_step_loop_is_switched_off_computes_nothing() {
+    let a = run(TRAIN_AND_TEST_OFF);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA204").is_empty(), "{:?}", a.findings);
+    // with training on by default, the model trains in fp32
+    let on = TRAIN_AND_TEST_OFF.replace(
+        "parser.add_argument('--train', action='store_true')",
+        "parser.add_argument('--train', type=bool, default=True)",
+    );
+    let a = run(&on);
+    assert_eq!(lines_of(&a, "EA202"), vec![18]);
+    assert_eq!(lines_of(&a, "EA204"), vec![18]);
+}

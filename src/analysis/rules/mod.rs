@@ -379,6 +379,20 @@ pub(crate) fn trains_or_infers(m: &Model<'_>) -> bool {
     matches!(m.kind, CodeKind::Train | CodeKind::Infer)
 }
 
+/// Does the file's computation run as shipped: it has no step loop, or one that runs, or a
+/// framework runs its loop (a Hugging Face `TrainingArguments`, a Lightning `trainer.fit`)? A
+/// script whose every step loop sits behind a switch that is off (`if args.train:` and `if
+/// args.test:`, both `store_true`) only builds its model: nothing computes.
+pub(crate) fn steps_run_as_shipped(m: &Model<'_>) -> bool {
+    !m.loops.iter().any(|l| l.info.step)
+        || m.loops
+            .iter()
+            .any(|l| l.info.step && !m.dead(&l.ctx) && !m.uncalled_line(l.line))
+        || hf_args_call(m).is_some()
+        || lightning_fit(m).is_some()
+        || m.delegated_train
+}
+
 /// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`), else
 /// where it is built (for Lightning, the model `trainer.fit` is handed): the anchor of the
 /// file-level GPU rules. Returns (call or assignment line,

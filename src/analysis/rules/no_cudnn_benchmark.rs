@@ -10,7 +10,9 @@ declare_rule! {
     /// `UNet`, `ResNet18`, `EfficientNet.from_pretrained`, or given one by name:
     /// `timm.create_model("resnet50")`, `build_model(args.arch)` with `default="vgg16"`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
     /// deterministic algorithms (`torch.backends.cudnn.deterministic = True`, or set from a
-    /// flag whose default is true) are left alone. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
+    /// flag whose default is true) are left alone, as is a script whose every step loop sits
+    /// behind a switch that is off by default (`if args.train:`, `if args.test:`): it builds its
+    /// model and stops. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
     /// layer sizes the file states (literals, constants it binds, attributes `__init__` binds
     /// from them, `self.latent_size`, and their sums and products, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
@@ -87,6 +89,7 @@ impl Rule for NoCudnnBenchmark {
             || m.facts.cudnn_benchmark.is_some()
             || m.deterministic
             || super::small_compute_model(m)
+            || !super::steps_run_as_shipped(m)
         {
             return;
         }

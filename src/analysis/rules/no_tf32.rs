@@ -34,7 +34,9 @@ declare_rule! {
     /// (`torch.backends.cudnn.allow_tf32` defaults to `True`; on an H200 a 2×1024 LSTM ran
     /// 2.43x faster with it and no faster with the matmul switch, BENCHMARKS.md), and the
     /// matmul setting only reaches its few Linear layers. Nor for a model whose layers the
-    /// file does not show (`from models import Net`): it may be either. Nor for a float64
+    /// file does not show (`from models import Net`): it may be either. Nor for a script whose
+    /// every step loop sits behind a switch that is off by default (`if args.train:`, `if
+    /// args.test:`): it builds its model and stops. Nor for a float64
     /// model (`.double()`): TF32 does not touch fp64 matmuls.
     ///
     /// Reported where the model that is trained (or, for inference, run) is placed on the device
@@ -119,6 +121,9 @@ impl Rule for NoTf32 {
                 (l.info.step || l.info.train) && !m.dead(&l.ctx) && !m.uncalled_line(l.line)
             })
         {
+            return;
+        }
+        if !super::steps_run_as_shipped(m) && !encodes_sentences(m) {
             return;
         }
         let arch = architecture(m);
