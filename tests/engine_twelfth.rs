@@ -601,3 +601,36 @@ fn a_script_whose_every_step_loop_is_switched_off_computes_nothing() {
     assert_eq!(lines_of(&a, "EA202"), vec![18]);
     assert_eq!(lines_of(&a, "EA204"), vec![18]);
 }
+
+// Ex) images = Variable(images).cuda()  (a batch, not a module: the small CNN stays small)
+#[test]
+fn a_batch_wrapped_in_variable_and_moved_is_no_model() {
+    let src = "import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+class CNN(nn.Module):
+    def __init__(self):
+        super(CNN, self).__init__()
+        self.layer1 = nn.Sequential(nn.Conv2d(1, 16, kernel_size=5, padding=2), nn.ReLU(), nn.MaxPool2d(2))
+        self.fc = nn.Linear(7*7*32, 10)
+
+cnn = CNN()
+cnn.cuda()
+optimizer = torch.optim.Adam(cnn.parameters(), lr=0.001)
+for epoch in range(5):
+    for i, (images, labels) in enumerate(train_loader):
+        images = Variable(images).cuda()
+        labels = Variable(labels).cuda()
+        loss = criterion(cnn(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+    let a = run(src);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA204").is_empty(), "{:?}", a.findings);
+    // a wide head makes it a model whose arithmetic matters
+    let wide = src.replace("nn.Linear(7*7*32, 10)", "nn.Linear(7*7*32, 4096)");
+    assert_eq!(lines_of(&run(&wide), "EA201"), vec![15]);
+}

@@ -428,7 +428,8 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
         // `EncoderCNN(embed_size).to(device)` of a class imported or defined here: an object
         // built from a class and placed on a device is a module (not a loss, metric or
         // transform, which are placed too)
-        if placed && cur.method.is_none() && is_module_ctor(m, cur) {
+        // (not `Variable(images).cuda()`: torch's data types are no modules)
+        if placed && cur.method.is_none() && class_of_module(m, cur) {
             return Some(VarKind::Model);
         }
         let q = m.qual(cur);
