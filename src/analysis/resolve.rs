@@ -1818,14 +1818,17 @@ fn breaks_off(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         return false;
     };
     let mut cur = body.walk();
-    body.named_children(&mut cur).any(|st| {
-        st.kind() == "if_statement"
-            && st.child_by_field_name("consequence").is_some_and(|b| {
-                b.named_child_count() == 1
-                    && b.named_child(0)
-                        .is_some_and(|k| k.kind() == "break_statement")
-            })
-    })
+    body.named_children(&mut cur).any(breaks_on_test)
+}
+
+/// Is statement `st` an `if` whose body is a lone `break`?
+fn breaks_on_test(st: Node<'_>) -> bool {
+    st.kind() == "if_statement"
+        && st.child_by_field_name("consequence").is_some_and(|b| {
+            b.named_child_count() == 1
+                && b.named_child(0)
+                    .is_some_and(|k| k.kind() == "break_statement")
+        })
 }
 
 /// Does the loop break off after a few iterations: a statement of its body `if i >= N: break`
@@ -1843,11 +1846,7 @@ fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         if st.kind() != "if_statement" || st.child_by_field_name("alternative").is_some() {
             return false;
         }
-        let breaks = st.child_by_field_name("consequence").is_some_and(|b| {
-            b.named_child_count() == 1
-                && b.named_child(0)
-                    .is_some_and(|k| k.kind() == "break_statement")
-        });
+        let breaks = breaks_on_test(st);
         let Some(cond) = st.child_by_field_name("condition") else {
             return false;
         };
