@@ -634,3 +634,28 @@ for epoch in range(5):
     let wide = src.replace("nn.Linear(7*7*32, 10)", "nn.Linear(7*7*32, 4096)");
     assert_eq!(lines_of(&run(&wide), "EA201"), vec![15]);
 }
+
+// Ex) pred = torch.tensor(tokenizer.decode(ids.cpu().numpy())); l1 = F.l1_loss(pred, gt); l1.item()
+#[test]
+fn a_tensor_built_from_host_data_without_a_device_is_on_the_host() {
+    let src = "import torch
+import torch.nn.functional as F
+model = Policy().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for batch in loader:
+    out = model(batch['pixels'].cuda())
+    out.loss.backward()
+    optimizer.step()
+    pred = torch.tensor(decode(out.logits.argmax(-1).cpu().numpy()))
+    gt = torch.tensor(decode(batch['labels'].numpy()))
+    l1 = F.l1_loss(pred, gt)
+    history.append(l1.item())
+";
+    // the `.cpu()` of the logits waits once; the loss of host tensors does not
+    assert_eq!(lines_of(&run(src), "EA301"), vec![9]);
+    let on_gpu = src.replace(
+        "pred = torch.tensor(decode(out.logits.argmax(-1).cpu().numpy()))",
+        "pred = torch.tensor(decode(out.logits.argmax(-1).cpu().numpy()), device='cuda')",
+    );
+    assert_eq!(lines_of(&run(&on_gpu), "EA301"), vec![9, 12]);
+}

@@ -31,7 +31,8 @@ declare_rule! {
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
     /// is a CPU tensor: reading it waits for nothing; so is a value computed on the host from
     /// one already copied (`output = model(x).cpu()` ... `probs, classes = torch.max(
-    /// torch.softmax(output, 1), 1)` ... `for p, c in zip(probs, classes): c.numpy()`). A step loop that decodes with a language
+    /// torch.softmax(output, 1), 1)` ... `for p, c in zip(probs, classes): c.numpy()`), and a
+    /// tensor built without a device from host data (`torch.tensor(decode(ids.cpu().numpy()))`). A step loop that decodes with a language
     /// model's `generate(...)` (decoding options, `**inputs`, token ids), itself or through a
     /// function of the file it calls (an RL fine-tune's `rollout(model, tokenizer, q)`), reads
     /// every token back already and is left alone; a GAN's `generator.generate(n, device)` is no such loop. So is
@@ -851,6 +852,15 @@ fn copied_to_host(
         };
         if r.span != a.value || r.splat.is_some() || r.star {
             return false;
+        }
+        // `torch.tensor(decode(ids.cpu().numpy()))`, `torch.from_numpy(arr)` without a device:
+        // a tensor built on the host from host data
+        if matches!(
+            &*m.qual(r),
+            "torch.tensor" | "torch.as_tensor" | "torch.from_numpy" | "torch.Tensor"
+        ) && m.kw(r, "device").is_none()
+        {
+            return true;
         }
         let host = |n: &str| copied_to_host(m, l, a.span.start, n, depth - 1);
         let q = m.qual(r);
