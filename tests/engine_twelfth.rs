@@ -659,3 +659,27 @@ for batch in loader:
     );
     assert_eq!(lines_of(&run(&on_gpu), "EA301"), vec![9, 12]);
 }
+
+// Ex) trainer = create_supervised_trainer(model, optimizer, criterion, device=device)
+//     trainer.run(train_loader, max_epochs=100)
+#[test]
+fn an_ignite_trainer_runs_the_training_loop() {
+    let src = "import torch
+from ignite.engine import create_supervised_trainer
+from models import get_cls_net
+
+def main():
+    device = torch.device('cuda')
+    model = get_cls_net(cfg).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    criterion = torch.nn.CrossEntropyLoss()
+    trainer = create_supervised_trainer(model, optimizer, criterion, device=device)
+    trainer.run(train_loader, max_epochs=100)
+
+main()
+";
+    assert_eq!(lines_of(&run(src), "EA203"), vec![7]);
+    // built and never run: nothing trains
+    let idle = src.replace("    trainer.run(train_loader, max_epochs=100)\n", "");
+    assert!(lines_of(&run(&idle), "EA203").is_empty());
+}

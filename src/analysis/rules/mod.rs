@@ -808,6 +808,37 @@ pub(crate) fn lightning_fit<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
     })
 }
 
+/// The `trainer.run(loader, max_epochs=...)` of an Ignite engine that trains, running as
+/// shipped: an `Engine(step)` or `create_supervised_trainer(model, ...)` of `ignite.engine`
+/// (or, in a file that imports it, a receiver named like a trainer). The framework owns the
+/// training loop.
+pub(crate) fn ignite_run<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
+    let imports_ignite = m.imports.values().any(|q| q.starts_with("ignite"));
+    if !imports_ignite {
+        return None;
+    }
+    m.calls.iter().find(|c| {
+        let Some(r) = c
+            .recv
+            .filter(|_| c.method.is_some() && m.last_name(c) == "run")
+        else {
+            return false;
+        };
+        let name = m.text(r);
+        !m.dead(&c.ctx)
+            && !m.uncalled_line(c.line)
+            && (name.to_ascii_lowercase().contains("trainer")
+                || super::as_shipped::binding(m, name, c.span.start, c.ctx.func)
+                    .or_else(|| latest_binding(m, name, c.span.start))
+                    .and_then(|a| a.rhs_call)
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|k| {
+                        matches!(m.last_name(k), "Engine" | "create_supervised_trainer")
+                            && m.qual(k).starts_with("ignite")
+                    }))
+    })
+}
+
 /// Where the model a Lightning `trainer.fit(model, ...)` trains is built (`model =
 /// LitClassifier(cfg)`), as [`model_anchor`] returns it.
 fn lightning_model(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {

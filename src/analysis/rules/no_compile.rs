@@ -22,7 +22,9 @@ declare_rule! {
     /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
     /// `fabric.setup(model)`; for a Lightning script, where the module `trainer.fit(model)`
     /// trains is built: `model = LitClassifier(cfg)`); the fix compiles it on the next line (for
-    /// a Hugging Face Trainer, the `TrainingArguments(` call).
+    /// a Hugging Face Trainer, the `TrainingArguments(` call). An Ignite script whose trainer
+    /// runs (`create_supervised_trainer(model, ...)` or `Engine(step)`, then `trainer.run(...)`)
+    /// is judged like one with its own loop.
     ///
     /// ## Why is this slow?
     /// Eager PyTorch launches one kernel per operation and writes every intermediate to GPU
@@ -78,17 +80,19 @@ impl Rule for NoCompile {
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
         if !super::cuda(m)
-            || m.kind != crate::analysis::model::CodeKind::Train
+            || (m.kind != crate::analysis::model::CodeKind::Train && super::ignite_run(m).is_none())
             || m.facts.compile
             || m.compile_unknown
         {
             return;
         }
-        // Scripts with their own training loop, HF `TrainingArguments` or a Lightning
-        // `trainer.fit(model)` are judged (other frameworks own a loop the file does not show).
+        // Scripts with their own training loop, HF `TrainingArguments`, a Lightning
+        // `trainer.fit(model)` or an Ignite `trainer.run(loader)` are judged (other frameworks
+        // own a loop the file does not show).
         // A loop handing the optimizer to the user's own `train_one_epoch` (in another module)
         // is judged too: the model is built and placed here, so `torch.compile` belongs here.
-        let lightning = super::first_train_loop(m).is_none() && super::lightning_fit(m).is_some();
+        let lightning = super::first_train_loop(m).is_none()
+            && (super::lightning_fit(m).is_some() || super::ignite_run(m).is_some());
         if super::first_train_loop(m).is_none()
             && super::hf_args_call(m).is_none()
             && !m.delegated_train
