@@ -685,7 +685,7 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
                 let text = m.node_text(child);
                 dispatched |= text.contains("globals()[") || text.contains("Fire()");
                 let names = names_in(m, child);
-                match class_name(child) {
+                match class_def(child).and_then(|k| k.child_by_field_name("name")) {
                     Some(name) => classes.push(m.node_text(name)),
                     None => statement_names.extend(names.iter().map(|(w, _)| *w)),
                 }
@@ -735,15 +735,13 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     out
 }
 
-/// The name of a class definition (also a decorated one), if `n` is one.
-fn class_name(n: Node<'_>) -> Option<Node<'_>> {
+/// The class definition `n` is (also a decorated one), if it is one.
+fn class_def(n: Node<'_>) -> Option<Node<'_>> {
     let def = match n.kind() {
         "decorated_definition" => n.child_by_field_name("definition")?,
         _ => n,
     };
-    (def.kind() == "class_definition")
-        .then(|| def.child_by_field_name("name"))
-        .flatten()
+    (def.kind() == "class_definition").then_some(def)
 }
 
 /// Are all the decorators of `def` wrappers that register nothing: PyTorch's autograd and
@@ -776,14 +774,8 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
     let mut methods: Vec<(&str, Node<'_>)> = Vec::new();
     let mut classes: Vec<(&str, Node<'_>)> = Vec::new();
     let mut cursor = root.walk();
-    fn unwrap(n: Node<'_>) -> Option<Node<'_>> {
-        match n.kind() {
-            "decorated_definition" => n.child_by_field_name("definition"),
-            _ => Some(n),
-        }
-    }
     for child in root.named_children(&mut cursor) {
-        let Some(class) = unwrap(child).filter(|c| c.kind() == "class_definition") else {
+        let Some(class) = class_def(child) else {
             continue;
         };
         if let Some(name) = class.child_by_field_name("name") {

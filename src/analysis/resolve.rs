@@ -1672,21 +1672,23 @@ fn loops(m: &mut Model<'_>) {
     // `for e in range(epochs): for x, y in loader: ...; optimizer.step()` then, once per pass,
     // `optimizer_proxies.step()`: a loop around a training loop over a loader runs whole
     // passes, whatever it also steps once per pass
-    for i in 0..n {
-        // (not a few critic iterations broken off the loader, `if i == args.n_critic: break`:
-        // the loop around them is the generator's step)
-        let holds_training_pass = (0..n).any(|j| {
-            m.loops[j].parent == Some(i as u32)
-                && infos[j].step
-                && infos[j].train
-                && infos[j].iterates_loader.is_some()
-                && !breaks_off(m, &m.loops[j])
-        });
-        if holds_training_pass
-            && infos[i].step
-            && infos[i].iterates_loader.is_none()
-            && let Some(info) = infos.get_mut(i)
+    // (not a few critic iterations broken off the loader, `if i == args.n_critic: break`: the
+    // loop around them is the generator's step)
+    let mut holds_training_pass = vec![false; n];
+    for (l, info) in m.loops.iter().zip(&infos) {
+        if info.step
+            && info.train
+            && info.iterates_loader.is_some()
+            && !breaks_off(m, l)
+            && let Some(held) = l
+                .parent
+                .and_then(|p| holds_training_pass.get_mut(p as usize))
         {
+            *held = true;
+        }
+    }
+    for (info, holds) in infos.iter_mut().zip(holds_training_pass) {
+        if holds && info.step && info.iterates_loader.is_none() {
             info.step = false;
             info.train = false;
         }

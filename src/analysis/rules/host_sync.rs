@@ -118,15 +118,7 @@ impl Rule for HostSync {
                 // the step a framework runs: a Lightning module's `training_step`, an Ignite
                 // process function
                 if let Some(step) = framework_step(m, c) {
-                    let message = format!(
-                        "`.{last}()` in `{step}` waits for the GPU every step; keep values on the device and read them every N steps"
-                    );
-                    match chain_anchor(m, c) {
-                        Some((line, col)) => {
-                            cx.at(&Self::META, line, col, c.end_line, message, None);
-                        }
-                        None => cx.at_call(&Self::META, c, message, None),
-                    }
+                    report(cx, c, &format!("`{step}`"));
                 }
                 continue;
             };
@@ -185,14 +177,21 @@ impl Rule for HostSync {
             {
                 continue;
             }
-            let message = format!(
-                "`.{last}()` in the step loop waits for the GPU every step; keep values on the device and read them every N steps"
-            );
-            match chain_anchor(m, c) {
-                Some((line, col)) => cx.at(&Self::META, line, col, c.end_line, message, None),
-                None => cx.at_call(&Self::META, c, message, None),
-            }
+            report(cx, c, "the step loop");
         }
+    }
+}
+
+/// Reports read `c`, made every step in `place` (`the step loop`, `` `training_step` ``), where
+/// [`chain_anchor`] puts it, else on the call's line.
+fn report(cx: &mut Checker<'_>, c: &crate::analysis::facts::Call, place: &str) {
+    let message = format!(
+        "`.{}()` in {place} waits for the GPU every step; keep values on the device and read them every N steps",
+        cx.m.last_name(c)
+    );
+    match chain_anchor(cx.m, c) {
+        Some((line, col)) => cx.at(&HostSync::META, line, col, c.end_line, message, None),
+        None => cx.at_call(&HostSync::META, c, message, None),
     }
 }
 

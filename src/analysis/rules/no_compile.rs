@@ -91,12 +91,12 @@ impl Rule for NoCompile {
         // own a loop the file does not show).
         // A loop handing the optimizer to the user's own `train_one_epoch` (in another module)
         // is judged too: the model is built and placed here, so `torch.compile` belongs here.
-        let lightning = super::first_train_loop(m).is_none()
+        let framework_loop = super::first_train_loop(m).is_none()
             && (super::lightning_fit(m).is_some() || super::ignite_run(m).is_some());
         if super::first_train_loop(m).is_none()
             && super::hf_args_call(m).is_none()
             && !m.delegated_train
-            && !lightning
+            && !framework_loop
         {
             return;
         }
@@ -129,11 +129,12 @@ impl Rule for NoCompile {
         {
             return;
         }
-        let anchor = if super::first_train_loop(m).is_none() && !m.delegated_train && !lightning {
-            None // a Hugging Face Trainer script: reported at `TrainingArguments`
-        } else {
-            super::model_anchor(m)
-        };
+        let anchor =
+            if super::first_train_loop(m).is_none() && !m.delegated_train && !framework_loop {
+                None // a Hugging Face Trainer script: reported at `TrainingArguments`
+            } else {
+                super::model_anchor(m)
+            };
         let (line, col, fix) = match anchor {
             Some((line, col, a)) => {
                 let fix = a.and_then(|ai| m.assigns.get(ai)).and_then(|a| {
