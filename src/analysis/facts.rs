@@ -2196,6 +2196,27 @@ impl<'s> Model<'s> {
         })
     }
 
+    /// Does the code at `span` run whenever its function (or the module) does: no `if`,
+    /// `try`, `with`, `match` or loop around it inside its function?
+    pub(crate) fn unconditional(&self, span: Span) -> bool {
+        let mut n = self.node(span);
+        for _ in 0..64 {
+            let Some(cur) = n else { return true };
+            match cur.kind() {
+                "function_definition" | "module" => return true,
+                "if_statement"
+                | "try_statement"
+                | "with_statement"
+                | "match_statement"
+                | "for_statement"
+                | "while_statement"
+                | "conditional_expression" => return false,
+                _ => n = cur.parent(),
+            }
+        }
+        false
+    }
+
     pub(crate) fn resolve_span(
         &self,
         s: Span,
@@ -2299,8 +2320,25 @@ impl<'s> Model<'s> {
                             && self.text(a.left) == field
                     })
                     .collect();
-                match fields.as_slice() {
-                    [a] => self.resolve_span(a.value, a.vkind, a.span.start, None, depth + 1),
+                if let [a] = fields.as_slice() {
+                    return self.resolve_span(a.value, a.vkind, a.span.start, None, depth + 1);
+                }
+                // `args.distributed = args.world_size > 1 or args.multiprocessing_distributed`:
+                // a value the script derives once from its options (the one binding of that
+                // attribute in the file, outside any loop)
+                let mut bound = self
+                    .assigns
+                    .iter()
+                    .filter(|a| a.targets.len() == 1 && self.text(a.left) == t);
+                match (bound.next(), bound.next()) {
+                    (Some(a), None)
+                        if !a.augmented
+                            && a.ctx.loop_.is_none()
+                            && t.contains('.')
+                            && self.unconditional(a.span) =>
+                    {
+                        self.resolve_span(a.value, a.vkind, a.span.start, a.ctx.func, depth + 1)
+                    }
                     _ => Val::Unknown,
                 }
             }
@@ -2332,12 +2370,55 @@ impl<'s> Model<'s> {
             }
             // `opt.save_txt | opt.save_hybrid`, `a or b`: two switches combined
             ValKind::Other => {
-                let Some(n) = self
-                    .node(s)
-                    .filter(|n| matches!(n.kind(), "binary_operator" | "boolean_operator"))
-                else {
+                let Some(n) = self.node(s).filter(|n| {
+                    matches!(
+                        n.kind(),
+                        "binary_operator" | "boolean_operator" | "comparison_operator"
+                    )
+                }) else {
                     return Val::Unknown;
                 };
+                // `args.world_size > 1`: two integers compared
+                if n.kind() == "comparison_operator" {
+                    if n.named_child_count() != 2 {
+                        return Val::Unknown;
+                    }
+                    let side = |i: u32| {
+                        n.named_child(i).map_or(Val::Unknown, |x| {
+                            self.resolve_span(Span::of(x), val_kind(x), at, func_ctx, depth + 1)
+                        })
+                    };
+                    // (`is not` may come as one token or two)
+                    let op = n
+                        .child(1)
+                        .zip(n.child(n.child_count().saturating_sub(2)))
+                        .map(|(a, b)| {
+                            self.text(Span {
+                                start: a.start_byte(),
+                                end: b.end_byte(),
+                            })
+                        });
+                    return match (side(0), op, side(1)) {
+                        // `args.gpu is not None` with `--gpu` defaulting to None
+                        (a, Some(op @ ("is" | "is not")), b)
+                            if (a == Val::None || b == Val::None)
+                                && a != Val::Unknown
+                                && b != Val::Unknown =>
+                        {
+                            Val::Bool((a == b) == (op == "is"))
+                        }
+                        (Val::Int(a), Some(op), Val::Int(b)) => match op {
+                            ">" => Val::Bool(a > b),
+                            ">=" => Val::Bool(a >= b),
+                            "<" => Val::Bool(a < b),
+                            "<=" => Val::Bool(a <= b),
+                            "==" => Val::Bool(a == b),
+                            "!=" => Val::Bool(a != b),
+                            _ => Val::Unknown,
+                        },
+                        _ => Val::Unknown,
+                    };
+                }
                 let side = |f: &str| {
                     n.child_by_field_name(f).map_or(Val::Unknown, |x| {
                         self.resolve_span(Span::of(x), val_kind(x), at, func_ctx, depth + 1)

@@ -2213,6 +2213,32 @@ pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
             "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta" | "Lion" | "Adafactor"
         )
         || (c.method.is_none() && (last.ends_with("Adam") || last.ends_with("AdamW")))
+        || (c.method.is_none() && !last.contains('.') && optimizer_class_name(m, last))
+}
+
+/// Is `name` a variable that holds an optimizer class: every binding of it is one
+/// (`optimizer_class = bnb.optim.AdamW8bit` else `optimizer_class = torch.optim.AdamW`, the
+/// Hugging Face example scripts' switch), so `optimizer_class(unet.parameters())` builds one?
+fn optimizer_class_name(m: &Model<'_>, name: &str) -> bool {
+    let mut bindings = m
+        .assigns
+        .iter()
+        .filter(|a| a.targets.len() == 1 && !a.augmented && m.text(a.left) == name)
+        .peekable();
+    bindings.peek().is_some()
+        && bindings.all(|a| {
+            let v = m.text(a.value);
+            let (head, rest) = v.split_once('.').unwrap_or((v, ""));
+            let q = match m.imports.get(head) {
+                Some(q) if !rest.is_empty() => format!("{q}.{rest}"),
+                Some(q) => q.clone(),
+                None => v.to_string(),
+            };
+            // (`bnb.optim.AdamW8bit` with `bnb` imported where the engine does not see it)
+            torch_optimizer(&q)
+                || ((q.starts_with("bitsandbytes.optim.") || q.starts_with("bnb.optim."))
+                    && !q.contains("lr_scheduler"))
+        })
 }
 
 /// Names whose parameters an optimizer is built over (`Adam(student.parameters())`), and the
@@ -2659,13 +2685,21 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         // `args.mode == "train"`, `"info" in args.data`: both sides known as shipped, and the
         // file never reassigns the switch it compares
         "comparison_operator" => {
+            // (`args.gpu = gpu` with `gpu` the `args.gpu` its caller passes: the same value)
             let mut c = node.walk();
             let reassigned = node.named_children(&mut c).any(|side| {
                 let t = m.node_text(side);
+                let shipped = || m.resolve_expr(super::facts::Span::of(side), g.at, g.func);
                 side.kind() == "attribute"
                     && m.assigns
                         .iter()
-                        .any(|a| a.targets.iter().any(|x| m.text(*x) == t))
+                        .filter(|a| a.targets.iter().any(|x| m.text(*x) == t))
+                        .any(|a| {
+                            a.augmented
+                                || a.targets.len() != 1
+                                || matches!(shipped(), Val::Unknown)
+                                || m.resolve_expr(a.value, a.span.start, a.ctx.func) != shipped()
+                        })
             });
             if reassigned {
                 return None;

@@ -47,7 +47,8 @@ declare_rule! {
     /// (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] * b).cuda()`,
     /// `torch.tensor([1.0, 2.0]).cuda()`), not when it wraps host data
     /// (`torch.FloatTensor(batch).to(device)`, `torch.tensor(batch.state).float().to(device)`,
-    /// `torch.LongTensor([g.label for g in batch_graph]).to(device)`):
+    /// `torch.LongTensor([g.label for g in batch_graph]).to(device)`, a value read from
+    /// host data `torch.tensor([value_dict["fps_id"]]).to(device)`):
     /// that copy is the data's own, and it is made whoever builds the tensor. So is a buffer
     /// written element-wise from host data before its move (`ids = torch.full((b, n), pad)`,
     /// `ids[i, :k] = torch.tensor(row)`, `ids.to(device)`).
@@ -214,6 +215,15 @@ impl Rule for CpuTensorThenMove {
                             n.kind(),
                             "subscript" | "list_comprehension" | "generator_expression"
                         )
+                        // `torch.tensor([value_dict["fps_id"]])`: a value read from host data
+                        // (not a size: `torch.tensor([x.shape[0]])`)
+                        || (n.kind() == "list"
+                            && n.named_children(&mut n.walk()).any(|e| {
+                                e.kind() == "subscript"
+                                    && e.child_by_field_name("value").is_some_and(|v| {
+                                        !m.node_text(v).ends_with("shape")
+                                    })
+                            }))
                     })
                 })
             {

@@ -21,8 +21,9 @@ declare_rule! {
     /// `Engine(step)`. A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, an LMDB or queue
     /// `put`, a CSV row, a socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` or a function
-    /// of the file that writes what it is handed, directly or through values computed from
-    /// it, a buffer it is appended to,
+    /// of the file that writes what it is handed, also started on a thread with it
+    /// (`_thread.start_new_thread(clear_buffer, (out, buffer))`), directly or through values
+    /// computed from it, a buffer it is appended to,
     /// a loop over it, or boxes drawn from it on the frame then saved; an
     /// environment stepped with the action) is the loop's product, not a read that could wait;
     /// so is one collected into a list that a loop over the loader around the step loop writes
@@ -542,19 +543,31 @@ fn feeds_host_sink(
                 !(r.contains("optim") || r.contains("sched") || r.contains("scaler") || r == "opt")
             })
     };
-    // also a function of the file that writes what it is handed (`flush_if_needed(out_dir,
+    // a function of the file that writes what it is handed (`flush_if_needed(out_dir,
     // emb_buf, ...)` whose body calls `np.save`)
+    let writer_fn = |name: &str| {
+        m.funcs
+            .iter()
+            .position(|f| f.class.is_none() && m.text(f.name) == name)
+            .is_some_and(|fi| {
+                m.calls
+                    .iter()
+                    .any(|x| x.ctx.func == Some(fi as u32) && sink_name(x))
+            })
+    };
+    // also such a function started on a thread with what it writes (`_thread.
+    // start_new_thread(clear_buffer, (args, buffer))`, `Thread(target=save, args=(frames,))`,
+    // `pool.submit(save, frames)`): the frames go to the writer, not back to the GPU
     let is_sink = |k: &crate::analysis::facts::Call| {
         sink_name(k)
-            || (k.method.is_none()
-                && m.funcs
-                    .iter()
-                    .position(|f| f.class.is_none() && m.text(f.name) == m.text(k.func))
-                    .is_some_and(|fi| {
-                        m.calls
-                            .iter()
-                            .any(|x| x.ctx.func == Some(fi as u32) && sink_name(x))
-                    }))
+            || (k.method.is_none() && writer_fn(m.text(k.func)))
+            || (matches!(
+                m.last_name(k),
+                "start_new_thread" | "Thread" | "submit" | "apply_async"
+            ) && m
+                .kw(k, "target")
+                .or_else(|| m.pos(k, 0))
+                .is_some_and(|a| writer_fn(m.text(a.value))))
     };
     let in_body = |span: crate::analysis::facts::Span| l.span.contains(span);
     // directly an argument of a sink, or the object it writes (`to_pil(out.cpu()).save(p)`)

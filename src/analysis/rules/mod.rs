@@ -423,8 +423,10 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
         })
 }
 
-/// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`; not
-/// `accelerator.prepare(model)` or `fabric.setup(model)`), if the file shows it. Returns what [`model_anchor`] does.
+/// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`), if
+/// the file shows it; a model `accelerator.prepare(model)` or `fabric.setup(model)` places is
+/// anchored where the file builds it, and counts only when it is the model trained (or no
+/// placement is written). Returns what [`model_anchor`] does.
 pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     use super::facts::VarKind;
     // ((trained, live, own), byte, line, col, assign): the model an optimizer trains wins over
@@ -549,6 +551,66 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                 None,
             );
         };
+        if let Some(recv) = c.recv.map(|r| m.text(r).to_ascii_lowercase()) {
+            let framework = match m.last_name(c) {
+                "prepare" | "prepare_model" => recv.contains("accelerator"),
+                "setup" | "setup_module" => recv.contains("fabric"),
+                _ => false,
+            };
+            if framework {
+                // `unet, optimizer = accelerator.prepare(unet, optimizer)`: the framework
+                // places the model; its anchor is where the file builds it, and a trained
+                // model handed over this way wins over a frozen one the file moves itself
+                // (the diffusers DreamBooth script's `text_encoder.to(accelerator.device)`)
+                for arg in m.call_args(c).iter().filter(|a| a.name.is_none()) {
+                    let name = m.text(arg.value);
+                    if arg.vkind != ValKind::Ident || m.var_kind(name) != Some(VarKind::Model) {
+                        continue;
+                    }
+                    // (one model of several a switch chooses among, `if args.model ==
+                    // "Autoformer": model = Autoformer.Model(args) elif ...`, is no build site
+                    // the file shows)
+                    let builds = m
+                        .assigns
+                        .iter()
+                        .filter(|a| {
+                            a.targets.len() == 1
+                                && !a.augmented
+                                && a.span.end <= c.span.start
+                                && a.ctx.func == c.ctx.func
+                                && m.text(a.left) == name
+                                && !rebuilds(m, a, name)
+                        })
+                        .count();
+                    let Some(a) = build_site(m, name, c).filter(|a| {
+                        builds == 1
+                            && a.targets.len() == 1
+                            && a.rhs_call.is_some()
+                            && a.ctx.guard.is_none()
+                    }) else {
+                        continue;
+                    };
+                    let Some(i) = m.assigns.iter().position(|x| std::ptr::eq(x, a)) else {
+                        continue;
+                    };
+                    let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
+                    consider(
+                        &mut best,
+                        (
+                            trained.contains(name),
+                            live(&c.ctx, c.span) && live(&a.ctx, a.span),
+                            !handed(c.ctx.func, name),
+                            false,
+                        ),
+                        a.span.start,
+                        a.line,
+                        col,
+                        Some(i),
+                    );
+                }
+                continue;
+            }
+        }
         if c.method.is_none()
             || !matches!(m.last_name(c), "to" | "cuda" | "type")
             || !crate::analysis::resolve::placement_arg(m, c)
@@ -846,22 +908,7 @@ fn lightning_model(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     let arg = m.pos(fit, 0).or_else(|| m.kw(fit, "model"))?;
     match arg.vkind {
         ValKind::Ident => {
-            let name = m.text(arg.value);
-            let mut a = super::as_shipped::binding(m, name, fit.span.start, fit.ctx.func)
-                .or_else(|| latest_binding(m, name, fit.span.start))?;
-            // `model = model.load_from_checkpoint(path)`: rebuilt from itself, built before;
-            // `if cfg.ckpt: model = Net.load_from_checkpoint(cfg.ckpt)`: built before, and
-            // only replaced behind a switch
-            for _ in 0..4 {
-                let rebuilt = a
-                    .rhs_call
-                    .and_then(|i| m.calls.get(i as usize))
-                    .is_some_and(|c| c.recv.is_some_and(|r| m.text(r) == name));
-                match latest_binding(m, name, a.span.start) {
-                    Some(earlier) if rebuilt || a.ctx.guard.is_some() => a = earlier,
-                    _ => break,
-                }
-            }
+            let a = build_site(m, m.text(arg.value), fit)?;
             let i = m.assigns.iter().position(|x| std::ptr::eq(x, a))?;
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
             Some((a.line, col, Some(i)))
@@ -1106,6 +1153,34 @@ fn split_with_device(m: &Model<'_>, c: &Call) -> bool {
 
 /// The last assignment before byte `before` that binds `name`, alone or as one of a tuple's
 /// targets (`train_ds, val_ds = ...`).
+/// Where model `name`, handed to call `c` (`trainer.fit(model)`, `accelerator.prepare(model)`),
+/// is built: its binding before the call, walking back over rebuilds from itself (`model =
+/// model.load_from_checkpoint(path)`, `model = torch.compile(model)`) and over bindings behind
+/// a switch (`if cfg.ckpt: model = Net.load_from_checkpoint(cfg.ckpt)`, the `else` of `if
+/// args.model_name:`), which only replace what was built before.
+fn build_site<'a>(m: &'a Model<'_>, name: &str, c: &Call) -> Option<&'a super::facts::Assign> {
+    let mut a = super::as_shipped::binding(m, name, c.span.start, c.ctx.func)
+        .or_else(|| latest_binding(m, name, c.span.start))?;
+    for _ in 0..4 {
+        match latest_binding(m, name, a.span.start) {
+            Some(earlier) if rebuilds(m, a, name) || a.ctx.guard.is_some() => a = earlier,
+            _ => break,
+        }
+    }
+    Some(a)
+}
+
+/// Does assignment `a` of `name` rebuild it from itself (`model = model.load_from_checkpoint(p)`,
+/// `model = torch.compile(model)`)?
+fn rebuilds(m: &Model<'_>, a: &super::facts::Assign, name: &str) -> bool {
+    a.rhs_call
+        .and_then(|i| m.calls.get(i as usize))
+        .is_some_and(|k| {
+            k.recv.is_some_and(|r| m.text(r) == name)
+                || m.call_args(k).iter().any(|x| m.text(x.value) == name)
+        })
+}
+
 fn latest_binding<'a>(
     m: &'a Model<'_>,
     name: &str,

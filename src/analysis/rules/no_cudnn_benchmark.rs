@@ -25,7 +25,8 @@ declare_rule! {
     ///
     /// Reported where the model is placed on the device (`model = Net().to(device)`,
     /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
-    /// `fabric.setup(model)`; for a Lightning script, where the module `trainer.fit(model)`
+    /// `fabric.setup(model)`: a trained model handed to them is anchored where it is built,
+    /// ahead of a frozen one the file moves itself; for a Lightning script, where the module `trainer.fit(model)`
     /// trains is built).
     ///
     /// ## Why is this slow?

@@ -1,0 +1,189 @@
+//! The thirteenth accuracy round: shapes from the blind wave g235– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// The diffusers DreamBooth shape: the U-Net is trained and handed to `accelerator.prepare`,
+/// the frozen text encoder is moved by the file itself; the optimizer class is chosen by a
+/// switch (`bnb.optim.AdamW8bit` or `torch.optim.AdamW`).
+const DREAMBOOTH: &str = "import argparse
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+from transformers import CLIPTextModel
+
+def main(args):
+    accelerator = Accelerator()
+    text_encoder = CLIPTextModel.from_pretrained(args.base, subfolder='text_encoder')
+    unet = UNet2DConditionModel.from_pretrained(args.base, subfolder='unet')
+    if args.use_8bit_adam:
+        import bitsandbytes as bnb
+        optimizer_class = bnb.optim.AdamW8bit
+    else:
+        optimizer_class = torch.optim.AdamW
+    optimizer = optimizer_class(unet.parameters(), lr=args.lr)
+    unet, optimizer, loader = accelerator.prepare(unet, optimizer, loader)
+    text_encoder.to(accelerator.device)
+    for step, batch in enumerate(loader):
+        with accelerator.accumulate(unet):
+            hidden = text_encoder(batch['input_ids'])[0]
+            loss = unet(batch['latents'], batch['t'], hidden).sample.mean()
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+";
+
+// Ex) unet = UNet2DConditionModel.from_pretrained(...)       <- the model trained
+//     unet, optimizer, loader = accelerator.prepare(unet, optimizer, loader)
+//     text_encoder.to(accelerator.device)                     <- frozen, placed by the file
+#[test]
+fn a_trained_model_a_framework_places_is_the_anchor_over_a_frozen_one_the_file_moves() {
+    let a = run(DREAMBOOTH);
+    assert_eq!(lines_of(&a, "EA203"), vec![10], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA204"), vec![10]);
+    // one model of several a switch chooses among is no build site: nothing is guessed
+    let chosen = DREAMBOOTH.replace(
+        "    unet = UNet2DConditionModel.from_pretrained(args.base, subfolder='unet')\n",
+        "    if args.arch == 'sd':\n        unet = UNet2DConditionModel.from_pretrained(args.base)\n    else:\n        unet = UNet2DConditionModel.from_config(args.cfg)\n",
+    );
+    let a = run(&chosen);
+    assert!(!lines_of(&a, "EA203").contains(&10), "{:?}", a.findings);
+    assert!(!lines_of(&a, "EA203").contains(&13), "{:?}", a.findings);
+}
+
+/// RIFE's video interpolation: each frame read back from the GPU is appended to a buffer that
+/// a writer thread of the file (`clear_buffer`, which writes the video) drains.
+const WRITER_THREAD: &str = "import _thread
+import cv2
+import torch
+
+def clear_buffer(out, buffer):
+    for frame in buffer:
+        out.write(frame)
+
+model = torch.load('flownet.pt').cuda().eval()
+cap = cv2.VideoCapture('in.mp4')
+out = cv2.VideoWriter('out.mp4', cv2.VideoWriter_fourcc(*'mp4v'), 30, (640, 480))
+buffer = []
+ok, frame = cap.read()
+with torch.no_grad():
+    while ok:
+        ok, frame = cap.read()
+        x = torch.from_numpy(frame).cuda().permute(2, 0, 1)[None].float() / 255.0
+        mid = model(x)
+        mid = (mid[0] * 255.0).byte().cpu().numpy().transpose(1, 2, 0)
+        buffer.append(mid)
+        if len(buffer) > 100:
+            _thread.start_new_thread(clear_buffer, (out, buffer))
+            buffer = []
+";
+
+// Ex) mid = (mid[0] * 255.).byte().cpu().numpy() ... buffer.append(mid)
+//     _thread.start_new_thread(clear_buffer, (out, buffer))   # clear_buffer writes frames
+#[test]
+fn a_frame_handed_to_a_writer_thread_is_the_loops_product() {
+    let a = run(WRITER_THREAD);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // a thread that only logs the frames writes nothing out: the read is a sync
+    let logger = WRITER_THREAD.replace("out.write(frame)", "print(frame.shape)");
+    let a = run(&logger);
+    assert_eq!(lines_of(&a, "EA301"), vec![19], "{:?}", a.findings);
+}
+
+/// Stable Video Diffusion's `get_batch`: conditioning values read from a dict of host values,
+/// wrapped in a one-element tensor and moved, every sampling step.
+const HOST_VALUE_LIST: &str = "import torch
+
+def get_batch(value_dict, n, device):
+    return {
+        'fps_id': torch.tensor([value_dict['fps_id']]).to(device).repeat(n),
+        'zeros': torch.tensor([0.0]).to(device).repeat(n),
+    }
+
+model = torch.load('svd.pt').cuda().eval()
+with torch.no_grad():
+    for step in range(1000):
+        batch = get_batch({'fps_id': 6}, 4, 'cuda')
+        out = model(batch)
+";
+
+// Ex) torch.tensor([value_dict["fps_id"]]).to(device)   <- host data wrapped: the data's copy
+//     torch.tensor([0.0]).to(device)                     <- a constant: build it on the device
+#[test]
+fn a_list_of_values_read_from_host_data_is_wrapped_data_not_a_constant() {
+    let a = run(HOST_VALUE_LIST);
+    assert_eq!(lines_of(&a, "EA304"), vec![6], "{:?}", a.findings);
+}
+
+/// The PyTorch ImageNet example's placement: `args.distributed` derived from the options in
+/// `main()`, `args.gpu` reassigned in `main_worker` from the value `main()` passes.
+const IMAGENET_EXAMPLE: &str = "import argparse
+import torch
+import torchvision.models as models
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--arch', default='resnet18')
+parser.add_argument('--world-size', default=-1, type=int)
+parser.add_argument('--gpu', default=None, type=int)
+parser.add_argument('--multiprocessing-distributed', action='store_true')
+
+
+def main():
+    args = parser.parse_args()
+    args.distributed = args.world_size > 1 or args.multiprocessing_distributed
+    main_worker(args.gpu, args)
+
+
+def main_worker(gpu, args):
+    args.gpu = gpu
+    model = models.__dict__[args.arch]()
+    if not torch.cuda.is_available():
+        print('using CPU')
+    elif args.distributed:
+        if args.gpu is not None:
+            model.cuda(args.gpu)
+        else:
+            model.cuda()
+    elif args.gpu is not None:
+        model = model.cuda(args.gpu)
+    else:
+        if args.arch.startswith('alexnet'):
+            model.features = torch.nn.DataParallel(model.features)
+            model.cuda()
+        else:
+            model = torch.nn.DataParallel(model).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), 0.1)
+    loader = torch.utils.data.DataLoader(ds, batch_size=256, num_workers=4, pin_memory=True)
+    for i, (x, y) in enumerate(loader):
+        out = model(x.cuda(args.gpu, non_blocking=True))
+        loss = torch.nn.functional.cross_entropy(out, y.cuda(args.gpu, non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) args.distributed = args.world_size > 1 or args.multiprocessing_distributed   (False)
+//     args.gpu = gpu   (the args.gpu main() passes: None)
+//     ... else: model = torch.nn.DataParallel(model).cuda()   <- the placement as shipped
+#[test]
+fn switches_a_script_derives_from_its_options_are_read_as_shipped() {
+    let a = run(IMAGENET_EXAMPLE);
+    assert_eq!(lines_of(&a, "EA203"), vec![35], "{:?}", a.findings);
+    // launched distributed by default: the first placement of the distributed branch
+    let dist = IMAGENET_EXAMPLE.replace("default=-1, type=int", "default=2, type=int");
+    let a = run(&dist);
+    assert_eq!(lines_of(&a, "EA203"), vec![27], "{:?}", a.findings);
+}
