@@ -187,3 +187,34 @@ fn switches_a_script_derives_from_its_options_are_read_as_shipped() {
     let a = run(&dist);
     assert_eq!(lines_of(&a, "EA203"), vec![27], "{:?}", a.findings);
 }
+
+/// A train/val phase loop that picks its loader by a conditional expression every epoch.
+const PHASE_LOADER: &str = "import torch
+import torchvision
+from torch.utils.data import DataLoader
+
+trainloader = DataLoader(trainset, batch_size=128, shuffle=True, num_workers=4, pin_memory=True)
+testloader = DataLoader(testset, batch_size=128, shuffle=False, num_workers=4, pin_memory=True)
+model = torchvision.models.resnet34().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(80):
+    for phase in ['train', 'val']:
+        dataloader = trainloader if phase == 'train' else testloader
+        for inputs, labels in dataloader:
+            inputs = inputs.cuda(non_blocking=True)
+            labels = labels.cuda(non_blocking=True)
+            with torch.set_grad_enabled(phase == 'train'):
+                loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+                if phase == 'train':
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+";
+
+// Ex) dataloader = trainloader if phase == 'train' else testloader
+//     for inputs, labels in dataloader:   (every epoch: both loaders restart their workers)
+#[test]
+fn a_loader_chosen_by_phase_each_epoch_is_iterated_per_epoch() {
+    let a = run(PHASE_LOADER);
+    assert_eq!(lines_of(&a, "EA103"), vec![5, 6], "{:?}", a.findings);
+}

@@ -9,8 +9,9 @@ declare_rule! {
     /// ## What it does
     /// Flags a `DataLoader` with `num_workers > 0` as shipped (a constant, or a floor such as
     /// `min(os.cpu_count(), 8)`) and no `persistent_workers`, when it
-    /// is iterated once per epoch (in an epoch loop, passed to a per-epoch function, or given to
-    /// a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside
+    /// is iterated once per epoch (in an epoch loop, also through the name a phase chooses it
+    /// by, `dataloader = trainloader if phase == 'train' else testloader`; passed to a
+    /// per-epoch function; or given to a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside
     /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
     /// cross-validation fold and read by the fold's own epoch loop is reported. Nor when an epoch
     /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`, also in
@@ -114,12 +115,14 @@ impl Rule for DataloaderPersistent {
             };
             let per_epoch = match var {
                 // (or where a function that builds and returns it hands it: `tr_loader,
-                // va_loader = build_loaders(...)`)
+                // va_loader = build_loaders(...)`; or a name a phase chooses it by:
+                // `dataloader = trainloader if phase == 'train' else testloader`)
                 Some(v) => {
                     iterated_per_epoch(v)
                         || super::returned_to(m, v, c.ctx.func)
                             .into_iter()
                             .any(iterated_per_epoch)
+                        || chosen_as(m, v).any(iterated_per_epoch)
                 }
                 None if container.is_some() => container
                     .is_some_and(|v| super::container_loops(m, v).any(|l| loop_per_epoch(m, l))),
@@ -153,6 +156,21 @@ impl Rule for DataloaderPersistent {
             );
         }
     }
+}
+
+/// The names a conditional expression binds to loader `v` or another
+/// (`dataloader = trainloader if phase == 'train' else testloader`).
+fn chosen_as<'s>(m: &crate::analysis::facts::Model<'s>, v: &str) -> impl Iterator<Item = &'s str> {
+    m.assigns.iter().filter_map(move |a| {
+        let n = m.node(a.value)?;
+        let chosen = a.targets.len() == 1
+            && n.kind() == "conditional_expression"
+            && [n.named_child(0), n.named_child(2)]
+                .into_iter()
+                .flatten()
+                .any(|b| m.node_text(b) == v);
+        chosen.then(|| m.text(a.left))
+    })
 }
 
 /// Does loop `l` run once per epoch: inside an epoch loop, or at the top of a function that an
