@@ -218,3 +218,60 @@ fn a_loader_chosen_by_phase_each_epoch_is_iterated_per_epoch() {
     let a = run(PHASE_LOADER);
     assert_eq!(lines_of(&a, "EA103"), vec![5, 6], "{:?}", a.findings);
 }
+
+/// EfficientAT's ESC-50 fine-tuning: CUDA only with `--cuda`, off by default.
+const CUDA_FLAG_OFF: &str = "import argparse
+import torch
+from torch.utils.data import DataLoader
+from models.mn import get_model
+
+def train(args):
+    device = torch.device('cuda') if args.cuda and torch.cuda.is_available() else torch.device('cpu')
+    model = get_model(width_mult=1.0)
+    model.to(device)
+    dl = DataLoader(get_training_set(), batch_size=32, num_workers=4, shuffle=True)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    for epoch in range(80):
+        for x, y in dl:
+            x, y = x.to(device), y.to(device)
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cuda', action='store_true', default=False)
+    train(parser.parse_args())
+";
+
+// Ex) device = torch.device('cuda') if args.cuda and torch.cuda.is_available() else torch.device('cpu')
+//     (with `--cuda` off by default: the work runs on the CPU as shipped)
+#[test]
+fn a_device_chosen_by_a_flag_that_is_off_runs_on_the_cpu() {
+    let a = run(CUDA_FLAG_OFF);
+    for gpu_rule in ["EA102", "EA201", "EA203", "EA204", "EA301"] {
+        assert!(
+            lines_of(&a, gpu_rule).is_empty(),
+            "{gpu_rule}: {:?}",
+            a.findings
+        );
+    }
+    assert_eq!(lines_of(&a, "EA103"), vec![10]);
+    // with the flag on by default, the GPU rules apply
+    let on = CUDA_FLAG_OFF.replace("default=False", "default=True");
+    let a = run(&on);
+    assert_eq!(lines_of(&a, "EA203"), vec![9], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA301"), vec![19]);
+}
+
+// Ex) if __name__ == 'main':   (a script's name is never 'main': nothing below runs)
+#[test]
+fn a_main_guard_that_names_the_wrong_module_runs_nothing() {
+    let src = CUDA_FLAG_OFF
+        .replace("default=False", "default=True")
+        .replace("if __name__ == '__main__':", "if __name__=='main':");
+    let a = run(&src);
+    assert!(a.findings.is_empty(), "{:?}", a.findings);
+}

@@ -114,6 +114,15 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
     {
         return Some(op == "!=");
     }
+    // `if __name__ == 'main':` (not `'__main__'`): a script's name is never that, so the
+    // block never runs
+    let name_test = |n: Node<'_>, s: Node<'_>| {
+        m.node_text(n) == "__name__"
+            && super::facts::string_value(s, m.src).is_some_and(|v| v != "__main__")
+    };
+    if matches!(op.as_str(), "==" | "!=") && (name_test(l, r) || name_test(r, l)) {
+        return Some(op == "!=");
+    }
     let (a, b) = (value(l), value(r));
     let known = |v: &Val| matches!(v, Val::Int(_) | Val::Bool(_) | Val::Str(_) | Val::None);
     if !known(&a) || !known(&b) {

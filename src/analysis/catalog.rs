@@ -94,14 +94,17 @@ fn markdown() -> String {
          Every rule reads the code as it runs when shipped: a branch behind a switch that is off \
          by default, the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default), and a function of a \
-         script that nothing in the script calls (or calls only from such code), get no finding; \
+         script that nothing in the script calls (or calls only from such code), or a block \
+         under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
          the file-level training rules judge only training loops that run.\n\n\
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
          `.cuda()`, `torch.cuda.*`), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments`, DDP, `device_map`; not DDP over Gloo, PyTorch's CPU backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \
-         never read, or `torch.cuda.is_available()` without a move that runs, puts nothing on \
+         never read, a CUDA device behind a switch that is off as shipped \
+         (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
+         default), or `torch.cuda.is_available()` without a move that runs, puts nothing on \
          the GPU; nor does clearing CUDA's memory cache (`torch.cuda.empty_cache()`) in a file \
          that places its work on the CPU.\n\n\
          | Rule | Name | Category | Resource | Severity |\n|---|---|---|---|---|\n",

@@ -2378,46 +2378,11 @@ impl<'s> Model<'s> {
                 }) else {
                     return Val::Unknown;
                 };
-                // `args.world_size > 1`: two integers compared
+                // `args.world_size > 1`, `args.gpu is not None`: a test of values known as
+                // shipped
                 if n.kind() == "comparison_operator" {
-                    if n.named_child_count() != 2 {
-                        return Val::Unknown;
-                    }
-                    let side = |i: u32| {
-                        n.named_child(i).map_or(Val::Unknown, |x| {
-                            self.resolve_span(Span::of(x), val_kind(x), at, func_ctx, depth + 1)
-                        })
-                    };
-                    // (`is not` may come as one token or two)
-                    let op = n
-                        .child(1)
-                        .zip(n.child(n.child_count().saturating_sub(2)))
-                        .map(|(a, b)| {
-                            self.text(Span {
-                                start: a.start_byte(),
-                                end: b.end_byte(),
-                            })
-                        });
-                    return match (side(0), op, side(1)) {
-                        // `args.gpu is not None` with `--gpu` defaulting to None
-                        (a, Some(op @ ("is" | "is not")), b)
-                            if (a == Val::None || b == Val::None)
-                                && a != Val::Unknown
-                                && b != Val::Unknown =>
-                        {
-                            Val::Bool((a == b) == (op == "is"))
-                        }
-                        (Val::Int(a), Some(op), Val::Int(b)) => match op {
-                            ">" => Val::Bool(a > b),
-                            ">=" => Val::Bool(a >= b),
-                            "<" => Val::Bool(a < b),
-                            "<=" => Val::Bool(a <= b),
-                            "==" => Val::Bool(a == b),
-                            "!=" => Val::Bool(a != b),
-                            _ => Val::Unknown,
-                        },
-                        _ => Val::Unknown,
-                    };
+                    return super::as_shipped::condition(self, n, at, func_ctx, depth + 1)
+                        .map_or(Val::Unknown, Val::Bool);
                 }
                 let side = |f: &str| {
                     n.child_by_field_name(f).map_or(Val::Unknown, |x| {

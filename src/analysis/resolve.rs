@@ -529,6 +529,28 @@ fn module_class_name(name: &str) -> bool {
         && !NOT_MODULES.iter().any(|w| lower.contains(w))
 }
 
+/// Is call `c` the branch of a conditional expression that its condition, known as shipped,
+/// does not take (`torch.device('cuda') if args.cuda and torch.cuda.is_available() else
+/// torch.device('cpu')` with `--cuda` off by default: the first)?
+fn branch_not_taken(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let Some(n) = m.node(c.span) else {
+        return false;
+    };
+    let Some(p) = n.parent().filter(|p| p.kind() == "conditional_expression") else {
+        return false;
+    };
+    let (Some(then), Some(cond), Some(other)) =
+        (p.named_child(0), p.named_child(1), p.named_child(2))
+    else {
+        return false;
+    };
+    if then.id() != n.id() && other.id() != n.id() {
+        return false;
+    }
+    super::as_shipped::condition(m, cond, c.span.start, c.ctx.func, 0)
+        .is_some_and(|taken| taken != (then.id() == n.id()))
+}
+
 fn device(m: &mut Model<'_>) {
     // conditions read below (`"cuda" if use_cuda else "cpu"`) see `torch.cuda.is_available()`
     // as true: the file is judged as it runs on the GPU runner it is audited for (the verdict
@@ -568,7 +590,11 @@ fn device(m: &mut Model<'_>) {
     });
     // (code that never runs as shipped says nothing of where the file runs: `if args.device
     // == 'cuda': torch.cuda.synchronize()` with `default='cpu'`)
-    for c in m.calls.iter().filter(|c| !m.dead(&c.ctx)) {
+    for c in m
+        .calls
+        .iter()
+        .filter(|c| !m.dead(&c.ctx) && !branch_not_taken(m, c))
+    {
         let last = m.last_name(c);
         let q = m.qual(c);
         match last {
@@ -735,11 +761,31 @@ fn device(m: &mut Model<'_>) {
         }
     }
     for a in &m.assigns {
-        let v = m.text(a.value);
+        let mut v = m.text(a.value);
         // (a choice in a branch that does not run as shipped places nothing: `if args.device
         // == 'GPU': device = 'cuda'` with `default='cpu'`; nor does a CUDA choice nobody reads)
         if m.dead(&a.ctx) || (gpu_text(v) && unread_binding(m, a)) {
             continue;
+        }
+        // `device = torch.device('cuda') if args.cuda and torch.cuda.is_available() else
+        // torch.device('cpu')` with `--cuda` off by default: the branch taken as shipped
+        if let Some(n) = m
+            .node(a.value)
+            .filter(|n| n.kind() == "conditional_expression")
+            && let (Some(then), Some(cond), Some(other)) =
+                (n.named_child(0), n.named_child(1), n.named_child(2))
+            && let Some(pick) = super::as_shipped::condition(m, cond, a.span.start, a.ctx.func, 0)
+        {
+            let branch = if pick { then } else { other };
+            v = m.node_text(branch);
+            if branch.kind() != "string" {
+                for (quoted, dev) in [("cuda", "cuda"), ("mps", "mps"), ("cpu", "cpu")] {
+                    if v.contains(&format!("\"{quoted}")) || v.contains(&format!("'{quoted}")) {
+                        see(dev);
+                    }
+                }
+                continue;
+            }
         }
         // `"cuda:{}".format(rank)`, `f"cuda:{rank}"`: a CUDA device string built at run time
         let literal = match a.vkind {
