@@ -275,3 +275,77 @@ fn a_main_guard_that_names_the_wrong_module_runs_nothing() {
     let a = run(&src);
     assert!(a.findings.is_empty(), "{:?}", a.findings);
 }
+
+/// IAM handwriting CRNN: the collate moves each batch to `dev`, a CUDA choice by another name.
+const COLLATE_TO_DEV: &str = "import torch
+from torch.utils.data import DataLoader
+from model import IAMModel
+
+dev = 'cuda' if torch.cuda.is_available() else 'cpu'
+model = IAMModel(time_step=96)
+model.to(dev)
+
+def collate_fn(batch):
+    images, targets, lengths = zip(*batch)
+    images = torch.stack(images)
+    targets = torch.cat(targets)
+    lengths = torch.tensor(lengths)
+    return images.to(dev), targets.to(dev), lengths.to(dev)
+
+train_loader = DataLoader(dataset, batch_size=64, shuffle=True, collate_fn=collate_fn)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for epoch in range(10):
+    for xb, yb, lens in train_loader:
+        loss = model.loss(model(xb), yb, lens)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) dev = 'cuda' if torch.cuda.is_available() else 'cpu'
+//     def collate_fn(batch): ... return images.to(dev), ...   (batches built on the GPU)
+#[test]
+fn a_collate_that_moves_batches_to_a_cuda_choice_by_any_name_is_on_the_device() {
+    let a = run(COLLATE_TO_DEV);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    // a collate that builds on the host keeps both findings
+    let host = COLLATE_TO_DEV.replace(
+        "return images.to(dev), targets.to(dev), lengths.to(dev)",
+        "return images, targets, lengths",
+    );
+    let a = run(&host);
+    assert_eq!(lines_of(&a, "EA101"), vec![16], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA102"), vec![16]);
+}
+
+/// SupContrast's linear evaluation: the optimizer over the classifier comes from a helper of
+/// another module; the frozen encoder is placed first.
+const OPTIMIZER_HELPER: &str = "import torch
+from util import set_optimizer
+from networks.resnet_big import SupConResNet, LinearClassifier
+
+model = SupConResNet(name='resnet50')
+classifier = LinearClassifier(name='resnet50', num_classes=10)
+model = model.cuda()
+classifier = classifier.cuda()
+optimizer = set_optimizer(opt, classifier)
+model.eval()
+for epoch in range(100):
+    for images, labels in train_loader:
+        images = images.cuda(non_blocking=True)
+        labels = labels.cuda(non_blocking=True)
+        with torch.no_grad():
+            features = model.encoder(images)
+        loss = torch.nn.functional.cross_entropy(classifier(features), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) optimizer = set_optimizer(opt, classifier)   <- the model trained: anchor at its placement
+#[test]
+fn a_model_an_optimizer_helper_is_handed_is_the_trained_one() {
+    let a = run(OPTIMIZER_HELPER);
+    assert_eq!(lines_of(&a, "EA203"), vec![8], "{:?}", a.findings);
+}

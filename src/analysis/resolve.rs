@@ -2291,6 +2291,19 @@ fn optimizer_class_name(m: &Model<'_>, name: &str) -> bool {
 /// variable holding a trained submodule (`encoder` of `encoder.linear.parameters()`).
 pub(crate) fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
     let mut out = std::collections::HashSet::new();
+    // `optimizer = set_optimizer(opt, classifier)`, `create_optimizer(args, model)`: a helper
+    // (of another module) that builds the optimizer over the model it is handed
+    for c in m.calls.iter().filter(|c| {
+        let last = m.last_name(c).to_ascii_lowercase();
+        last.contains("optimizer") && !optimizer_ctor(m, c) && !m.defined.contains(m.last_name(c))
+    }) {
+        for a in m.call_args(c) {
+            let name = m.text(a.value);
+            if a.vkind == ValKind::Ident && m.var_kind(name) == Some(VarKind::Model) {
+                out.insert(name);
+            }
+        }
+    }
     for c in m.calls.iter().filter(|c| optimizer_ctor(m, c)) {
         // (`Adam(params=filter(lambda p: p.requires_grad, generator.parameters()), lr=lr)`)
         let Some(a) = m.pos(c, 0).or_else(|| m.kw(c, "params")) else {

@@ -1222,9 +1222,20 @@ fn collate_on_device(m: &Model<'_>, c: &Call) -> bool {
     else {
         return false;
     };
+    // (also a name bound to a CUDA choice: `dev = "cuda" if torch.cuda.is_available() else
+    // "cpu"` ... `images.to(dev)`)
     let names_gpu = |a: &super::facts::Arg| {
         let v = m.text(a.value);
-        names_device(m, v) || v.starts_with("\"cuda") || v.starts_with("'cuda")
+        names_device(m, v)
+            || v.starts_with("\"cuda")
+            || v.starts_with("'cuda")
+            || (a.vkind == ValKind::Ident
+                && m.assigns.iter().any(|b| {
+                    b.targets.len() == 1 && m.text(b.left) == v && {
+                        let t = m.text(b.value);
+                        t.contains("\"cuda") || t.contains("'cuda")
+                    }
+                }))
     };
     m.calls
         .iter()

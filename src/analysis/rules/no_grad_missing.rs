@@ -9,8 +9,10 @@ declare_rule! {
     /// Flags, in a file that runs on CUDA, an evaluation or inference loop (the model is in
     /// `eval()` mode, or the function is
     /// an eval/test/predict one, or the file only infers) that calls the model with autograd
-    /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it and no backward in the
-    /// function. The call may sit in a function of the file the loop calls, which runs the
+    /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it. A loop in a function
+    /// that also trains (calls backward) is one only when the function puts the model in
+    /// `eval()` mode before it (`def train(...): ... model.eval(); for x, y in val_loader:`,
+    /// flagged); otherwise it is part of training. The call may sit in a function of the file the loop calls, which runs the
     /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
     /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
     /// counted: its `__call__` disables autograd itself; nor is a file that freezes every
