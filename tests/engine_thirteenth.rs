@@ -349,3 +349,65 @@ fn a_model_an_optimizer_helper_is_handed_is_the_trained_one() {
     let a = run(OPTIMIZER_HELPER);
     assert_eq!(lines_of(&a, "EA203"), vec![8], "{:?}", a.findings);
 }
+
+/// nerf-pytorch: every tensor on the GPU through the default tensor type; a PSNR computed on
+/// the host from a `.cpu()` copy.
+const DEFAULT_CUDA_TENSORS: &str = "import torch
+from model import NeRF
+
+torch.set_default_tensor_type('torch.cuda.FloatTensor')
+
+def mse_to_psnr(mse):
+    return -10.0 * torch.log10(mse)
+
+model = NeRF(n_layer=8, n_dim=256)
+optimizer = torch.optim.Adam(model.parameters(), lr=5e-4)
+for it in range(200000):
+    rays, target = sample_rays()
+    loss = ((model(rays) - target) ** 2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    psnr = mse_to_psnr(loss.detach().cpu())
+    log = {'loss': loss.item(), 'psnr': psnr.item()}
+";
+
+// Ex) torch.set_default_tensor_type('torch.cuda.FloatTensor')   (the file runs on CUDA)
+//     psnr = mse_to_psnr(loss.detach().cpu())  ...  psnr.item()   (a host value: no sync)
+#[test]
+fn tensors_made_on_the_gpu_by_default_make_a_cuda_file() {
+    let a = run(DEFAULT_CUDA_TENSORS);
+    assert_eq!(lines_of(&a, "EA203"), vec![9], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA201"), vec![11]);
+    assert_eq!(lines_of(&a, "EA301"), vec![17, 18]);
+    let cpu = DEFAULT_CUDA_TENSORS.replace("torch.cuda.FloatTensor", "torch.FloatTensor");
+    let a = run(&cpu);
+    assert!(lines_of(&a, "EA203").is_empty(), "{:?}", a.findings);
+}
+
+/// HTR training: workers as a share of the machine's cores.
+const CORE_SHARE_WORKERS: &str = "import torch
+from multiprocessing import cpu_count
+
+nwrks = int(cpu_count() * 0.70)
+train_loader = torch.utils.data.DataLoader(train_set, batch_size=24, num_workers=nwrks, pin_memory=True, shuffle=True)
+model = torch.load('htr.pt').cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(20):
+    for x, y in train_loader:
+        loss = model(x.cuda(non_blocking=True)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) nwrks = int(cpu_count() * 0.70)   (at least 1 on a machine of two cores or more)
+#[test]
+fn workers_as_a_share_of_the_cores_are_some() {
+    let a = run(CORE_SHARE_WORKERS);
+    assert_eq!(lines_of(&a, "EA103"), vec![5], "{:?}", a.findings);
+    // a share that leaves none on a small machine stays unknown
+    let none = CORE_SHARE_WORKERS.replace("cpu_count() * 0.70", "cpu_count() - 2");
+    let a = run(&none);
+    assert!(lines_of(&a, "EA103").is_empty(), "{:?}", a.findings);
+}

@@ -906,7 +906,8 @@ fn dead_call(m: &Model<'_>, name: Node<'_>) -> bool {
 
 /// The least value an integer expression has as shipped, when the engine can tell: a constant
 /// (literal, assignment, argparse default), the machine's core count (`os.cpu_count()`,
-/// `multiprocessing.cpu_count()`: at least 1), `min(...)` / `max(...)` of such (also of one
+/// `multiprocessing.cpu_count()`: at least 1; in arithmetic with a constant, `int(cpu_count() *
+/// 0.7)`, at least 2, a GPU machine's least), `min(...)` / `max(...)` of such (also of one
 /// list), `int(x)`, and `a if cond else b` with the condition known as shipped (else the lesser
 /// of both).
 // Ex) nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8]) → 1 with batch_size = 32
@@ -966,6 +967,36 @@ pub(crate) fn at_least(
                 "int" if items.len() == 1 => at_least(m, *items.first()?, at, func, next),
                 _ => m.resolve_expr(Span::of(node), at, func).int(),
             }
+        }
+        // `int(cpu_count() * 0.70)`, `os.cpu_count() // 2`: a share of the machine's cores, of
+        // which a GPU machine has at least two
+        "binary_operator" => {
+            let (l, r) = (
+                field::get(node, field::LEFT)?,
+                field::get(node, field::RIGHT)?,
+            );
+            let op = m.node_text(field::get(node, field::OPERATOR)?);
+            let k: f64 = match r.kind() {
+                "integer" | "float" => m.node_text(r).replace('_', "").parse().ok()?,
+                _ => return m.resolve_expr(Span::of(node), at, func).int(),
+            };
+            let cores = l.kind() == "call"
+                && field::get(l, field::FUNCTION)
+                    .map(|f| m.node_text(f))
+                    .is_some_and(|f| f == "cpu_count" || f.ends_with(".cpu_count"));
+            let low = if cores {
+                2.0
+            } else {
+                at_least(m, l, at, func, next)? as f64
+            };
+            let v = match op {
+                "*" if k > 0.0 => low * k,
+                "/" | "//" if k > 0.0 => low / k,
+                "+" => low + k,
+                "-" => low - k,
+                _ => return None,
+            };
+            Some(v.floor() as i64)
         }
         _ => m.resolve_expr(Span::of(node), at, func).int(),
     }

@@ -98,7 +98,7 @@ fn markdown() -> String {
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
          the file-level training rules judge only training loops that run.\n\n\
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
-         `.cuda()`, `torch.cuda.*`), uses a launcher that places work on GPUs (Accelerate, \
+         `.cuda()`, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments`, DDP, `device_map`; not DDP over Gloo, PyTorch's CPU backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \

@@ -661,6 +661,16 @@ fn device(m: &mut Model<'_>) {
                     placed_cpu = true;
                 }
             }
+            // `torch.set_default_tensor_type('torch.cuda.FloatTensor')`,
+            // `torch.set_default_device('cuda')`: every tensor the file builds is on the GPU
+            "set_default_tensor_type" | "set_default_device"
+                if q.starts_with("torch")
+                    && m.pos(c, 0)
+                        .is_some_and(|a| gpu_text(&m.text(a.value).to_ascii_lowercase())) =>
+            {
+                live_move = true;
+                see("cuda");
+            }
             // `torch.cuda.is_available()` alone (a print, an assert) does not put work on the GPU
             "is_available" if q.contains("cuda") => weak_cuda = true,
             "to" if c.method.is_some() => {

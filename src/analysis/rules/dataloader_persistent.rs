@@ -8,7 +8,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a `DataLoader` with `num_workers > 0` as shipped (a constant, or a floor such as
-    /// `min(os.cpu_count(), 8)`) and no `persistent_workers`, when it
+    /// `min(os.cpu_count(), 8)` or `int(cpu_count() * 0.7)`, taking a GPU machine's cores as at
+    /// least two) and no `persistent_workers`, when it
     /// is iterated once per epoch (in an epoch loop, also through the name a phase chooses it
     /// by, `dataloader = trainloader if phase == 'train' else testloader`; passed to a
     /// per-epoch function; or given to a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside

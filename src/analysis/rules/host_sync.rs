@@ -32,7 +32,8 @@ declare_rule! {
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
     /// is a CPU tensor: reading it waits for nothing; so is a value computed on the host from
     /// one already copied (`output = model(x).cpu()` ... `probs, classes = torch.max(
-    /// torch.softmax(output, 1), 1)` ... `for p, c in zip(probs, classes): c.numpy()`), and a
+    /// torch.softmax(output, 1), 1)` ... `for p, c in zip(probs, classes): c.numpy()`; `psnr =
+    /// mse_to_psnr(loss.detach().cpu())` ... `psnr.item()`), and a
     /// tensor built without a device from host data (`torch.tensor(decode(ids.cpu().numpy()))`). A step loop that decodes with a language
     /// model's `generate(...)` (decoding options, `**inputs`, token ids), itself or through a
     /// function of the file it calls (an RL fine-tune's `rollout(model, tokenizer, q)`), reads
@@ -824,6 +825,23 @@ fn loop_source<'s, 't>(
 /// (`pred.eq(y).cpu().sum()`), or — up to `depth` steps back — a function of host values only
 /// (`predict = torch.softmax(output, dim=1)`, `probs, classes = torch.max(predict, dim=1)`
 /// with `output = model(x).cpu()`), or a method of one (`output.argmax(1)`)?
+/// Is expression text `v` a copy to the host: it ends in a read (`.cpu()`, `.numpy()`,
+/// `.tolist()`, `.item()`), or applies methods to a `.cpu()` copy (`pred.eq(y).cpu().sum()`:
+/// they stay on the host)?
+fn reads_to_host(v: &str) -> bool {
+    let v = v.trim_end();
+    [".cpu()", ".numpy()", ".tolist()", ".item()"]
+        .iter()
+        .any(|r| v.ends_with(r))
+        || v.rfind(".cpu()").is_some_and(|i| {
+            let rest = v.get(i + ".cpu()".len()..).unwrap_or("");
+            rest.starts_with('.')
+                && !rest.contains(".to(")
+                && !rest.contains(".cuda(")
+                && !rest.contains(['[', ' ', '+', '*', '/', '-'])
+        })
+}
+
 fn copied_to_host(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
@@ -840,20 +858,7 @@ fn copied_to_host(
             return false;
         }
         let v = m.text(a.value);
-        let v = v.trim_end();
-        let read = a.targets.len() == 1
-            && ([".cpu()", ".numpy()", ".tolist()", ".item()"]
-                .iter()
-                .any(|r| v.ends_with(r))
-                // `pred.eq(y).cpu().sum()`: methods of the copy stay on the host
-                || v.rfind(".cpu()").is_some_and(|i| {
-                    let rest = v.get(i + ".cpu()".len()..).unwrap_or("");
-                    rest.starts_with('.')
-                        && !rest.contains(".to(")
-                        && !rest.contains(".cuda(")
-                        && !rest.contains(['[', ' ', '+', '*', '/', '-'])
-                }));
-        if read {
+        if a.targets.len() == 1 && reads_to_host(v) {
             return true;
         }
         if depth == 0 {
@@ -890,9 +895,15 @@ fn copied_to_host(
             _ => {
                 let args = m.call_args(r);
                 let pos: Vec<_> = args.iter().filter(|x| x.name.is_none()).collect();
+                // (or a copy itself: `psnr = mse_to_psnr(loss.detach().cpu())`); not a call
+                // that places its result (`torch.tensor(n, device=device)`)
                 !pos.is_empty()
+                    && m.kw(r, "device").is_none()
                     && pos.iter().all(|x| {
-                        x.vkind == crate::analysis::facts::ValKind::Ident && host(m.text(x.value))
+                        let t = m.text(x.value);
+                        (x.vkind == crate::analysis::facts::ValKind::Ident && host(t))
+                            || (x.vkind == crate::analysis::facts::ValKind::Call
+                                && reads_to_host(t))
                     })
             }
         }
