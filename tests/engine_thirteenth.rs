@@ -411,3 +411,41 @@ fn workers_as_a_share_of_the_cores_are_some() {
     let a = run(&none);
     assert!(lines_of(&a, "EA103").is_empty(), "{:?}", a.findings);
 }
+
+/// The 3D pose baseline: options parsed in another module (`from opt import Options`); the
+/// test pass runs only with `--test`.
+const MODE_SWITCH: &str = "import torch
+from opt import Options
+from model import LinearModel
+
+def test(loader, model):
+    model.eval()
+    for inps, tars in loader:
+        out = model(inps.cuda())
+        err = (out - tars.cuda()).abs().mean().item()
+
+def main(opt):
+    model = LinearModel().cuda()
+    if opt.test:
+        test(test_loader, model)
+        return
+    print('nothing to train')
+
+if __name__ == '__main__':
+    main(Options().parse())
+";
+
+// Ex) if opt.test:   (opt parsed elsewhere, never set here: an unset flag, off as shipped)
+#[test]
+fn a_mode_switch_of_options_parsed_elsewhere_is_off() {
+    let a = run(MODE_SWITCH);
+    assert!(lines_of(&a, "EA401").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // the same switch set by the file runs
+    let set = MODE_SWITCH.replace(
+        "    model = LinearModel().cuda()\n",
+        "    model = LinearModel().cuda()\n    opt.test = True\n",
+    );
+    let a = run(&set);
+    assert_eq!(lines_of(&a, "EA401"), vec![7], "{:?}", a.findings);
+}

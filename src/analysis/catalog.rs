@@ -92,7 +92,8 @@ fn markdown() -> String {
          (a rule id or a category; `ignore` alone silences all), or in the configuration with \
          `rules: {select: [...], ignore: [...]}`.\n\n\
          Every rule reads the code as it runs when shipped: a branch behind a switch that is off \
-         by default, the rest of a block after an `if` that leaves it as shipped (`if \
+         by default (also a mode switch of options the file parses elsewhere and never sets, \
+         `if opt.test:`, `if args.eval:`, `if cfg.debug:`, taken as an unset flag), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default), and a function of a \
          script that nothing in the script calls (or calls only from such code), or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \

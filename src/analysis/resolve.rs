@@ -2714,7 +2714,9 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
                     0,
                 );
             }
-            let v = truth(&m.resolve_expr(g.cond, g.at, g.func))?;
+            let Some(v) = truth(&m.resolve_expr(g.cond, g.at, g.func)) else {
+                return mode_switch_off(m, name, &assigned);
+            };
             let agrees = m
                 .assigns
                 .iter()
@@ -2777,6 +2779,29 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         }
         _ => None,
     }
+}
+
+/// A mode switch of options the file does not declare (`opt.test`, `args.evaluate`, `cfg.debug`
+/// with the options parsed in another module, `from opt import Options`), never assigned here:
+/// off as shipped, as such command-line flags are (`store_true`), so the branch it opens runs
+/// only on request.
+fn mode_switch_off(m: &Model<'_>, name: &str, assigned: &[&super::facts::Assign]) -> Option<bool> {
+    let field = name.rsplit('.').next()?;
+    let mode = matches!(
+        field,
+        // (not `evaluate`, which also names validation during training: `if args.evaluate
+        // and step % val_freq == 0:`)
+        "test"
+            | "eval"
+            | "test_only"
+            | "eval_only"
+            | "evaluate_only"
+            | "predict"
+            | "demo"
+            | "debug"
+            | "visualize"
+    );
+    (mode && assigned.is_empty() && !m.argparse.contains_key(field)).then_some(false)
 }
 
 /// The index of parameter `name` of function `f`.
