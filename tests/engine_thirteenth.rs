@@ -449,3 +449,81 @@ fn a_mode_switch_of_options_parsed_elsewhere_is_off() {
     let a = run(&set);
     assert_eq!(lines_of(&a, "EA401"), vec![7], "{:?}", a.findings);
 }
+
+/// togheppi's CycleGAN: test loaders read for one batch with the dunder spelling.
+const DUNDER_NEXT: &str = "import torch
+from torch.utils.data import DataLoader
+from model import Generator
+
+G = Generator(3, 64, 3, 9).cuda()
+train_loader = DataLoader(train_set, batch_size=1, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+test_loader = DataLoader(test_set, batch_size=1, shuffle=False)
+test_real = test_loader.__iter__().__next__()
+opt = torch.optim.Adam(G.parameters(), lr=2e-4)
+for epoch in range(200):
+    for x in train_loader:
+        loss = G(x.cuda(non_blocking=True)).abs().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) test_real = test_loader.__iter__().__next__()   (one batch: no workers to start)
+#[test]
+fn a_loader_read_once_through_dunder_methods_is_read_once() {
+    let a = run(DUNDER_NEXT);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    let looped = DUNDER_NEXT.replace(
+        "test_real = test_loader.__iter__().__next__()",
+        "for test_real in test_loader: pass",
+    );
+    let a = run(&looped);
+    assert_eq!(lines_of(&a, "EA101"), vec![7], "{:?}", a.findings);
+}
+
+/// FSDP2's example: a model built on the meta device, materialized with `to_empty`; and a
+/// U-Net spelled `U_Net`.
+const TO_EMPTY: &str = "import torch
+from model import Transformer, ModelArgs
+
+with torch.device('meta'):
+    model = Transformer(ModelArgs(n_layers=2, dim=512))
+model.to_empty(device='cuda')
+optim = torch.optim.Adam(model.parameters(), lr=1e-2)
+for step in range(1000):
+    x = torch.randint(0, 1000, (32, 128), device='cuda')
+    loss = model(x).sum()
+    loss.backward()
+    optim.step()
+    optim.zero_grad()
+";
+
+// Ex) model.to_empty(device='cuda')   (where the model reaches the GPU)
+#[test]
+fn a_model_materialized_with_to_empty_is_placed_there() {
+    let a = run(TO_EMPTY);
+    assert_eq!(lines_of(&a, "EA203"), vec![6], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA202"), vec![6]);
+}
+
+// Ex) net = torch.nn.DataParallel(U_Net(training=False)).cuda()   (a U-Net: convolutional)
+#[test]
+fn a_u_net_split_by_an_underscore_is_convolutional() {
+    let src = TO_EMPTY
+        .replace(
+            "from model import Transformer, ModelArgs",
+            "from net import U_Net",
+        )
+        .replace(
+            "    model = Transformer(ModelArgs(n_layers=2, dim=512))",
+            "    model = U_Net(training=True)",
+        )
+        .replace(
+            "torch.randint(0, 1000, (32, 128), device='cuda')",
+            "torch.randn(8, 1, 256, 256, device='cuda')",
+        );
+    let a = run(&src);
+    assert_eq!(lines_of(&a, "EA204"), vec![6], "{:?}", a.findings);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+}

@@ -611,8 +611,9 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                 continue;
             }
         }
+        // (`model.to_empty(device="cuda")`: FSDP2's materialization of a meta-device model)
         if c.method.is_none()
-            || !matches!(m.last_name(c), "to" | "cuda" | "type")
+            || !matches!(m.last_name(c), "to" | "cuda" | "type" | "to_empty")
             || !crate::analysis::resolve::placement_arg(m, c)
         {
             continue;
@@ -1957,8 +1958,21 @@ fn single_batch_reads(
 }
 
 /// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?
+/// Also the dunder spelling, `node.__iter__().__next__()`.
 fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
-    only_arg_of(m, node, "iter").is_some_and(|it| only_arg_of(m, it, "next").is_some())
+    if only_arg_of(m, node, "iter").is_some_and(|it| only_arg_of(m, it, "next").is_some()) {
+        return true;
+    }
+    let name = m.node_text(node);
+    let mut up = Some(node);
+    for _ in 0..4 {
+        up = up.and_then(|n| n.parent());
+    }
+    up.is_some_and(|call| {
+        call.kind() == "call"
+            && m.node_text(call).replace(char::is_whitespace, "")
+                == format!("{name}.__iter__().__next__()")
+    })
 }
 
 /// The call `f(node)` when `node` is its only argument.
@@ -2433,17 +2447,20 @@ fn conv_family(name: &str) -> bool {
     if name.to_ascii_lowercase().contains("graph") {
         return false;
     }
-    word_starts(name).any(|rest| match rest.strip_prefix("yolo") {
-        // `Yolo_V1`, `YOLOv3`, `Yolo`: not `YoloLoss`, `yolo_utils`, nor the ViT-based YOLOS
-        Some(version) => {
-            let v = version
-                .strip_prefix("_v")
-                .or_else(|| version.strip_prefix('v'))
-                .unwrap_or(version);
-            version.is_empty() || v.starts_with(|ch: char| ch.is_ascii_digit())
-        }
-        None => CONV_FAMILIES.iter().any(|f| rest.starts_with(f)),
-    })
+    // (`U_Net`, `Res_Net`: a family name split by an underscore)
+    word_starts(&name.replace('_', ""))
+        .any(|rest| rest.starts_with("unet") || rest.starts_with("resnet"))
+        || word_starts(name).any(|rest| match rest.strip_prefix("yolo") {
+            // `Yolo_V1`, `YOLOv3`, `Yolo`: not `YoloLoss`, `yolo_utils`, nor the ViT-based YOLOS
+            Some(version) => {
+                let v = version
+                    .strip_prefix("_v")
+                    .or_else(|| version.strip_prefix('v'))
+                    .unwrap_or(version);
+                version.is_empty() || v.starts_with(|ch: char| ch.is_ascii_digit())
+            }
+            None => CONV_FAMILIES.iter().any(|f| rest.starts_with(f)),
+        })
 }
 
 /// The lowercased tails of `name` from each place a word starts: the beginning, after a
