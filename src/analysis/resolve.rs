@@ -590,11 +590,16 @@ fn device(m: &mut Model<'_>) {
     });
     // (code that never runs as shipped says nothing of where the file runs: `if args.device
     // == 'cuda': torch.cuda.synchronize()` with `default='cpu'`)
-    for c in m
-        .calls
-        .iter()
-        .filter(|c| !m.dead(&c.ctx) && !branch_not_taken(m, c))
-    {
+    for c in m.calls.iter().filter(|c| {
+        // (only a call that could name a device is looked up in the tree: `torch.device`,
+        // or one with a string argument)
+        !m.dead(&c.ctx)
+            && !((m.last_name(c) == "device"
+                || m.call_args(c)
+                    .iter()
+                    .any(|a| a.vkind == ValKind::Str && gpu_text(m.text(a.value))))
+                && branch_not_taken(m, c))
+    }) {
         let last = m.last_name(c);
         let q = m.qual(c);
         match last {
@@ -779,9 +784,13 @@ fn device(m: &mut Model<'_>) {
         }
         // `device = torch.device('cuda') if args.cuda and torch.cuda.is_available() else
         // torch.device('cpu')` with `--cuda` off by default: the branch taken as shipped
-        if let Some(n) = m
-            .node(a.value)
-            .filter(|n| n.kind() == "conditional_expression")
+        // (looked up only where the text holds a conditional that names a device)
+        if a.vkind == ValKind::Other
+            && v.contains(" if ")
+            && (gpu_text(v) || v.contains("cpu") || v.contains("mps"))
+            && let Some(n) = m
+                .node(a.value)
+                .filter(|n| n.kind() == "conditional_expression")
             && let (Some(then), Some(cond), Some(other)) =
                 (n.named_child(0), n.named_child(1), n.named_child(2))
             && let Some(pick) = super::as_shipped::condition(m, cond, a.span.start, a.ctx.func, 0)
