@@ -904,6 +904,12 @@ fn dead_call(m: &Model<'_>, name: Node<'_>) -> bool {
         .any(|c| c.func == s && m.dead(&c.ctx))
 }
 
+/// Does callee text `f` name the machine's core count (`cpu_count`, `os.cpu_count`,
+/// `multiprocessing.cpu_count`)?
+fn names_cpu_count(f: &str) -> bool {
+    f == "cpu_count" || f.ends_with(".cpu_count")
+}
+
 /// The least value an integer expression has as shipped, when the engine can tell: a constant
 /// (literal, assignment, argparse default), the machine's core count (`os.cpu_count()`,
 /// `multiprocessing.cpu_count()`: at least 1; in arithmetic with a constant, `int(cpu_count() *
@@ -955,7 +961,7 @@ pub(crate) fn at_least(
                 items = one.named_children(&mut c).collect();
             }
             match f {
-                _ if f == "cpu_count" || f.ends_with(".cpu_count") => Some(1),
+                _ if names_cpu_count(f) => Some(1),
                 "min" if !items.is_empty() => items
                     .iter()
                     .map(|x| at_least(m, *x, at, func, next))
@@ -981,9 +987,7 @@ pub(crate) fn at_least(
                 _ => return m.resolve_expr(Span::of(node), at, func).int(),
             };
             let cores = l.kind() == "call"
-                && field::get(l, field::FUNCTION)
-                    .map(|f| m.node_text(f))
-                    .is_some_and(|f| f == "cpu_count" || f.ends_with(".cpu_count"));
+                && field::get(l, field::FUNCTION).is_some_and(|f| names_cpu_count(m.node_text(f)));
             let low = if cores {
                 2.0
             } else {

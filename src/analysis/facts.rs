@@ -2197,20 +2197,15 @@ impl<'s> Model<'s> {
     }
 
     /// Does the code at `span` run whenever its function (or the module) does: no `if`,
-    /// `try`, `with`, `match` or loop around it inside its function?
+    /// `try`, `with`, `match` or loop around it inside its function? (Not known: no.)
     pub(crate) fn unconditional(&self, span: Span) -> bool {
         let mut n = self.node(span);
         for _ in 0..64 {
-            let Some(cur) = n else { return true };
+            let Some(cur) = n else { return false };
             match cur.kind() {
                 "function_definition" | "module" => return true,
-                "if_statement"
-                | "try_statement"
-                | "with_statement"
-                | "match_statement"
-                | "for_statement"
-                | "while_statement"
-                | "conditional_expression" => return false,
+                "if_statement" | "try_statement" | "with_statement" | "match_statement"
+                | "for_statement" | "while_statement" => return false,
                 _ => n = cur.parent(),
             }
         }

@@ -536,19 +536,27 @@ fn branch_not_taken(m: &Model<'_>, c: &super::facts::Call) -> bool {
     let Some(n) = m.node(c.span) else {
         return false;
     };
-    let Some(p) = n.parent().filter(|p| p.kind() == "conditional_expression") else {
+    let Some(p) = n.parent() else {
         return false;
     };
-    let (Some(then), Some(cond), Some(other)) =
-        (p.named_child(0), p.named_child(1), p.named_child(2))
-    else {
-        return false;
-    };
-    if then.id() != n.id() && other.id() != n.id() {
-        return false;
+    // (a branch, not the condition itself)
+    let is_branch = [p.named_child(0), p.named_child(2)]
+        .into_iter()
+        .flatten()
+        .any(|b| b.id() == n.id());
+    is_branch
+        && taken_branch(m, p, c.span.start, c.ctx.func).is_some_and(|taken| taken.id() != n.id())
+}
+
+/// The branch conditional expression `n` takes as shipped (`'cuda' if args.device == 'cuda'
+/// else 'cpu'` with `default="cpu"`: `'cpu'`), when its condition is known there; `None` for
+/// any other node.
+fn taken_branch<'t>(m: &Model<'_>, n: Node<'t>, at: usize, func: Option<u32>) -> Option<Node<'t>> {
+    if n.kind() != "conditional_expression" {
+        return None;
     }
-    super::as_shipped::condition(m, cond, c.span.start, c.ctx.func, 0)
-        .is_some_and(|taken| taken != (then.id() == n.id()))
+    let pick = super::as_shipped::condition(m, n.named_child(1)?, at, func, 0)?;
+    n.named_child(if pick { 0 } else { 2 })
 }
 
 fn device(m: &mut Model<'_>) {
@@ -622,13 +630,7 @@ fn device(m: &mut Model<'_>) {
                     // condition takes as shipped, when it is known
                     let taken = m
                         .node(a.value)
-                        .filter(|n| n.kind() == "conditional_expression")
-                        .and_then(|n| {
-                            let cond = n.named_child(1)?;
-                            let pick =
-                                super::as_shipped::condition(m, cond, c.span.start, c.ctx.func, 0)?;
-                            n.named_child(if pick { 0 } else { 2 })
-                        });
+                        .and_then(|n| taken_branch(m, n, c.span.start, c.ctx.func));
                     let chosen = match (m.resolve(&a, c.span.start, c.ctx.func), taken) {
                         (Val::Str(v), _) => v,
                         (_, Some(branch)) => m
@@ -783,28 +785,17 @@ fn device(m: &mut Model<'_>) {
             continue;
         }
         // `device = torch.device('cuda') if args.cuda and torch.cuda.is_available() else
-        // torch.device('cpu')` with `--cuda` off by default: the branch taken as shipped
-        // (looked up only where the text holds a conditional that names a device)
+        // torch.device('cpu')` with `--cuda` off by default: only the branch taken as shipped
+        // says where the work runs (looked up only where the text holds a conditional that
+        // names a device)
         if a.vkind == ValKind::Other
             && v.contains(" if ")
             && (gpu_text(v) || v.contains("cpu") || v.contains("mps"))
-            && let Some(n) = m
+            && let Some(branch) = m
                 .node(a.value)
-                .filter(|n| n.kind() == "conditional_expression")
-            && let (Some(then), Some(cond), Some(other)) =
-                (n.named_child(0), n.named_child(1), n.named_child(2))
-            && let Some(pick) = super::as_shipped::condition(m, cond, a.span.start, a.ctx.func, 0)
+                .and_then(|n| taken_branch(m, n, a.span.start, a.ctx.func))
         {
-            let branch = if pick { then } else { other };
             v = m.node_text(branch);
-            if branch.kind() != "string" {
-                for (quoted, dev) in [("cuda", "cuda"), ("mps", "mps"), ("cpu", "cpu")] {
-                    if v.contains(&format!("\"{quoted}")) || v.contains(&format!("'{quoted}")) {
-                        see(dev);
-                    }
-                }
-                continue;
-            }
         }
         // `"cuda:{}".format(rank)`, `f"cuda:{rank}"`: a CUDA device string built at run time
         let literal = match a.vkind {
@@ -819,7 +810,7 @@ fn device(m: &mut Model<'_>) {
             } else if t == "cpu" {
                 see("cpu");
             }
-        } else if a.vkind == ValKind::Other && (v.contains("\"cuda") || v.contains("'cuda")) {
+        } else if a.vkind == ValKind::Other && quotes_cuda(v) {
             // `device = "cuda" if torch.cuda.is_available() else "cpu"`
             see("cuda");
         } else if a.vkind == ValKind::Other {
@@ -896,6 +887,11 @@ fn vision_transformer(name: &str) -> bool {
 fn gpu_text(s: &str) -> bool {
     let s = s.to_ascii_lowercase();
     s.contains("cuda") || s.contains("gpu")
+}
+
+/// Does source text `t` hold a quoted CUDA device string (`"cuda"`, `'cuda:0'`)?
+pub(crate) fn quotes_cuda(t: &str) -> bool {
+    t.contains("\"cuda") || t.contains("'cuda")
 }
 
 /// The largest source [`unread_binding`] scans.
@@ -2313,8 +2309,12 @@ pub(crate) fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s
     // `optimizer = set_optimizer(opt, classifier)`, `create_optimizer(args, model)`: a helper
     // (of another module) that builds the optimizer over the model it is handed
     for c in m.calls.iter().filter(|c| {
-        let last = m.last_name(c).to_ascii_lowercase();
-        last.contains("optimizer") && !optimizer_ctor(m, c) && !m.defined.contains(m.last_name(c))
+        let last = m.last_name(c);
+        last.as_bytes()
+            .windows("optimizer".len())
+            .any(|w| w.eq_ignore_ascii_case(b"optimizer"))
+            && !optimizer_ctor(m, c)
+            && !m.defined.contains(last)
     }) {
         for a in m.call_args(c) {
             let name = m.text(a.value);
@@ -2833,25 +2833,12 @@ fn local_switch(m: &Model<'_>, g: &Guard, name: &str) -> Option<bool> {
     };
     let loop_target = loop_binds(m, Some(f), name);
     // (bound in the function's own body, not in a branch, a `try` or a `with`)
-    let conditional = || {
-        let mut n = m.node(a.span);
-        for _ in 0..64 {
-            let Some(cur) = n else { return true };
-            match cur.kind() {
-                "function_definition" => return false,
-                "if_statement" | "try_statement" | "with_statement" | "match_statement"
-                | "for_statement" | "while_statement" => return true,
-                _ => n = cur.parent(),
-            }
-        }
-        true
-    };
     if loop_target
         || a.augmented
         || a.targets.len() != 1
         || a.ctx.loop_.is_some()
         || a.span.end > g.at
-        || conditional()
+        || !m.unconditional(a.span)
     {
         return None;
     }

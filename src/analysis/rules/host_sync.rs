@@ -820,11 +820,6 @@ fn loop_source<'s, 't>(
     args.get(pos).map(|a| m.node_text(*a))
 }
 
-/// Is `name` bound in step loop `l`'s body before byte `at` to a host value: a `.cpu()` /
-/// `.numpy()` / `.tolist()` / `.item()` read, methods of a `.cpu()` copy
-/// (`pred.eq(y).cpu().sum()`), or — up to `depth` steps back — a function of host values only
-/// (`predict = torch.softmax(output, dim=1)`, `probs, classes = torch.max(predict, dim=1)`
-/// with `output = model(x).cpu()`), or a method of one (`output.argmax(1)`)?
 /// Is expression text `v` a copy to the host: it ends in a read (`.cpu()`, `.numpy()`,
 /// `.tolist()`, `.item()`), or applies methods to a `.cpu()` copy (`pred.eq(y).cpu().sum()`:
 /// they stay on the host)?
@@ -842,6 +837,11 @@ fn reads_to_host(v: &str) -> bool {
         })
 }
 
+/// Is `name` bound in step loop `l`'s body before byte `at` to a host value: a `.cpu()` /
+/// `.numpy()` / `.tolist()` / `.item()` read, methods of a `.cpu()` copy
+/// (`pred.eq(y).cpu().sum()`), or — up to `depth` steps back — a function of host values only
+/// (`predict = torch.softmax(output, dim=1)`, `probs, classes = torch.max(predict, dim=1)`
+/// with `output = model(x).cpu()`), or a method of one (`output.argmax(1)`)?
 fn copied_to_host(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,

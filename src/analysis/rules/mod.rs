@@ -1152,8 +1152,6 @@ fn split_with_device(m: &Model<'_>, c: &Call) -> bool {
         .is_some_and(|built| m.call_args(built).iter().any(|a| device_arg(m, a)))
 }
 
-/// The last assignment before byte `before` that binds `name`, alone or as one of a tuple's
-/// targets (`train_ds, val_ds = ...`).
 /// Where model `name`, handed to call `c` (`trainer.fit(model)`, `accelerator.prepare(model)`),
 /// is built: its binding before the call, walking back over rebuilds from itself (`model =
 /// model.load_from_checkpoint(path)`, `model = torch.compile(model)`) and over bindings behind
@@ -1182,6 +1180,8 @@ fn rebuilds(m: &Model<'_>, a: &super::facts::Assign, name: &str) -> bool {
         })
 }
 
+/// The last assignment before byte `before` that binds `name`, alone or as one of a tuple's
+/// targets (`train_ds, val_ds = ...`).
 fn latest_binding<'a>(
     m: &'a Model<'_>,
     name: &str,
@@ -1232,10 +1232,9 @@ fn collate_on_device(m: &Model<'_>, c: &Call) -> bool {
             || v.starts_with("'cuda")
             || (a.vkind == ValKind::Ident
                 && m.assigns.iter().any(|b| {
-                    b.targets.len() == 1 && m.text(b.left) == v && {
-                        let t = m.text(b.value);
-                        t.contains("\"cuda") || t.contains("'cuda")
-                    }
+                    b.targets.len() == 1
+                        && m.text(b.left) == v
+                        && crate::analysis::resolve::quotes_cuda(m.text(b.value))
                 }))
     };
     m.calls
