@@ -409,6 +409,9 @@ pub(crate) struct Model<'s> {
     /// The parameter count of the file's own models (`rules::local_model_params`), worked out
     /// when first asked: four rules ask.
     pub model_params: std::cell::OnceCell<Option<u64>>,
+    /// The names every binding of which is an optimizer class
+    /// (`resolve::optimizer_class_name`), worked out when first asked: every plain call asks.
+    pub optimizer_classes: std::cell::OnceCell<std::collections::HashSet<&'s str>>,
 }
 
 /// How often `name` (a name or a dotted one) occurs in `src` as a whole word, not as the
@@ -1898,6 +1901,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         cuda_default_param: false,
         uncalled: std::cell::OnceCell::new(),
         model_params: std::cell::OnceCell::new(),
+        optimizer_classes: std::cell::OnceCell::new(),
     };
     let mut w = Walker {
         src,

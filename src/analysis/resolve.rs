@@ -1028,6 +1028,17 @@ fn precision(m: &mut Model<'_>) {
     let mut channels_last = false;
     let mut from_pretrained = false;
     let mut compile_var = false;
+    // the names bound to a context chosen among autocast and others, and where each binding ends
+    let scopes: Vec<(&str, usize)> = m
+        .assigns
+        .iter()
+        .filter(|a| {
+            a.targets.len() == 1
+                && m.text(a.value).contains("autocast")
+                && code_only(m.text(a.value)).contains("autocast")
+        })
+        .map(|a| (m.text(a.left), a.span.end))
+        .collect();
     for c in &m.calls {
         // `model.half()` under `if args.fp16:` (off by default) leaves the model in fp32
         if m.dead(&c.ctx) {
@@ -1119,12 +1130,9 @@ fn precision(m: &mut Model<'_>) {
             // `scope = autocast if opt.precision == "autocast" else nullcontext` ...
             // `with scope("cuda"):`: a context chosen at run time among autocast and others
             _ if c.method.is_none()
-                && m.assigns.iter().any(|a| {
-                    a.span.end <= c.span.start
-                        && a.targets.len() == 1
-                        && m.text(a.left) == m.text(c.func)
-                        && code_only(m.text(a.value)).contains("autocast")
-                }) =>
+                && scopes
+                    .iter()
+                    .any(|&(name, end)| end <= c.span.start && name == m.text(c.func)) =>
             {
                 p.unresolved = true;
             }
@@ -2281,25 +2289,42 @@ pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
 /// (`optimizer_class = bnb.optim.AdamW8bit` else `optimizer_class = torch.optim.AdamW`, the
 /// Hugging Face example scripts' switch), so `optimizer_class(unet.parameters())` builds one?
 fn optimizer_class_name(m: &Model<'_>, name: &str) -> bool {
-    let mut bindings = m
-        .assigns
-        .iter()
-        .filter(|a| a.targets.len() == 1 && !a.augmented && m.text(a.left) == name)
-        .peekable();
-    bindings.peek().is_some()
-        && bindings.all(|a| {
-            let v = m.text(a.value);
-            let (head, rest) = v.split_once('.').unwrap_or((v, ""));
-            let q = match m.imports.get(head) {
-                Some(q) if !rest.is_empty() => format!("{q}.{rest}"),
-                Some(q) => q.clone(),
-                None => v.to_string(),
+    m.optimizer_classes
+        .get_or_init(|| {
+            let binds = |a: &&super::facts::Assign| a.targets.len() == 1 && !a.augmented;
+            let class = |a: &super::facts::Assign| {
+                let v = m.text(a.value);
+                let (head, rest) = v.split_once('.').unwrap_or((v, ""));
+                let q = match m.imports.get(head) {
+                    Some(q) if !rest.is_empty() => format!("{q}.{rest}"),
+                    Some(q) => q.clone(),
+                    None => v.to_string(),
+                };
+                // (`bnb.optim.AdamW8bit` with `bnb` imported where the engine does not see it)
+                torch_optimizer(&q)
+                    || ((q.starts_with("bitsandbytes.optim.") || q.starts_with("bnb.optim."))
+                        && !q.contains("lr_scheduler"))
             };
-            // (`bnb.optim.AdamW8bit` with `bnb` imported where the engine does not see it)
-            torch_optimizer(&q)
-                || ((q.starts_with("bitsandbytes.optim.") || q.starts_with("bnb.optim."))
-                    && !q.contains("lr_scheduler"))
+            // names with one binding to an optimizer class, kept if all their bindings are
+            let candidates: std::collections::HashSet<&str> = m
+                .assigns
+                .iter()
+                .filter(binds)
+                .filter(|a| class(a))
+                .map(|a| m.text(a.left))
+                .collect();
+            candidates
+                .into_iter()
+                .filter(|name| {
+                    m.assigns
+                        .iter()
+                        .filter(binds)
+                        .filter(|a| m.text(a.left) == *name)
+                        .all(class)
+                })
+                .collect()
         })
+        .contains(name)
 }
 
 /// Names whose parameters an optimizer is built over (`Adam(student.parameters())`), and the
