@@ -92,14 +92,18 @@ fn markdown() -> String {
          (a rule id or a category; `ignore` alone silences all), or in the configuration with \
          `rules: {select: [...], ignore: [...]}`.\n\n\
          Every rule reads the code as it runs when shipped: a branch behind a switch that is off \
-         by default (also a mode switch of options the file parses elsewhere and never sets, \
+         by default (argparse defaults as argparse fills them: `set_defaults(flip=False)` over \
+         the options, the first of two options sharing a destination; also a mode switch of options the file parses elsewhere and never sets, \
          `if opt.test:`, `if args.eval:`, `if cfg.debug:`, taken as an unset flag), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default), and a function of a \
          script that nothing in the script calls (or calls only from such code), or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
-         the file-level training rules judge only training loops that run.\n\n\
+         the file-level training rules judge only training loops that run. A loop over a loader \
+         that breaks off after a few batches, on its index or on a counter it increments \
+         (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop.\n\n\
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
-         `.cuda()`, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
+         `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
+         own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments`, DDP, `device_map`; not DDP over Gloo, PyTorch's CPU backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \

@@ -391,7 +391,8 @@ pub(crate) struct Model<'s> {
     pub has_from_pretrained: bool,
     /// The file runs PyTorch: it imports torch, or a library that runs torch models
     /// (`sentence_transformers`, `diffusers`, a transformers PyTorch model class), or asks a
-    /// tokenizer or processor for torch tensors (`return_tensors="pt"`).
+    /// tokenizer or processor for torch tensors (`return_tensors="pt"`), or moves a model with
+    /// `.cuda()` (`net.cuda()`, torch imported only by the file's own modules).
     pub torch: bool,
     /// A loop hands the optimizer to a function this file does not show the loop of
     /// (`train_one_epoch(model, optimizer, loader)`): the file trains, its step loop is elsewhere.

@@ -51,6 +51,16 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
     m.torch = torch_backed(m);
     guards(m);
     kinds(m);
+    // `net = Darknet19()` ... `net.cuda()` in a file that imports torch only through its own
+    // modules: a model moved with `.cuda()` is a PyTorch module
+    if !m.torch {
+        m.torch = m.calls.iter().any(|c| {
+            c.method.is_some()
+                && m.last_name(c) == "cuda"
+                && c.recv
+                    .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+        });
+    }
     device(m);
     precision(m);
     loops(m);
@@ -127,15 +137,33 @@ fn argparse(m: &mut Model<'_>) {
         {
             m.argparse_unset.insert(dest.clone());
         }
-        // `action="store_true"` without `default=` defaults to False
+        // `action="store_true"` without `default=` defaults to False, `"store_false"` to True
         if default.is_none()
             && let Some(a) = m.kw(c, "action")
-            && m.text(a.value).trim_matches(['"', '\'']) == "store_true"
         {
-            default = Some((a.value, ValKind::False));
+            match m.text(a.value).trim_matches(['"', '\'']) {
+                "store_true" => default = Some((a.value, ValKind::False)),
+                "store_false" => default = Some((a.value, ValKind::True)),
+                _ => {}
+            }
         }
-        m.argparse.insert(dest, default);
+        // (two options with one destination, `--flip` / `--no-flip`: the first one's default
+        // is the value, as argparse fills the namespace in order)
+        m.argparse.entry(dest).or_insert(default);
     }
+    // `parser.set_defaults(flip=False)` overrides the defaults of the options, wherever it is
+    let overrides: Vec<(String, Option<(Span, ValKind)>)> = m
+        .calls
+        .iter()
+        .filter(|c| {
+            m.last_name(c) == "set_defaults"
+                && c.recv
+                    .is_some_and(|r| m.text(r).to_ascii_lowercase().contains("parser"))
+        })
+        .flat_map(|c| m.call_args(c))
+        .filter_map(|a| Some((m.text(a.name?).to_string(), Some((a.value, a.vkind)))))
+        .collect();
+    m.argparse.extend(overrides);
 }
 
 /// Libraries whose models are PyTorch modules.
@@ -1143,7 +1171,20 @@ fn precision(m: &mut Model<'_>) {
         let zoo_model = if q == "timm.create_model" {
             match m.pos(c, 0).map(|a| m.resolve(&a, c.span.start, c.ctx.func)) {
                 Some(Val::Str(name)) => !vision_transformer(&name),
-                _ => true,
+                // `def __init__(self, model_name="resnet34")`: the parameter's default; a name
+                // the command line must give (`--model` required) may be either kind
+                _ => m
+                    .pos(c, 0)
+                    .and_then(|a| {
+                        let f = m.funcs.get(c.ctx.func? as usize)?;
+                        let (_, default) = f
+                            .params
+                            .iter()
+                            .find(|(p, _)| m.text(*p) == m.text(a.value))?;
+                        let (span, _) = (*default)?;
+                        string_value(m.node(span)?, m.src)
+                    })
+                    .is_some_and(|name| !vision_transformer(&name)),
             }
         } else {
             q.strip_prefix("torchvision.models.")
@@ -1214,6 +1255,11 @@ fn precision(m: &mut Model<'_>) {
             }
             match name {
                 "dtype" | "torch_dtype" if is_16bit(v) => p.half = true,
+                // `from_pretrained(..., torch_dtype="auto")`: the dtype the checkpoint was saved
+                // in (bf16 for most current language and vision-language models)
+                "dtype" | "torch_dtype" if model_dtype && v.trim_matches(['"', '\'']) == "auto" => {
+                    p.unresolved = true
+                }
                 "mixed_precision" | "precision" if literal && (is_16bit(v) || v.contains("16")) => {
                     p.autocast = true
                 }
@@ -1931,13 +1977,40 @@ fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
         breaks
             && cond.kind() == "comparison_operator"
             && a.kind() == "identifier"
-            && targets.contains(&m.node_text(*a))
+            && (targets.contains(&m.node_text(*a)) || counts_iterations(m, l, m.node_text(*a)))
             && matches!(m.node_text(*op), ">=" | ">" | "==")
             && b.kind() == "integer"
             && m.node_text(*b)
                 .parse::<i64>()
                 .is_ok_and(|n| n <= super::rules::FEW_ITERATIONS)
     })
+}
+
+/// Does `name` count loop `l`'s iterations: bound to an integer literal before the loop, in
+/// the same function, and only ever `+= 1` in its body (`shown_batch = 0` ... `for images,
+/// labels in loader: if shown_batch == 1: break` ... `shown_batch += 1`)?
+fn counts_iterations(m: &Model<'_>, l: &super::facts::Loop, name: &str) -> bool {
+    let mut inside = m
+        .assigns
+        .iter()
+        .filter(|a| l.span.contains(a.span) && m.text(a.left) == name)
+        .peekable();
+    inside.peek().is_some()
+        && inside.all(|a| {
+            a.augmented
+                && m.text(a.value) == "1"
+                && m.src
+                    .get(a.left.end..a.value.start)
+                    .is_some_and(|op| op.trim() == "+=")
+        })
+        && m.assigns.iter().any(|a| {
+            a.span.end <= l.span.start
+                && !a.augmented
+                && a.targets.len() == 1
+                && m.text(a.left) == name
+                && a.vkind == ValKind::Int
+                && a.ctx.func == l.ctx.func
+        })
 }
 
 /// The name a value is read from (`batch` of `batch["image"].to(d)`); `None` for a call of a
@@ -2281,6 +2354,23 @@ pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
             last,
             "AdamW" | "Adam" | "SGD" | "RMSprop" | "Adagrad" | "Adadelta" | "Lion" | "Adafactor"
         )
+        // optimizers of other packages (`adabelief_pytorch`, `torch_optimizer`, `timm.optim`)
+        || (c.method.is_none()
+            && matches!(
+                last,
+                "AdaBelief"
+                    | "AdaBound"
+                    | "AdamP"
+                    | "SGDP"
+                    | "Ranger"
+                    | "Lamb"
+                    | "LAMB"
+                    | "MADGRAD"
+                    | "Adan"
+                    | "NovoGrad"
+                    | "Prodigy"
+                    | "Yogi"
+            ))
         || (c.method.is_none() && (last.ends_with("Adam") || last.ends_with("AdamW")))
         || (c.method.is_none() && !last.contains('.') && optimizer_class_name(m, last))
 }

@@ -30,7 +30,8 @@ declare_rule! {
     /// out in the same iteration (the features of each video's windows, saved once per video;
     /// not the features of a whole dataset, saved once per model). A batch
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
-    /// is a CPU tensor: reading it waits for nothing; so is a value computed on the host from
+    /// is a CPU tensor: reading it waits for nothing (also through an inner loop over it, `for
+    /// qid, out in zip(question_id, outputs): qid.item()`); so is a value computed on the host from
     /// one already copied (`output = model(x).cpu()` ... `probs, classes = torch.max(
     /// torch.softmax(output, 1), 1)` ... `for p, c in zip(probs, classes): c.numpy()`; `psnr =
     /// mse_to_psnr(loss.detach().cpu())` ... `psnr.item()`), and a
@@ -731,7 +732,8 @@ fn host_call_result(
 /// Is `name`, at call `c` inside step loop `l`, a value already copied to the host: bound
 /// earlier in the loop body from a `.cpu()` / `.numpy()` / `.tolist()` / `.item()` read (or
 /// methods of a `.cpu()` copy: `pred.eq(y).cpu().sum()`), or the
-/// target of an inner loop over such a value (`for box in boxes:`, `zip(scores, boxes)`)?
+/// target of an inner loop over such a value (`for box in boxes:`, `zip(scores, boxes)`) or
+/// over a batch value the loader yields and the loop never moves?
 fn on_host(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
@@ -753,11 +755,18 @@ fn on_host(
             return false;
         }
         if inner.targets.iter().any(|t| m.text(*t) == name) {
+            // (also over a batch value from the loader never moved: `for ques_id, topk_id in
+            // zip(question_id, topk_ids):` ... `ques_id.item()`)
             return m
                 .node(inner.span)
                 .and_then(|f| loop_source(m, f, name))
                 .is_some_and(|s| {
-                    s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') && copied(s)
+                    s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                        && (copied(s)
+                            || (l.targets.iter().any(|t| m.text(*t) == s)
+                                && !moved_in_loop(m, l, s)
+                                && !iterates_model_output(m, l))
+                            || loader_host_value(m, c, s))
                 });
         }
         cur = inner.parent;

@@ -462,11 +462,15 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
     };
     let trained = crate::analysis::resolve::trained_models(m);
     for (i, a) in m.assigns.iter().enumerate() {
-        if a.targets.len() != 1 || a.augmented {
-            continue;
-        }
-        let name = m.text(a.left);
-        if m.var_kind(name) != Some(VarKind::Model) {
+        // (`model, preprocess = clip.load(name, device=device)`, `model, optimizer =
+        // get_model(args, device)`: a loader that returns the model and its companion, placed
+        // on the device it is handed, below)
+        let name = match a.targets.as_slice() {
+            [_] => m.text(a.left),
+            [first, _] => m.text(*first),
+            _ => continue,
+        };
+        if a.augmented || m.var_kind(name) != Some(VarKind::Model) {
             continue;
         }
         let v = m.text(a.value);
@@ -512,6 +516,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
             .node(a.value)
             .is_some_and(|n| n.kind() == "conditional_expression");
         if (v.contains(".to(") || v.contains(".cuda(") || loads_onto_device)
+            && (a.targets.len() == 1 || loads_onto_device)
             && (a.rhs_call.is_some() || conditional)
             && !only_relayout
         {
@@ -1775,7 +1780,8 @@ const CHEAP_ITEM_CALLS: &[&str] = &[
     "tolist",
 ];
 /// A loader read for one batch and dropped: `next(iter(DataLoader(...)))`, or a name bound to
-/// a loader whose every use is `next(iter(name))` (never looped over, returned, or handed to a
+/// a loader whose every use is `next(iter(name))` or an iterator read once (`it = iter(name)`
+/// then one `next(it)`) (never looped over, returned, or handed to a
 /// trainer) — or that nothing reads at all, or only functions the script never calls. Worker processes would start, fill their prefetch
 /// queues and be torn down for a single batch: they cost more than they save, and pinning one
 /// batch saves nothing; a loader nobody iterates costs nothing.
@@ -1825,7 +1831,7 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                 || is_assignment_target(n)
                 || m.uncalled_line(n.start_position().row + 1)
         },
-        |n| passed_to_once_reader(m, n),
+        |n| passed_to_once_reader(m, n) || iterator_read_once(m, n),
     ) else {
         return false;
     };
@@ -1954,6 +1960,44 @@ fn single_batch_reads(
         stack.extend(n.named_children(&mut cur));
     }
     Some(uses)
+}
+
+/// Is `node` the only argument of `iter(...)` bound to a name whose one use is a `next(...)`
+/// outside any loop the binding is not in (`dataiter = iter(test_loader)` then `images, _ =
+/// next(dataiter)`: one batch)?
+fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
+    let Some(left) = only_arg_of(m, node, "iter")
+        .and_then(|call| call.parent())
+        .filter(|p| p.kind() == "assignment")
+        .and_then(|a| a.child_by_field_name("left"))
+        .filter(|l| l.kind() == "identifier")
+    else {
+        return false;
+    };
+    let name = m.node_text(left);
+    let enclosing_loop = |n: tree_sitter::Node<'_>| {
+        let mut up = n.parent();
+        while let Some(p) = up {
+            if matches!(p.kind(), "for_statement" | "while_statement") {
+                return Some(p.id());
+            }
+            up = p.parent();
+        }
+        None
+    };
+    let mut nexts = 0usize;
+    let mut stack = vec![m.tree.root_node()];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "identifier" && n.id() != left.id() && m.node_text(n) == name {
+            if only_arg_of(m, n, "next").is_none() || enclosing_loop(n) != enclosing_loop(left) {
+                return false;
+            }
+            nexts += 1;
+        }
+        let mut cur = n.walk();
+        stack.extend(n.named_children(&mut cur));
+    }
+    nexts == 1
 }
 
 /// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?

@@ -114,7 +114,8 @@ impl Rule for NoGradMissing {
             .iter()
             .any(|c| c.ctx.func.is_none() && m.last_name(c) == "backward");
         for (li, l) in m.loops.iter().enumerate() {
-            if !l.info.step || l.info.train || l.ctx.no_grad {
+            // (nor a loop behind a switch that is off as shipped, `if args.task_name == "mnli":`)
+            if !l.info.step || l.info.train || l.ctx.no_grad || m.dead(&l.ctx) {
                 continue;
             }
             // an enclosing step loop (this is a loop inside training), or a backward in the function
@@ -135,7 +136,7 @@ impl Rule for NoGradMissing {
                 .unwrap_or(&[])
                 .iter()
                 .take_while(|c| c.span.start < l.span.end)
-                .filter(|c| c.ctx.loop_ == Some(li as u32) && !c.ctx.no_grad)
+                .filter(|c| c.ctx.loop_ == Some(li as u32) && !c.ctx.no_grad && !m.dead(&c.ctx))
                 .filter(|c| {
                     direct_forward(m, c)
                         || match (c.method, c.recv) {

@@ -6,7 +6,7 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags CUDA training or inference in fp32 (no autocast, no half-precision or quantized
-    /// model; inference also through a sentence-transformers encoder's `model.encode(...)`)
+    /// model, nor one loaded in its checkpoint's dtype, `torch_dtype="auto"`; inference also through a sentence-transformers encoder's `model.encode(...)`)
     /// that does not enable TF32 for matrix multiplies
     /// (`torch.set_float32_matmul_precision("high")` or
     /// `torch.backends.cuda.matmul.allow_tf32 = True`). Reported where the model an optimizer

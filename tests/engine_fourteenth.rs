@@ -1,0 +1,310 @@
+//! The fourteenth accuracy round: shapes from the blind wave g265– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// ALBEF's VQA evaluation: the question ids come from the loader and are never moved; an inner
+/// loop zips them with the model's outputs.
+const ZIPPED_IDS: &str = "import torch
+
+model = torch.load('vqa.pt').cuda().eval()
+result = []
+with torch.no_grad():
+    for image, question_id in loader:
+        image = image.to('cuda', non_blocking=True)
+        topk_ids, topk_probs = model(image)
+        for ques_id, topk_id, topk_prob in zip(question_id, topk_ids, topk_probs):
+            ques_id = int(ques_id.item())
+            score = topk_prob.max().item()
+            result.append((ques_id, score))
+";
+
+// Ex) for ques_id, topk_id in zip(question_id, topk_ids): ques_id.item()   <- a CPU tensor
+#[test]
+fn an_inner_loop_over_a_batch_value_never_moved_reads_host_memory() {
+    let a = run(ZIPPED_IDS);
+    // `ques_id` is a CPU tensor from the loader; `topk_prob` is the model's output
+    assert_eq!(lines_of(&a, "EA301"), vec![11], "{:?}", a.findings);
+    // moved in the loop, the ids are on the device: both reads wait
+    let moved = ZIPPED_IDS.replace(
+        "        image = image.to('cuda', non_blocking=True)\n",
+        "        image = image.to('cuda', non_blocking=True)\n        question_id = question_id.to('cuda')\n",
+    );
+    let a = run(&moved);
+    assert_eq!(lines_of(&a, "EA301"), vec![11, 12], "{:?}", a.findings);
+}
+
+/// A vision-language model loaded in the dtype its checkpoint was saved in.
+const DTYPE_AUTO: &str = "import torch
+from transformers import Qwen2VLForConditionalGeneration
+
+model = Qwen2VLForConditionalGeneration.from_pretrained(
+    'Qwen/Qwen2-VL-7B-Instruct', torch_dtype='auto'
+).to('cuda')
+model.eval()
+with torch.no_grad():
+    for batch in loader:
+        out = model.generate(**batch)
+        print(out.shape)
+";
+
+// Ex) from_pretrained(name, torch_dtype="auto")   <- bf16 for most current checkpoints
+#[test]
+fn a_model_loaded_in_its_checkpoint_dtype_is_not_called_fp32() {
+    let a = run(DTYPE_AUTO);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    let fp32 = DTYPE_AUTO.replace(", torch_dtype='auto'", "");
+    assert_eq!(lines_of(&run(&fp32), "EA202"), vec![4]);
+}
+
+/// OpenAI CLIP fine-tuned with an optimizer of another package; the loss is a module of the
+/// file placed on the device.
+const CLIP_LOAD: &str = "import clip
+import torch
+import torch.nn as nn
+from adabelief_pytorch import AdaBelief
+
+class ContrastiveLoss(nn.Module):
+    def forward(self, a, b):
+        return (a - b).pow(2).mean()
+
+device = 'cuda'
+model, preprocess = clip.load('ViT-L/14', device=device)
+model = model.float()
+optimizer = AdaBelief(model.parameters(), lr=1e-5)
+contrastive_loss = ContrastiveLoss().to(device)
+for images, texts in loader:
+    images, texts = images.to(device), texts.to(device)
+    optimizer.zero_grad()
+    a, b = model(images, texts)
+    loss = contrastive_loss(a, b)
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) model, preprocess = clip.load(name, device=device)   <- the anchor
+//     optimizer = AdaBelief(model.parameters(), ...)        <- an optimizer of another package
+#[test]
+fn a_loader_returning_the_model_and_its_companion_places_the_trained_model() {
+    let a = run(CLIP_LOAD);
+    assert_eq!(lines_of(&a, "EA203"), vec![11], "{:?}", a.findings);
+    // three values returned (a style-transfer helper's network and layer names): not read
+    let three = CLIP_LOAD.replace(
+        "model, preprocess = clip.load(",
+        "model, preprocess, names = clip.load(",
+    );
+    assert!(!lines_of(&run(&three), "EA203").contains(&11));
+}
+
+/// A notebook that shows one batch of test predictions: a counter breaks the loop off.
+const ONE_BATCH: &str = "import torch
+
+model = torch.load('m.pt').cuda()
+shown_batch = 0
+with torch.no_grad():
+    for images, labels in loader:
+        if shown_batch == 1:
+            break
+        shown_batch += 1
+        outputs = model(images.cuda())
+        print('output tensor:', outputs)
+        img = images.cuda().cpu().numpy()
+";
+
+// Ex) shown_batch = 0 ... for x in loader: if shown_batch == 1: break ... shown_batch += 1
+#[test]
+fn a_loop_a_counter_breaks_off_after_a_few_batches_is_no_step_loop() {
+    let a = run(ONE_BATCH);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA504").is_empty(), "{:?}", a.findings);
+    // a counter the loop also resets is no count of its iterations
+    let reset = ONE_BATCH.replace(
+        "        shown_batch += 1\n",
+        "        shown_batch += 1\n        if labels.sum() > 3:\n            shown_batch = 0\n",
+    );
+    assert_eq!(lines_of(&run(&reset), "EA301"), vec![14]);
+}
+
+/// A VAE script that draws one test batch through an iterator to visualise reconstructions.
+const ONE_NEXT: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets
+
+train_set = datasets.ImageFolder('train')
+test_set = datasets.ImageFolder('test')
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4)
+test_loader = DataLoader(test_set, batch_size=64, shuffle=False)
+dataiter = iter(test_loader)
+test_images, _ = next(dataiter)
+model = torch.nn.Conv2d(3, 3, 3).cuda()
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for images, _ in train_loader:
+        loss = model(images.cuda()).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) dataiter = iter(test_loader); test_images, _ = next(dataiter)   <- one batch
+#[test]
+fn a_loader_read_once_through_an_iterator_is_no_pipeline() {
+    let a = run(ONE_NEXT);
+    assert!(!lines_of(&a, "EA101").contains(&8), "{:?}", a.findings);
+    assert!(!lines_of(&a, "EA102").contains(&8), "{:?}", a.findings);
+    // `next(dataiter)` every step reads the whole loader
+    let every_step = ONE_NEXT.replace(
+        "        loss = model(images.cuda()).mean()\n",
+        "        test_images, _ = next(dataiter)\n        loss = model(images.cuda()).mean()\n",
+    );
+    assert!(lines_of(&run(&every_step), "EA101").contains(&8));
+}
+
+/// FCHarDNet's validation: `--eval_flip` / `--no-eval_flip` share a destination and
+/// `set_defaults` turns it off; the forward outside `no_grad` sits in that branch.
+const SET_DEFAULTS: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--eval_flip', dest='eval_flip', action='store_true')
+parser.add_argument('--no-eval_flip', dest='eval_flip', action='store_false')
+parser.set_defaults(eval_flip=False)
+args = parser.parse_args()
+model = torch.load('m.pt').cuda()
+model.eval()
+for images, labels in loader:
+    images = images.cuda()
+    if args.eval_flip:
+        outputs = model(images)
+    else:
+        with torch.no_grad():
+            outputs = model(images)
+";
+
+// Ex) parser.set_defaults(eval_flip=False) ... if args.eval_flip: outputs = model(images)
+#[test]
+fn set_defaults_and_a_shared_destination_decide_what_ships() {
+    let a = run(SET_DEFAULTS);
+    assert!(lines_of(&a, "EA401").is_empty(), "{:?}", a.findings);
+    // on by default: the forward with autograd runs every batch
+    let on = SET_DEFAULTS.replace(
+        "set_defaults(eval_flip=False)",
+        "set_defaults(eval_flip=True)",
+    );
+    assert_eq!(lines_of(&run(&on), "EA401"), vec![11]);
+    // without set_defaults the first option's default (store_true: False) is the value
+    let first = SET_DEFAULTS.replace("parser.set_defaults(eval_flip=False)\n", "");
+    assert!(lines_of(&run(&first), "EA401").is_empty());
+    // the other order: store_false first, True
+    let swapped = first.replace(
+        "parser.add_argument('--eval_flip', dest='eval_flip', action='store_true')\nparser.add_argument('--no-eval_flip', dest='eval_flip', action='store_false')\n",
+        "parser.add_argument('--no-eval_flip', dest='eval_flip', action='store_false')\nparser.add_argument('--eval_flip', dest='eval_flip', action='store_true')\n",
+    );
+    assert_eq!(lines_of(&run(&swapped), "EA401"), vec![10]);
+}
+
+/// The Hugging Face GLUE example without Trainer: a second evaluation only for MNLI, whose
+/// `--task_name` defaults to None.
+const OFF_EVAL: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--task_name', type=str, default=None, choices=['mnli', 'sst2'])
+args = parser.parse_args()
+model = torch.load('m.pt').cuda()
+model.eval()
+if args.task_name == 'mnli':
+    for step, batch in enumerate(eval_loader):
+        outputs = model(**batch)
+        print(outputs.logits.shape)
+";
+
+// Ex) if args.task_name == "mnli": for step, batch in enumerate(eval_dataloader): model(**batch)
+#[test]
+fn an_evaluation_loop_behind_a_switch_off_as_shipped_is_not_reported() {
+    let a = run(OFF_EVAL);
+    assert!(lines_of(&a, "EA401").is_empty(), "{:?}", a.findings);
+    let on = OFF_EVAL.replace("default=None, ", "default='mnli', ");
+    assert_eq!(lines_of(&run(&on), "EA401"), vec![10]);
+}
+
+/// YOLOv2's test script imports torch only through its own modules.
+const NO_TORCH_IMPORT: &str = "import os
+import pickle
+import cv2
+import numpy as np
+from darknet import Darknet19
+import utils.network as net_utils
+
+def test_net(net, imdb, output_dir):
+    boxes = []
+    for i in range(imdb.num_images):
+        batch = imdb.next_batch()
+        im_data = net_utils.np_to_variable(batch['images'], is_cuda=True)
+        bbox_pred, iou_pred = net(im_data)
+        boxes.append(bbox_pred.data.cpu().numpy())
+        im = cv2.imread(batch['paths'][0])
+        cv2.imwrite(os.path.join(output_dir, 'det.jpg'), im)
+    with open(os.path.join(output_dir, 'detections.pkl'), 'wb') as f:
+        pickle.dump(boxes, f)
+
+if __name__ == '__main__':
+    net = Darknet19()
+    net.cuda()
+    net.eval()
+    test_net(net, imdb, 'out')
+";
+
+// Ex) net = Darknet19(); net.cuda()   <- a PyTorch module, whatever the file imports
+#[test]
+fn a_model_moved_with_cuda_makes_a_pytorch_file() {
+    let a = run(NO_TORCH_IMPORT);
+    assert_eq!(lines_of(&a, "EA204"), vec![22], "{:?}", a.findings);
+}
+
+/// timm models by a name the file gives or leaves to the command line.
+const TIMM: &str = "import argparse
+import timm
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self, model_name='resnet34'):
+        super().__init__()
+        self.model = timm.create_model(model_name, pretrained=True)
+
+    def forward(self, x):
+        return self.model(x)
+
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = model(x.cuda()).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+";
+
+// Ex) timm.create_model(args.model) with `--model` required: a ResNet or a ViT
+#[test]
+fn a_timm_model_named_only_on_the_command_line_is_neither_kind() {
+    assert_eq!(lines_of(&run(TIMM), "EA204"), vec![13]);
+    let vit = TIMM.replace("'resnet34'", "'vit_base_patch16_224'");
+    assert!(lines_of(&run(&vit), "EA204").is_empty());
+    let required = TIMM
+        .replace("def __init__(self, model_name='resnet34'):", "def __init__(self, model_name):")
+        .replace("model = Net().cuda()", "parser = argparse.ArgumentParser()\nparser.add_argument('--model', required=True)\nargs = parser.parse_args()\nmodel = Net(args.model).cuda()");
+    assert!(
+        lines_of(&run(&required), "EA204").is_empty(),
+        "{:?}",
+        run(&required).findings
+    );
+}
