@@ -308,3 +308,244 @@ fn a_timm_model_named_only_on_the_command_line_is_neither_kind() {
         run(&required).findings
     );
 }
+
+/// A Lightning 2 script: `Trainer()` picks the GPU itself (`accelerator="auto"`).
+const LIGHTNING_AUTO: &str = "import torch
+from lightning import LightningModule, Trainer
+from torch.utils.data import DataLoader
+
+class Lit(LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self.model(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+model = torch.hub.load('pytorch/vision', 'resnet18')
+lit = Lit(model)
+loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+trainer = Trainer(max_epochs=5)
+trainer.fit(lit, loader)
+";
+
+// Ex) from lightning import Trainer; Trainer(max_epochs=5)   <- the GPU when there is one
+#[test]
+fn a_lightning_2_trainer_without_an_accelerator_runs_on_the_gpu() {
+    let a = run(LIGHTNING_AUTO);
+    assert!(!lines_of(&a, "EA203").is_empty(), "{:?}", a.findings);
+    // pytorch_lightning 1.x: the CPU unless `gpus=` is given
+    let old = LIGHTNING_AUTO.replace("from lightning import", "from pytorch_lightning import");
+    assert!(lines_of(&run(&old), "EA203").is_empty());
+    // ... unless a 2.x precision string says which version it is
+    let mixed = old.replace(
+        "Trainer(max_epochs=5)",
+        "Trainer(max_epochs=5, precision='32-true')",
+    );
+    assert!(lines_of(&run(&mixed), "EA203").is_empty());
+    let mixed = old.replace(
+        "Trainer(max_epochs=5)",
+        "Trainer(max_epochs=5, precision='bf16-mixed')",
+    );
+    assert!(!lines_of(&run(&mixed), "EA203").is_empty());
+}
+
+/// Self2Self's denoiser: every move goes to `--device`, which defaults to the CPU.
+const CPU_DEVICE: &str = "import argparse
+import torch
+
+def get_loss(noisy, model, device='cpu'):
+    noisy_tensor = torch.tensor(noisy).to(device)
+    mask_tensor = torch.ones(noisy_tensor.shape).to(device)
+    return model(noisy_tensor * mask_tensor).mean()
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--device', type=str, default='cpu')
+args = parser.parse_args()
+model = Net().to(args.device)
+opt = torch.optim.Adam(model.parameters())
+for step in range(1000):
+    loss = get_loss(noisy, model, device=args.device)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+";
+
+// Ex) --device defaults to 'cpu': torch.ones(...).to(device) copies nothing to a GPU
+#[test]
+fn a_file_that_runs_on_the_cpu_copies_nothing_to_a_gpu() {
+    assert!(lines_of(&run(CPU_DEVICE), "EA304").is_empty());
+    let gpu = CPU_DEVICE.replace("default='cpu')", "default='cuda')");
+    assert_eq!(lines_of(&run(&gpu), "EA304"), vec![6]);
+}
+
+/// A Siamese-network script: `--load` (no default) chooses testing a saved model over training.
+const LOAD_OR_TRAIN: &str = "import argparse
+import torch
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--load', help='File to load the model from.')
+options = parser.parse_args()
+
+def test(options):
+    model = torch.load(options.load).cuda()
+    model.eval()
+    loader = DataLoader(FacesDS('test.txt'), batch_size=64)
+    with torch.no_grad():
+        for a, b in loader:
+            print(model(a.cuda(), b.cuda()).sum().item())
+
+def train(options):
+    model = Siamese().cuda()
+    opt = torch.optim.Adam(model.parameters())
+    loader = DataLoader(FacesDS('train.txt'), batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+    for a, b in loader:
+        loss = model(a.cuda(non_blocking=True), b.cuda(non_blocking=True)).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+if options.load:
+    test(options)
+else:
+    train(options)
+";
+
+// Ex) parser.add_argument('--load') ... if options.load: test(options) else: train(options)
+#[test]
+fn an_option_without_a_default_is_none_as_shipped() {
+    let a = run(LOAD_OR_TRAIN);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    // a script that demands the option (`if not options.load: exit`) is given it: unknown
+    let demanded = LOAD_OR_TRAIN.replace(
+        "options = parser.parse_args()\n",
+        "options = parser.parse_args()\nif not options.load and not options.train:\n    parser.error('give --load or --train')\n",
+    );
+    assert_eq!(lines_of(&run(&demanded), "EA101"), vec![14]);
+}
+
+/// timm-style training: `loss_scaler(loss, optimizer, parameters=...)` runs the backward pass
+/// and steps the optimizer (Uformer, MAE, DeiT).
+const NATIVE_SCALER: &str = "import torch
+from timm.utils import NativeScaler
+
+model = Uformer().cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-4)
+loss_scaler = NativeScaler()
+for epoch in range(100):
+    for i, data in enumerate(train_loader):
+        optimizer.zero_grad()
+        target = data[0].cuda()
+        with torch.cuda.amp.autocast():
+            loss = criterion(model(data[1].cuda()), target)
+        loss_scaler(loss, optimizer, parameters=model.parameters())
+";
+
+// Ex) loss_scaler(loss, optimizer, parameters=model.parameters())   <- backward and step
+#[test]
+fn a_scaler_handed_the_loss_and_the_optimizer_trains() {
+    let a = run(NATIVE_SCALER);
+    assert!(lines_of(&a, "EA401").is_empty(), "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA203"), vec![4], "{:?}", a.findings);
+}
+
+/// MMLU over a question table: each row runs the language model.
+const MODEL_ROWS: &str = "import pandas as pd
+import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained('gpt2', torch_dtype=torch.float16).cuda()
+test_df = pd.read_csv('test.csv')
+
+def transcribe(row):
+    with torch.no_grad():
+        return model(row['ids']).logits.argmax()
+
+@torch.no_grad()
+def evaluate(test_df):
+    preds = []
+    for i in range(test_df.shape[0]):
+        prompt = test_df.iloc[i, 0]
+        ids = tokenizer(prompt, return_tensors='pt').input_ids.cuda()
+        preds.append(model(input_ids=ids).logits[0, -1])
+    return preds
+
+evaluate(test_df)
+test_df['pred'] = test_df.apply(transcribe, axis=1)
+";
+
+// Ex) for i in range(test_df.shape[0]): ... model(input_ids=ids)   <- the forward dwarfs the row
+#[test]
+fn a_row_loop_that_runs_a_model_per_row_is_not_a_pandas_loop() {
+    let a = run(MODEL_ROWS);
+    assert!(lines_of(&a, "EA601").is_empty(), "{:?}", a.findings);
+    let no_model = MODEL_ROWS
+        .replace(
+            "        preds.append(model(input_ids=ids).logits[0, -1])\n",
+            "        preds.append(len(prompt))\n",
+        )
+        .replace(
+            "        return model(row['ids']).logits.argmax()\n",
+            "        return row['ids'] * 2\n",
+        );
+    assert_eq!(lines_of(&run(&no_model), "EA601"), vec![15, 22]);
+}
+
+/// torchvision's detection fine-tune: training through `train_one_epoch`; the validation
+/// loader is built and never read (its evaluation is commented out).
+const UNUSED_VAL: &str = "import torch
+import torchvision
+from engine import train_one_epoch
+
+device = torch.device('cuda')
+data_loader_train = torch.utils.data.DataLoader(dataset_train, batch_size=4, shuffle=True, num_workers=16, collate_fn=collate_fn)
+data_loader_val = torch.utils.data.DataLoader(dataset_val, batch_size=4, shuffle=False, num_workers=16, collate_fn=collate_fn)
+model = torchvision.models.detection.fasterrcnn_resnet50_fpn(num_classes=3)
+model.to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.005)
+for epoch in range(10):
+    train_one_epoch(model, optimizer, data_loader_train, device, epoch)
+    # evaluate(model, data_loader_val, device=device)
+";
+
+// Ex) data_loader_val = DataLoader(...)   <- never read in a script that trains at import
+#[test]
+fn a_loader_nothing_reads_in_a_script_that_trains_costs_nothing() {
+    let a = run(UNUSED_VAL);
+    assert_eq!(lines_of(&a, "EA102"), vec![6], "{:?}", a.findings);
+}
+
+/// YOLOv7's test script: the device comes from a helper of another module; the file only
+/// tests whether it is the CPU.
+const DEVICE_TEST: &str = "import torch
+from utils.torch_utils import select_device
+
+def test(weights, batch_size=32, device=''):
+    device = select_device(device, batch_size=batch_size)
+    half = device.type != 'cpu'
+    model = attempt_load(weights, map_location=device)
+    if half:
+        model.half()
+    model.eval()
+    for img, targets in dataloader:
+        img = img.to(device, non_blocking=True)
+        targets = targets.to(device)
+        with torch.no_grad():
+            out = model(img)
+        targets[:, 2:] *= torch.Tensor([640, 640, 640, 640]).to(device)
+
+test('yolov7.pt')
+";
+
+// Ex) half = device.type != 'cpu'   <- a test of the device, no choice of the CPU
+#[test]
+fn a_test_of_the_device_chooses_no_cpu() {
+    let a = run(DEVICE_TEST);
+    assert_eq!(lines_of(&a, "EA304"), vec![16], "{:?}", a.findings);
+}

@@ -93,7 +93,9 @@ fn markdown() -> String {
          `rules: {select: [...], ignore: [...]}`.\n\n\
          Every rule reads the code as it runs when shipped: a branch behind a switch that is off \
          by default (argparse defaults as argparse fills them: `set_defaults(flip=False)` over \
-         the options, the first of two options sharing a destination; also a mode switch of options the file parses elsewhere and never sets, \
+         the options, the first of two options sharing a destination, None for an option \
+         declared without a default that the script does not demand, `if options.load:`; also \
+         a mode switch of options the file parses elsewhere and never sets, \
          `if opt.test:`, `if args.eval:`, `if cfg.debug:`, taken as an unset flag), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default), and a function of a \
          script that nothing in the script calls (or calls only from such code), or a block \
@@ -104,7 +106,8 @@ fn markdown() -> String {
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
          `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
          own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
-         `TrainingArguments`, DDP, `device_map`; not DDP over Gloo, PyTorch's CPU backend), or moves its work with `.to(device)` to a \
+         `TrainingArguments`, DDP, `device_map`, Lightning 2's `Trainer()`, which picks the GPU \
+         itself; not DDP over Gloo, PyTorch's CPU backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \
          never read, a CUDA device behind a switch that is off as shipped \

@@ -754,6 +754,15 @@ fn device(m: &mut Model<'_>) {
                     }
                 } else if m.kw(c, "gpus").is_some() || m.kw(c, "devices").is_some() {
                     see("cuda");
+                } else if last == "Trainer"
+                    && (q.starts_with("lightning.")
+                        || m.kw(c, "precision")
+                            .is_some_and(|a| m.text(a.value).contains("-mixed")))
+                {
+                    // Lightning 2's `Trainer()` picks its accelerator itself (`"auto"`: the
+                    // GPU when there is one): the `lightning` package, or a 2.x precision
+                    // string (`precision="bf16-mixed"`)
+                    see("cuda");
                 }
             }
             _ => {}
@@ -841,9 +850,16 @@ fn device(m: &mut Model<'_>) {
         } else if a.vkind == ValKind::Other && quotes_cuda(v) {
             // `device = "cuda" if torch.cuda.is_available() else "cpu"`
             see("cuda");
-        } else if a.vkind == ValKind::Other {
+        } else if a.vkind == ValKind::Other
+            && !m.node(a.value).is_some_and(|n| {
+                matches!(
+                    n.kind(),
+                    "comparison_operator" | "boolean_operator" | "not_operator"
+                )
+            })
+        {
             // `device = "mps" if torch.backends.mps.is_available() else "cpu"`: no CUDA in
-            // either branch
+            // either branch (a test of the device, `half = device.type != 'cpu'`, chooses none)
             for (quoted, dev) in [("mps", "mps"), ("cpu", "cpu")] {
                 if v.contains(&format!("\"{quoted}\"")) || v.contains(&format!("'{quoted}'")) {
                     see(dev);
@@ -1756,6 +1772,17 @@ fn loops(m: &mut Model<'_>) {
             info.backward = true;
         } else if c.method.is_none() && infer_fns.contains(m.text(c.func)) {
             info.model_call = true;
+        } else if m
+            .pos(c, 0)
+            .is_some_and(|a| m.text(a.value).contains("loss"))
+            && m.call_args(c)
+                .iter()
+                .any(|a| m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer))
+        {
+            // timm's `NativeScaler`: `loss_scaler(loss, optimizer, parameters=...)` runs the
+            // backward pass and steps the optimizer
+            info.backward = true;
+            info.opt_step = true;
         }
     }
     for (l, info) in m.loops.iter().zip(&mut infos) {
@@ -2839,6 +2866,18 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
                 );
             }
             let Some(v) = truth(&m.resolve_expr(g.cond, g.at, g.func)) else {
+                // `if options.load: test(options) else: train(options)` with `--load` declared
+                // without a default: None as shipped (not an option the script demands, `if
+                // not args.image and not args.image_dir: parser.error(...)`: one of them is
+                // given, the file cannot tell which)
+                if assigned.is_empty()
+                    && name
+                        .rsplit_once('.')
+                        .is_some_and(|(_, field)| m.argparse_unset.contains(field))
+                    && !tested_for_absence(m.src, name)
+                {
+                    return Some(false);
+                }
                 return mode_switch_off(m, name, &assigned);
             };
             let agrees = m
@@ -2903,6 +2942,23 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         }
         _ => None,
     }
+}
+
+/// Does the source test option `name` (`args.image`) for absence: `not args.image`,
+/// `args.image is None`?
+fn tested_for_absence(src: &str, name: &str) -> bool {
+    let word_end = |rest: &str| {
+        !rest
+            .chars()
+            .next()
+            .is_some_and(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
+    };
+    src.match_indices(name).any(|(i, _)| {
+        let rest = src.get(i + name.len()..).unwrap_or("");
+        word_end(rest)
+            && (src.get(..i).is_some_and(|b| b.ends_with("not "))
+                || rest.trim_start().starts_with("is None"))
+    })
 }
 
 /// A mode switch of options the file does not declare (`opt.test`, `args.evaluate`, `cfg.debug`

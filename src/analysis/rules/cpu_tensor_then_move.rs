@@ -38,7 +38,7 @@ declare_rule! {
     /// `forward`, or in a function called from either. A tensor built once (setup code, once
     /// per epoch, a branch for the loader's last short batch, `if x.size(0) != batch_size:`)
     /// or every N steps (`if step % 100 == 0:`) costs one small copy now and then and is not
-    /// reported. A move is `.to(device)`,
+    /// reported; nor is a move in a file whose work runs on the CPU (or MPS) as shipped. A move is `.to(device)`,
     /// `.cuda()` (also `.cuda(gpu)`), or `.type(dtype)` to a `torch.cuda` tensor type; the
     /// constructor may be scaled in parentheses first (`(torch.ones(n) * i).long().to(device)`).
     /// Also a name bound to such a
@@ -108,6 +108,13 @@ impl Rule for CpuTensorThenMove {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        // a file whose work runs on the CPU (or MPS) as shipped copies nothing to a GPU
+        if matches!(
+            m.facts.device,
+            crate::analysis::facts::Device::Cpu | crate::analysis::facts::Device::Mps
+        ) {
+            return;
+        }
         let hot_funcs = super::per_step_funcs(m);
         for c in &m.calls {
             let last = m.last_name(c);

@@ -24,7 +24,8 @@ declare_rule! {
     /// starting workers for one batch costs more than it saves; nor a fallback built in an
     /// `except` handler; nor a
     /// function's loader that nothing reads (nor one at module level in a script whose steps
-    /// run at module level). Nor is a loader over a dataset built with the
+    /// run at module level, itself or through a function it hands the optimizer,
+    /// `train_one_epoch(model, optimizer, loader)`). Nor is a loader over a dataset built with the
     /// device (`MelDataset(path, device)`, also through a helper that builds the loader), or
     /// with a collate of the file that puts each batch there (`torch.tensor(ids,
     /// device=device)`), or one of several datasets a call builds with the device (`train_ds,

@@ -1844,6 +1844,16 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         || m.loops
             .iter()
             .any(|l| l.info.step && l.ctx.func.is_none() && !m.dead(&l.ctx))
+        // (also one that trains at module level through a function it hands the optimizer,
+        // `for epoch in range(n): train_one_epoch(model, optimizer, loader, ...)`)
+        || m.calls.iter().any(|c| {
+            c.ctx.func.is_none()
+                && c.ctx.loop_.is_some()
+                && !m.dead(&c.ctx)
+                && m.call_args(c).iter().any(|a| {
+                    m.kinds.get(m.text(a.value)) == Some(&super::facts::VarKind::Optimizer)
+                })
+        })
 }
 
 /// `node` sits in the body of an `if __name__ == "__main__":` block.

@@ -8,7 +8,8 @@ declare_rule! {
     /// `df.apply(f, axis=1)`, and `for i in range(len(df))` (or `range(df.shape[0])`) loops
     /// indexing `df.loc` / `df.iloc`, or a column by the row (`df["body"][i]`).
     /// Not reported for a row loop that runs a model on each row (an evaluation over a table of
-    /// questions, a Hugging Face `pipeline` per row): the forward pass dwarfs the row's cost. Nor for a frame cut to a known
+    /// questions, a Hugging Face `pipeline` per row, `df.apply(f, axis=1)` with a function `f`
+    /// of the file that runs one): the forward pass dwarfs the row's cost. Nor for a frame cut to a known
     /// handful of rows (`df.head()`, `df[:5]`,
     /// `df.sample(10)`, directly or through the variable it is assigned to): a few rows cost
     /// nothing, whatever the loop does. Nor are rows handed to a process pool
@@ -116,7 +117,19 @@ impl Rule for PandasRowLoop {
                         (a.vkind == ValKind::Int && m.text(a.value) == "1")
                             || m.text(a.value).contains("columns")
                     });
-                    if axis1 && !c.recv.is_some_and(|r| few_rows(m, r)) {
+                    // (a function of the file that runs a model on each row, `df.apply(
+                    // transcribe_audio, axis=1)`: the forward pass dwarfs the row's cost)
+                    let model_rows = m.pos(c, 0).is_some_and(|f| {
+                        let name = m.text(f.value);
+                        m.funcs.iter().enumerate().any(|(fi, func)| {
+                            m.text(func.name) == name
+                                && m.calls.iter().any(|k| {
+                                    k.ctx.func == u32::try_from(fi).ok()
+                                        && crate::analysis::resolve::runs_model(m, k)
+                                })
+                        })
+                    });
+                    if axis1 && !model_rows && !c.recv.is_some_and(|r| few_rows(m, r)) {
                         cx.at_call(
                             &Self::META,
                             c,
@@ -133,6 +146,10 @@ impl Rule for PandasRowLoop {
             let Some(it) = l.iter.filter(|_| !m.dead(&l.ctx)) else {
                 continue;
             };
+            // a loop that runs a model on each row, as for `iterrows()` above
+            if l.info.model_call || l.info.step || runs_pipeline(m, l) {
+                continue;
+            }
             let Some(inner) = range_over_rows(m.text(it)) else {
                 continue;
             };
