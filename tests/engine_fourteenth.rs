@@ -549,3 +549,192 @@ fn a_test_of_the_device_chooses_no_cpu() {
     let a = run(DEVICE_TEST);
     assert_eq!(lines_of(&a, "EA304"), vec![16], "{:?}", a.findings);
 }
+
+/// EchoNet's video loader: each element of the array is a frame decoded from the capture.
+const FRAMES: &str = "import cv2
+import numpy as np
+
+def load_video(filename):
+    capture = cv2.VideoCapture(filename)
+    frame_count = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
+    v = np.zeros((frame_count, 112, 112, 3), np.float32)
+    for count in range(frame_count):
+        ret, frame = capture.read()
+        v[count] = frame
+    return v
+
+load_video('a.avi')
+";
+
+// Ex) for count in range(frame_count): ret, frame = capture.read(); v[count] = frame
+#[test]
+fn a_loop_that_decodes_each_element_is_not_arithmetic() {
+    assert!(lines_of(&run(FRAMES), "EA603").is_empty());
+    let arithmetic = FRAMES.replace(
+        "        ret, frame = capture.read()\n        v[count] = frame\n",
+        "        v[count] = v[count - 1] * 0.5 + 1.0\n",
+    );
+    assert_eq!(lines_of(&run(&arithmetic), "EA603"), vec![8]);
+}
+
+/// Farneback optical flow between consecutive frames of a folder.
+const CONSECUTIVE: &str = "import os
+import cv2
+
+def flow(image_path, out_dir):
+    images = os.listdir(image_path)
+    prvs = None
+    for filename in sorted(images):
+        frame = cv2.imread(os.path.join(image_path, filename))
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        if prvs is None:
+            prvs = gray
+            continue
+        flow = cv2.calcOpticalFlowFarneback(prvs, gray, None, 0.5, 3, 15, 3, 5, 1.2, 0)
+        cv2.imwrite(os.path.join(out_dir, filename), flow[..., 0])
+        prvs = gray
+
+flow('frames', 'flow')
+";
+
+// Ex) for filename in images: ... calc(prvs, gray) ... prvs = gray   <- each needs the one before
+#[test]
+fn a_per_file_loop_whose_files_depend_on_the_one_before_is_not_parallel_work() {
+    assert!(lines_of(&run(CONSECUTIVE), "EA602").is_empty());
+    // a counter carries nothing the work needs
+    let counter = CONSECUTIVE
+        .replace("    prvs = None\n", "    index = 0\n")
+        .replace(
+            "        if prvs is None:\n            prvs = gray\n            continue\n",
+            "",
+        )
+        .replace(
+            "calcOpticalFlowFarneback(prvs, gray,",
+            "calcOpticalFlowFarneback(gray, gray,",
+        )
+        .replace("        prvs = gray\n", "        index = index + 1\n");
+    assert_eq!(
+        lines_of(&run(&counter), "EA602"),
+        vec![7],
+        "{:?}",
+        run(&counter).findings
+    );
+}
+
+/// A LeNet driver whose training is switched off by a constant; the test loader is handed to
+/// a function whose keyword shares the training loader's name.
+const TRAIN_FLAG: &str = "import torch
+from torch.utils.data import DataLoader
+from train import train, test
+
+if __name__ == '__main__':
+    lenet = LeNet5().cuda()
+    train_flag = False
+    data_loader = DataLoader(train_set, batch_size=128, shuffle=True, num_workers=2)
+    data_test_loader = DataLoader(test_set, batch_size=128, num_workers=2)
+    optimizer = torch.optim.Adam(lenet.parameters())
+    if train_flag:
+        for e in range(1, 500):
+            train(net=lenet, data_train_loader=data_loader, optimizer=optimizer, epoch=e)
+    test(net=lenet, data_loader=data_test_loader)
+";
+
+// Ex) train_flag = False ... if train_flag: for e in ...: train(..., optimizer=optimizer)
+#[test]
+fn training_behind_a_constant_switched_off_neither_trains_nor_reads_its_loader() {
+    let a = run(TRAIN_FLAG);
+    assert!(lines_of(&a, "EA203").is_empty(), "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA102"), vec![9], "{:?}", a.findings);
+    let on = TRAIN_FLAG.replace("train_flag = False", "train_flag = True");
+    let a = run(&on);
+    assert_eq!(lines_of(&a, "EA203"), vec![6], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA102"), vec![8, 9], "{:?}", a.findings);
+}
+
+/// wav2vec2 features of each audio file: the waveform is read from disk on the host.
+const AUDIO: &str = "import glob
+import numpy as np
+import torch
+import torchaudio
+
+model = load_wav2vec().to('cuda').eval()
+for wav_path in glob.glob('wavs/*.wav'):
+    waveform, sample_rate = torchaudio.load(wav_path)
+    waveform = waveform.mean(dim=0, keepdim=True)
+    waveform_np = waveform.squeeze(0).numpy()
+    inputs = torch.tensor(waveform_np).unsqueeze(0).to('cuda')
+    with torch.no_grad():
+        out = model(inputs)
+    print(out.mean().item())
+";
+
+// Ex) waveform, sr = torchaudio.load(path) ... waveform.squeeze(0).numpy()   <- host memory
+#[test]
+fn a_file_read_into_host_memory_is_no_device_read() {
+    assert_eq!(lines_of(&run(AUDIO), "EA301"), vec![14]);
+}
+
+/// I3D features of each video folder: windows collected into a list, concatenated and saved
+/// once per folder.
+const PER_FOLDER: &str = "import os
+import numpy as np
+import torch
+from pytorch_i3d import InceptionI3d
+
+device = torch.device('cuda')
+i3d = InceptionI3d(400, in_channels=2)
+i3d.to(device)
+i3d.eval()
+for folder_name in os.listdir('flows'):
+    clips = load_chunks(os.path.join('flows', folder_name))
+    all_features = []
+    with torch.no_grad():
+        for i in range(0, clips.shape[0], 16):
+            mini_batch = clips[i:i + 16].to(device)
+            features = i3d(mini_batch)
+            features_np = features.squeeze().cpu().numpy()
+            all_features.append(features_np)
+    feats = np.concatenate(all_features, axis=0)
+    np.save(os.path.join('out', folder_name + '.npy'), feats)
+";
+
+// Ex) all_features.append(out.cpu().numpy()) ... np.save(path, np.concatenate(all_features))
+#[test]
+fn features_collected_and_saved_once_per_folder_are_the_loops_product() {
+    assert!(lines_of(&run(PER_FOLDER), "EA301").is_empty());
+    // saved once for the whole run: a read that could wait
+    let once = PER_FOLDER.replace(
+        "    feats = np.concatenate(all_features, axis=0)\n    np.save(os.path.join('out', folder_name + '.npy'), feats)\n",
+        "np.save('all.npy', np.concatenate(all_features, axis=0))\n",
+    );
+    assert_eq!(lines_of(&run(&once), "EA301"), vec![17]);
+}
+
+/// A loader only counted: `len(val_loader)` for a progress bar, never iterated.
+const COUNTED: &str = "import torch
+from torch.utils.data import DataLoader
+
+model = SiameseResNet().cuda()
+opt = torch.optim.Adam(model.parameters())
+train_loader = DataLoader(train_set, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True, batch_size=64)
+val_loader = DataLoader(val_set, shuffle=True, num_workers=0, batch_size=64)
+val_batches = len(val_loader)
+for epoch in range(10):
+    for a, b, y in train_loader:
+        loss = model(a.cuda(non_blocking=True), b.cuda(non_blocking=True)).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) val_batches = len(val_loader)   <- counted, never iterated
+#[test]
+fn a_loader_only_counted_starts_no_worker() {
+    let a = run(COUNTED);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    let iterated = COUNTED.replace(
+        "val_batches = len(val_loader)\n",
+        "val_batches = [b for b in val_loader]\n",
+    );
+    assert_eq!(lines_of(&run(&iterated), "EA101"), vec![7]);
+}

@@ -1886,7 +1886,13 @@ fn loops(m: &mut Model<'_>) {
             && let Some(info) = infos.get_mut(li as usize)
         {
             info.has_child_step = true;
-            if !info.step && c.method.is_none() && !m.defined.contains(m.text(c.func)) {
+            // (not behind a switch that is off as shipped, `if train_flag:` with
+            // `train_flag = False`)
+            if !info.step
+                && c.method.is_none()
+                && !m.defined.contains(m.text(c.func))
+                && !m.dead(&c.ctx)
+            {
                 delegated = true;
             }
         }

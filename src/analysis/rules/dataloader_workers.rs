@@ -20,7 +20,7 @@ declare_rule! {
     /// make_datasets()`), or a plain Python list of samples already in memory with the
     /// default collate: workers have nothing to overlap.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, or a name only
-    /// ever used that way, or one whose batch is its whole dataset, `batch_size=len(data)`):
+    /// ever used that way or counted, `len(loader)`, or one whose batch is its whole dataset, `batch_size=len(data)`):
     /// starting workers for one batch costs more than it saves; nor a fallback built in an
     /// `except` handler; nor a
     /// function's loader that nothing reads (nor one at module level in a script whose steps

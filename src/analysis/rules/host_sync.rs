@@ -26,8 +26,9 @@ declare_rule! {
     /// computed from it, a buffer it is appended to,
     /// a loop over it, or boxes drawn from it on the frame then saved; an
     /// environment stepped with the action) is the loop's product, not a read that could wait;
-    /// so is one collected into a list that a loop over the loader around the step loop writes
-    /// out in the same iteration (the features of each video's windows, saved once per video;
+    /// so is one collected into a list that a loop over the loader (or over files) around the
+    /// step loop writes out in the same iteration, directly or through a value it derives from
+    /// the list (the features of each video's windows, saved once per video;
     /// not the features of a whole dataset, saved once per model). A batch
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
     /// is a CPU tensor: reading it waits for nothing (also through an inner loop over it, `for
@@ -660,19 +661,45 @@ fn feeds_host_sink(
     let Some(outer) = l.parent.and_then(|p| m.loops.get(p as usize)) else {
         return false;
     };
-    if iterates_batches(m, l) || !iterates_batches(m, outer) {
+    // (also per file of a folder: `for folder in flow_folders:` ... windows ... `np.save`)
+    if iterates_batches(m, l)
+        || !(iterates_batches(m, outer) || crate::analysis::resolve::is_record_loop(m, outer))
+    {
         return false;
     }
-    let collected: Vec<&str> = m
+    // (the read itself appended, or a value computed from it: `feats_np = out.cpu().numpy()`
+    // ... `all_features.append(feats_np)`)
+    let mut collected: Vec<&str> = m
         .calls
         .iter()
         .filter(|k| {
             in_body(k.span)
                 && matches!(m.last_name(k), "append" | "extend")
-                && k.args_span.contains(c.span)
+                && (k.args_span.contains(c.span)
+                    || (k.span.start > c.span.end
+                        && super::words(m.text(k.args_span)).any(|w| names.contains(&w))))
         })
         .filter_map(|k| k.recv.map(|r| m.text(r)))
         .collect();
+    // and what the outer loop derives from the list (`feats = np.concatenate(all_features)`)
+    for _ in 0..2 {
+        let more: Vec<&str> = m
+            .assigns
+            .iter()
+            .filter(|a| {
+                outer.span.contains(a.span)
+                    && a.span.start >= l.span.end
+                    && a.targets.len() == 1
+                    && super::words(m.text(a.value)).any(|w| collected.contains(&w))
+            })
+            .map(|a| m.text(a.left))
+            .filter(|n| !collected.contains(n))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        collected.extend(more);
+    }
     !collected.is_empty()
         && m.calls.iter().any(|k| {
             outer.span.contains(k.span)
@@ -850,7 +877,8 @@ fn reads_to_host(v: &str) -> bool {
 /// `.numpy()` / `.tolist()` / `.item()` read, methods of a `.cpu()` copy
 /// (`pred.eq(y).cpu().sum()`), or — up to `depth` steps back — a function of host values only
 /// (`predict = torch.softmax(output, dim=1)`, `probs, classes = torch.max(predict, dim=1)`
-/// with `output = model(x).cpu()`), or a method of one (`output.argmax(1)`)?
+/// with `output = model(x).cpu()`), or a method of one (`output.argmax(1)`), or a file read
+/// into host memory (`waveform, sr = torchaudio.load(path)`)?
 fn copied_to_host(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
@@ -886,6 +914,13 @@ fn copied_to_host(
             "torch.tensor" | "torch.as_tensor" | "torch.from_numpy" | "torch.Tensor"
         ) && m.kw(r, "device").is_none()
         {
+            return true;
+        }
+        // `waveform, sr = torchaudio.load(path)`: a file read into host memory
+        if matches!(
+            &*m.qual(r),
+            "torchaudio.load" | "librosa.load" | "soundfile.read" | "numpy.load"
+        ) {
             return true;
         }
         let host = |n: &str| copied_to_host(m, l, a.span.start, n, depth - 1);

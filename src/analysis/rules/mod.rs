@@ -1830,8 +1830,20 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
             n.start_byte() == a.left.start
                 || is_assignment_target(n)
                 || m.uncalled_line(n.start_position().row + 1)
+                // (handed to a call behind a switch that is off as shipped, `if train_flag:
+                // train(net, data_loader, ...)`)
+                || m.calls.iter().any(|c| {
+                    c.args_span.start <= n.start_byte()
+                        && n.end_byte() <= c.args_span.end
+                        && m.dead(&c.ctx)
+                })
         },
-        |n| passed_to_once_reader(m, n) || iterator_read_once(m, n),
+        // (`len(loader)` counts batches without starting a worker)
+        |n| {
+            passed_to_once_reader(m, n)
+                || iterator_read_once(m, n)
+                || only_arg_of(m, n, "len").is_some()
+        },
     ) else {
         return false;
     };
@@ -1957,8 +1969,15 @@ fn single_batch_reads(
     let mut uses = 0usize;
     let mut stack = vec![scope];
     while let Some(n) = stack.pop() {
+        // (not a keyword's name, `test(data_loader=data_test_loader)`, nor an attribute,
+        // `self.data_loader`: other variables)
+        let other_name = n.parent().is_some_and(|p| {
+            (p.kind() == "keyword_argument" && p.child_by_field_name("name") == Some(n))
+                || (p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(n))
+        });
         if n.kind() == "identifier"
             && m.src.get(n.start_byte()..n.end_byte()) == Some(name)
+            && !other_name
             && !skip(n)
         {
             if !in_next_iter(m, n) && !also(n) {

@@ -12,7 +12,8 @@ declare_rule! {
     /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`),
     /// nor loops whose iterations run a model (also a module moved to the device and called
     /// by its variable, `layer = layers[i].to(dev)`) or a function of the file that loops itself (a
-    /// patch through the network, an epoch of training).
+    /// patch through the network, an epoch of training), nor loops that read each element
+    /// from a file or a stream (`ret, frame = capture.read()` ... `v[count] = frame`).
     ///
     /// Reported on the `for` line of the element-wise loop (the outermost one when loops nest).
     ///
@@ -188,9 +189,14 @@ impl Rule for PythonLoopNumeric {
                 .unwrap_or(&[])
                 .iter()
                 .take_while(|c| c.span.start < l.span.end);
+            // (also one that reads its element from a file or a stream, `ret, frame =
+            // capture.read()` ... `v[count] = frame`: decoding, not arithmetic, each time)
             let calls_work = in_loop.any(|c| {
                 l.span.contains(c.span)
-                    && if c.method.is_none() {
+                    && (matches!(
+                        m.last_name(c),
+                        "read" | "imread" | "imdecode" | "read_image" | "read_video" | "load"
+                    ) || if c.method.is_none() {
                         // (also a module called by its variable: `layer = layers[i].to(dev)`
                         // ... `outs[j] = layer(inps[j])`, a model by its kind)
                         let f = m.text(c.func);
@@ -202,7 +208,7 @@ impl Rule for PythonLoopNumeric {
                             let root = super::words(m.text(r)).next().unwrap_or_default();
                             m.var_kind(root) == Some(VarKind::Model)
                         })
-                    }
+                    })
             });
             if calls_work {
                 continue;

@@ -1,3 +1,4 @@
+use crate::analysis::facts::ValKind;
 use crate::analysis::model::CodeKind;
 use crate::analysis::resolve::is_record_loop;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
@@ -165,6 +166,11 @@ impl Rule for SerialProcessing {
             }
             let iter_text = m.text(l.iter.unwrap_or_default());
             if iter_text.contains("iterrows") || iter_text.contains("itertuples") {
+                continue;
+            }
+            // each file needs the one before it (optical flow between consecutive frames):
+            // the iterations are not independent
+            if carries_state(m, l) {
                 continue;
             }
             let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
@@ -416,6 +422,87 @@ fn breaks(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loo
                 stack.extend(n.named_children(&mut c));
             }
         }
+    }
+    false
+}
+
+/// Does loop `l` carry a value from one iteration to the next: a name bound before the loop
+/// (in the same function), read in the body before the body rebinds it to something of the
+/// iteration's (not a counter, `n = n + 1`, nor a reset, `buffer = []`)? (`prvs = None` ... `for f in frames: if prvs is None:
+/// ... flow = calc(prvs, frame) ... prvs = frame`)
+// Ex) for filename in images: flow = cv2.calcOpticalFlowFarneback(prvs, next, ...); prvs = next
+fn carries_state(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loop) -> bool {
+    let Some(node) = m.node(l.span) else {
+        return false;
+    };
+    let Some(body) = node.child_by_field_name("body") else {
+        return false;
+    };
+    let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
+    m.assigns
+        .iter()
+        .filter(|a| {
+            l.span.contains(a.span)
+                && !a.augmented
+                && a.targets.len() == 1
+                && a.ctx.func == l.ctx.func
+                && m.node(a.left).is_some_and(|n| n.kind() == "identifier")
+        })
+        .any(|a| {
+            let name = m.text(a.left);
+            // (a counter, `image_id = image_id + 1`, or a buffer emptied, `shard = []`,
+            // carries nothing the next file's work needs)
+            let v = m.text(a.value);
+            let reset = matches!(
+                a.vkind,
+                ValKind::Int | ValKind::Str | ValKind::NoneLit | ValKind::True | ValKind::False
+            ) || matches!(v, "[]" | "{}" | "()" | "list()" | "dict()" | "set()");
+            if targets.contains(&name) || reset || super::words(v).any(|w| w == name) {
+                return false;
+            }
+            let bound_before = m.assigns.iter().any(|b| {
+                b.span.end <= l.span.start && b.ctx.func == l.ctx.func && m.text(b.left) == name
+            });
+            // the first binding of `name` in the body, and a read of it before that
+            let first_bind = m
+                .assigns
+                .iter()
+                .filter(|b| l.span.contains(b.span) && m.text(b.left) == name)
+                .map(|b| b.span.start)
+                .min()
+                .unwrap_or(a.span.start);
+            bound_before && read_before(m, body, name, first_bind)
+        })
+}
+
+/// Is identifier `name` read in `body` before byte `limit`, outside the value of an assignment
+/// to itself?
+fn read_before(
+    m: &crate::analysis::facts::Model<'_>,
+    body: tree_sitter::Node<'_>,
+    name: &str,
+    limit: usize,
+) -> bool {
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.start_byte() >= limit {
+            continue;
+        }
+        if n.kind() == "identifier" && m.node_text(n) == name {
+            let own_accumulation = std::iter::successors(n.parent(), |p| p.parent())
+                .take_while(|p| p.id() != body.id())
+                .find(|p| p.kind() == "assignment")
+                .and_then(|p| p.child_by_field_name("left"))
+                .is_some_and(|left| m.node_text(left) == name);
+            let is_target = n.parent().is_some_and(|p| {
+                p.kind() == "assignment" && p.child_by_field_name("left") == Some(n)
+            });
+            if !own_accumulation && !is_target {
+                return true;
+            }
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
     }
     false
 }
