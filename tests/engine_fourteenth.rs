@@ -738,3 +738,65 @@ fn a_loader_only_counted_starts_no_worker() {
     );
     assert_eq!(lines_of(&run(&iterated), "EA101"), vec![7]);
 }
+
+/// Network slimming's pruning script: module-level code parses the command line and prunes;
+/// its `test(model)` is only called in comments.
+const PRUNE_SCRIPT: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--model', default='', type=str)
+args = parser.parse_args()
+model = vgg(depth=16).cuda()
+
+def test(model):
+    model.eval()
+    correct = 0
+    for data, target in test_loader:
+        data, target = data.cuda(), target.cuda()
+        output = model(data)
+        correct += output.argmax(1).eq(target).sum().item()
+    return correct
+
+total = sum(p.numel() for p in model.parameters())
+# acc = test(model)
+torch.save(model.state_dict(), 'pruned.pth')
+";
+
+// Ex) args = parser.parse_args() at module level; def test(model): ... never called
+#[test]
+fn a_function_a_module_level_script_never_calls_does_not_run() {
+    let a = run(PRUNE_SCRIPT);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA401").is_empty(), "{:?}", a.findings);
+    let called = PRUNE_SCRIPT.replace("# acc = test(model)", "acc = test(model)");
+    assert_eq!(lines_of(&run(&called), "EA301"), vec![15]);
+}
+
+/// TransFG's validation: predictions gathered on the first batch into an empty list, then
+/// appended to its first array; the batch is moved by rebinding it whole.
+const FIRST_BATCH: &str = "import numpy as np
+import torch
+
+model = VisionTransformer(config).cuda()
+model.eval()
+all_preds, all_label = [], []
+for step, batch in enumerate(test_loader):
+    batch = tuple(t.to('cuda') for t in batch)
+    x, y = batch
+    with torch.no_grad():
+        preds = torch.argmax(model(x), dim=-1)
+    if len(all_preds) == 0:
+        all_preds.append(preds.detach().cpu().numpy())
+        all_label.append(y.detach().cpu().numpy())
+    else:
+        all_preds[0] = np.append(all_preds[0], preds.detach().cpu().numpy(), axis=0)
+        all_label[0] = np.append(all_label[0], y.detach().cpu().numpy(), axis=0)
+";
+
+// Ex) if len(all_preds) == 0: all_preds.append(...)   <- the first batch only
+//     batch = tuple(t.to(device) for t in batch); x, y = batch   <- `y` is on the device
+#[test]
+fn a_branch_for_the_first_batch_runs_once_and_a_rebound_batch_is_on_the_device() {
+    assert_eq!(lines_of(&run(FIRST_BATCH), "EA301"), vec![16, 17]);
+}

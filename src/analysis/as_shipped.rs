@@ -710,9 +710,15 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     // branch that is off, or it has a `__main__` block (which may call none of them:
     // `if __name__ == "__main__": print("ok")` with `main` left uncalled)
     // (or builds one of its classes in module-level code: `model = Net()`)
+    // (or parses its command line at module level: `args = parser.parse_args()`, nothing
+    // imports that)
     if !main_block
         && !module_names.iter().any(|(w, _)| defined.contains(w))
         && !statement_names.iter().any(|w| classes.contains(w))
+        && !m
+            .calls
+            .iter()
+            .any(|c| c.ctx.func.is_none() && m.last_name(c) == "parse_args")
     {
         return Vec::new();
     }

@@ -896,8 +896,8 @@ impl<'s> Walker<'s> {
                 .any(|c| self.counter_is_literal(c) || self.lazy_init(c, block))
     }
 
-    /// `x is None` (or `len(x) == 0`, `not x`) where the block assigns `x` a value: after the
-    /// first pass the test fails. Also `len(x) < N` (N ≤ 16) where the block appends to `x`:
+    /// `x is None` (or `len(x) == 0`, `not x`) where the block assigns `x` a value (or appends
+    /// to it): after the first pass the test fails. Also `len(x) < N` (N ≤ 16) where the block appends to `x`:
     /// it runs at most N times.
     fn lazy_init(&self, cond: Node<'_>, block: Node<'_>) -> bool {
         // Ex) if features is None: features = torch.zeros(n, d)
@@ -917,7 +917,13 @@ impl<'s> Walker<'s> {
                 "<" | "<=" if n <= 16 => [".append(", ".extend("]
                     .iter()
                     .any(|m| self.text(block).contains(&format!("{name}{m}"))),
-                "==" if n == 0 => self.assigns_name(block, name),
+                // (or appends to it: `if len(all_preds) == 0: all_preds.append(...)`)
+                "==" if n == 0 => {
+                    self.assigns_name(block, name)
+                        || [".append(", ".extend("]
+                            .iter()
+                            .any(|m| self.text(block).contains(&format!("{name}{m}")))
+                }
                 _ => false,
             };
         }

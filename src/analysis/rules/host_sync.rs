@@ -7,7 +7,7 @@ declare_rule! {
     /// inference) on CUDA, when not under a `step % N == 0` guard (also one the loop binds to a
     /// name first: `log_now = step % 100 == 0` ... `if log_now:`, and the `else` of `if step %
     /// N != 0:`, where gradient accumulation steps the optimizer) (nor in a branch that runs
-    /// once, like `if i == 0:` or the last short batch's `if x.size(0) != batch_size:`, or at the iterations a test selects, `if t in markers:`, `if
+    /// once, like `if i == 0:`, `if len(preds) == 0: preds.append(...)` or the last short batch's `if x.size(0) != batch_size:`, or at the iterations a test selects, `if t in markers:`, `if
     /// i < len(writers):`, behind a command-line switch that is off by default, or in a step
     /// loop of at most 16 known iterations, `range(15)`, `range(args.steps + 1)` or a list of
     /// settings written out, unless a longer step loop holds it);
@@ -677,7 +677,8 @@ fn feeds_host_sink(
                 && matches!(m.last_name(k), "append" | "extend")
                 && (k.args_span.contains(c.span)
                     || (k.span.start > c.span.end
-                        && super::words(m.text(k.args_span)).any(|w| names.contains(&w))))
+                        && m.pos(k, 0)
+                            .is_some_and(|a| names.contains(&m.text(a.value)))))
         })
         .filter_map(|k| k.recv.map(|r| m.text(r)))
         .collect();
@@ -1001,6 +1002,10 @@ fn loader_host_value(
             };
             if !a.augmented && !v.contains('(') && names.iter().any(part_of) {
                 names.extend(a.targets.iter().map(|t| m.text(*t)));
+            } else if v.contains('(') || v.contains("device") {
+                // rebound from a call (`batch = tuple(t.to(device) for t in batch)`): what is
+                // unpacked from it afterwards is no longer the loader's CPU tensor
+                names.retain(|n| !a.targets.iter().any(|t| m.text(*t) == *n));
             }
         }
         if !names.contains(&name) {

@@ -168,11 +168,6 @@ impl Rule for SerialProcessing {
             if iter_text.contains("iterrows") || iter_text.contains("itertuples") {
                 continue;
             }
-            // each file needs the one before it (optical flow between consecutive frames):
-            // the iterations are not independent
-            if carries_state(m, l) {
-                continue;
-            }
             let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
             let mentions = |t: &str, names: &[&str]| {
                 names
@@ -302,7 +297,9 @@ impl Rule for SerialProcessing {
                             && m.text(c.func) == name
                     })
                 });
-            if !heavy || !collects || recursive || breaks(m, l) {
+            // (each file needs the one before it, optical flow between consecutive frames:
+            // the iterations are not independent)
+            if !heavy || !collects || recursive || breaks(m, l) || carries_state(m, l) {
                 continue;
             }
             flagged.push(li);
