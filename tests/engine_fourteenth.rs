@@ -800,3 +800,35 @@ for step, batch in enumerate(test_loader):
 fn a_branch_for_the_first_batch_runs_once_and_a_rebound_batch_is_on_the_device() {
     assert_eq!(lines_of(&run(FIRST_BATCH), "EA301"), vec![16, 17]);
 }
+
+/// An attention decoder written one step at a time: each score comes from a method of the
+/// module that runs its layers.
+const ATTENTION_STEPS: &str = "import torch
+import torch.nn as nn
+
+class Attention(nn.Module):
+    def __init__(self, n_hidden):
+        super().__init__()
+        self.attn = nn.Linear(n_hidden, n_hidden)
+
+    def get_att_weight(self, dec_output, enc_outputs):
+        n_step = len(enc_outputs)
+        attn_scores = torch.zeros(n_step)
+        for i in range(n_step):
+            attn_scores[i] = self.get_att_score(dec_output, enc_outputs[i])
+        return torch.softmax(attn_scores, 0)
+
+    def get_att_score(self, dec_output, enc_output):
+        return torch.dot(dec_output.view(-1), self.attn(enc_output).view(-1))
+";
+
+// Ex) for i in range(n_step): attn_scores[i] = self.get_att_score(h, enc[i])   <- a layer each
+#[test]
+fn a_loop_that_runs_a_method_of_its_module_per_element_is_not_arithmetic() {
+    assert!(lines_of(&run(ATTENTION_STEPS), "EA603").is_empty());
+    let arithmetic = ATTENTION_STEPS.replace(
+        "self.get_att_score(dec_output, enc_outputs[i])",
+        "enc_outputs[i] * 2.0",
+    );
+    assert_eq!(lines_of(&run(&arithmetic), "EA603"), vec![12]);
+}

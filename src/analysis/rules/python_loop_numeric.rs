@@ -11,7 +11,8 @@ declare_rule! {
     /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported,
     /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`),
     /// nor loops whose iterations run a model (also a module moved to the device and called
-    /// by its variable, `layer = layers[i].to(dev)`) or a function of the file that loops itself (a
+    /// by its variable, `layer = layers[i].to(dev)`, or a layer or method of the module the loop
+    /// sits in, `self.get_att_score(h, enc[i])`) or a function of the file that loops itself (a
     /// patch through the network, an epoch of training), nor loops that read each element
     /// from a file or a stream (`ret, frame = capture.read()` ... `v[count] = frame`).
     ///
@@ -207,6 +208,9 @@ impl Rule for PythonLoopNumeric {
                         c.recv.is_some_and(|r| {
                             let root = super::words(m.text(r)).next().unwrap_or_default();
                             m.var_kind(root) == Some(VarKind::Model)
+                                // a layer or a method of the module the loop sits in
+                                // (`self.get_att_score(dec_output, enc_outputs[i])`)
+                                || (m.text(r) == "self" && in_module_class(m, c))
                         })
                     })
             });
@@ -358,4 +362,13 @@ fn reduction_pass(
             .subs
             .iter()
             .any(|s| a.value.contains(s.value) && super::words(m.text(s.index)).any(|w| w == var))
+}
+
+/// Does call `c` sit in a method of a class that derives from a PyTorch `Module`?
+fn in_module_class(m: &Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    c.ctx
+        .class
+        .and_then(|k| m.classes.get(k as usize))
+        .and_then(|k| k.bases)
+        .is_some_and(|b| m.text(b).contains("Module"))
 }
