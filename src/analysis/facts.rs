@@ -51,6 +51,16 @@ pub(crate) enum ValKind {
     Other,
 }
 
+impl ValKind {
+    /// A literal constant: an integer, a string, `True`, `False` or `None`.
+    pub(crate) fn is_literal(self) -> bool {
+        matches!(
+            self,
+            Self::Int | Self::Str | Self::True | Self::False | Self::NoneLit
+        )
+    }
+}
+
 /// One argument of a call.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Arg {

@@ -1230,10 +1230,8 @@ fn precision(m: &mut Model<'_>) {
         for a in m.call_args(c) {
             let name = a.name.map_or("", |n| m.text(n));
             let v = m.text(a.value);
-            let literal = matches!(
-                a.vkind,
-                ValKind::True | ValKind::False | ValKind::Str | ValKind::Int | ValKind::NoneLit
-            ) || (v.starts_with("torch.") && a.vkind != ValKind::Call);
+            let literal =
+                a.vkind.is_literal() || (v.starts_with("torch.") && a.vkind != ValKind::Call);
             let model_dtype = matches!(name, "dtype" | "torch_dtype")
                 && matches!(last, "from_pretrained" | "autocast" | "to" | "from_config");
             let precision_kw = matches!(
@@ -1775,9 +1773,7 @@ fn loops(m: &mut Model<'_>) {
         } else if m
             .pos(c, 0)
             .is_some_and(|a| m.text(a.value).contains("loss"))
-            && m.call_args(c)
-                .iter()
-                .any(|a| m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer))
+            && hands_optimizer(m, c)
         {
             // timm's `NativeScaler`: `loss_scaler(loss, optimizer, parameters=...)` runs the
             // backward pass and steps the optimizer
@@ -1880,9 +1876,7 @@ fn loops(m: &mut Model<'_>) {
     let mut delegated = false;
     for c in &m.calls {
         let Some(li) = c.ctx.loop_ else { continue };
-        if m.call_args(c)
-            .iter()
-            .any(|a| m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer))
+        if hands_optimizer(m, c)
             && let Some(info) = infos.get_mut(li as usize)
         {
             info.has_child_step = true;
@@ -2183,11 +2177,7 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
     if c.ctx.no_grad && runs_model(m, c) {
         s |= S_NOGRAD_MODEL;
     }
-    if c.ctx.loop_.is_some()
-        && m.call_args(c)
-            .iter()
-            .any(|a| m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer))
-    {
+    if c.ctx.loop_.is_some() && hands_optimizer(m, c) {
         s |= S_OPT_PASSED;
     }
     if let Some(l) = c.ctx.loop_.and_then(|li| m.loops.get(li as usize))
@@ -2367,6 +2357,14 @@ fn classify(m: &mut Model<'_>) {
         .collect();
     imports.sort();
     m.facts.imports = imports;
+}
+
+/// Does call `c` hand an optimizer variable to its callee (`train_one_epoch(model, optimizer,
+/// loader)`, `loss_scaler(loss, optimizer)`)?
+pub(crate) fn hands_optimizer(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    m.call_args(c)
+        .iter()
+        .any(|a| m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer))
 }
 
 /// An optimizer of `torch.optim` (`torch.optim.AdamW`): not its learning-rate schedulers, nor

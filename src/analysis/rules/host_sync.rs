@@ -138,10 +138,7 @@ impl Rule for HostSync {
                 m.loops.get(s.loop_ as usize),
                 tensor_root(m, c).map(|r| comprehension_source(m, c, r).unwrap_or(r)),
             ) && stays_on_host(m, c)
-                && ((l.targets.iter().any(|t| m.text(*t) == root)
-                    && !moved_in_loop(m, l, root)
-                    && !iterates_model_output(m, l))
-                    || loader_host_value(m, c, root))
+                && unmoved_batch_value(m, l, c, root)
             {
                 continue;
             }
@@ -790,11 +787,7 @@ fn on_host(
                 .and_then(|f| loop_source(m, f, name))
                 .is_some_and(|s| {
                     s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-                        && (copied(s)
-                            || (l.targets.iter().any(|t| m.text(*t) == s)
-                                && !moved_in_loop(m, l, s)
-                                && !iterates_model_output(m, l))
-                            || loader_host_value(m, c, s))
+                        && (copied(s) || unmoved_batch_value(m, l, c, s))
                 });
         }
         cur = inner.parent;
@@ -969,6 +962,21 @@ fn stays_on_host(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
         cur = r.recv_call;
     }
     false
+}
+
+/// Is `name`, at call `c` in step loop `l`, a batch value still on the host: the step loop's
+/// own target, never moved in it (and not an output of the model the loop iterates), or a part
+/// of a batch a loader yielded ([`loader_host_value`])?
+fn unmoved_batch_value(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    name: &str,
+) -> bool {
+    (l.targets.iter().any(|t| m.text(*t) == name)
+        && !moved_in_loop(m, l, name)
+        && !iterates_model_output(m, l))
+        || loader_host_value(m, c, name)
 }
 
 /// Is `name`, at call `c`, a part of a batch a loader yielded in this iteration of a loop

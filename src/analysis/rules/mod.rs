@@ -1862,9 +1862,7 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
             c.ctx.func.is_none()
                 && c.ctx.loop_.is_some()
                 && !m.dead(&c.ctx)
-                && m.call_args(c).iter().any(|a| {
-                    m.kinds.get(m.text(a.value)) == Some(&super::facts::VarKind::Optimizer)
-                })
+                && crate::analysis::resolve::hands_optimizer(m, c)
         })
 }
 

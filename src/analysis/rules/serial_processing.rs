@@ -1,4 +1,3 @@
-use crate::analysis::facts::ValKind;
 use crate::analysis::model::CodeKind;
 use crate::analysis::resolve::is_record_loop;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
@@ -450,10 +449,8 @@ fn carries_state(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::fac
             // (a counter, `image_id = image_id + 1`, or a buffer emptied, `shard = []`,
             // carries nothing the next file's work needs)
             let v = m.text(a.value);
-            let reset = matches!(
-                a.vkind,
-                ValKind::Int | ValKind::Str | ValKind::NoneLit | ValKind::True | ValKind::False
-            ) || matches!(v, "[]" | "{}" | "()" | "list()" | "dict()" | "set()");
+            let reset = a.vkind.is_literal()
+                || matches!(v, "[]" | "{}" | "()" | "list()" | "dict()" | "set()");
             if targets.contains(&name) || reset || super::words(v).any(|w| w == name) {
                 return false;
             }
