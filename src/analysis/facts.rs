@@ -2233,6 +2233,32 @@ impl<'s> Model<'s> {
         false
     }
 
+    /// Does the statement at `span` run whenever the code at byte `at` of the same function
+    /// does: every block around it (an `if` branch, a loop or `try` body, an `except`) also
+    /// holds `at`? `with` blocks always run.
+    fn unconditional_at(&self, span: Span, at: usize) -> bool {
+        let mut n = self.node(span);
+        for _ in 0..64 {
+            let Some(cur) = n else { return false };
+            match cur.kind() {
+                "function_definition" | "module" => return true,
+                "block"
+                    if cur.parent().is_some_and(|p| p.kind() != "with_statement")
+                        && !(cur.start_byte() <= at && at <= cur.end_byte()) =>
+                {
+                    return false;
+                }
+                "except_clause" | "case_clause" | "finally_clause"
+                    if !(cur.start_byte() <= at && at <= cur.end_byte()) =>
+                {
+                    return false;
+                }
+                _ => n = cur.parent(),
+            }
+        }
+        false
+    }
+
     pub(crate) fn resolve_span(
         &self,
         s: Span,
@@ -2257,18 +2283,58 @@ impl<'s> Model<'s> {
                 .map_or(Val::Unknown, |v| Val::Str(v.into_owned())),
             ValKind::Ident => {
                 // nearest preceding assignment in the same function, else a module-level one
-                let mut best: Option<&Assign> = None;
+                let mut prior: Vec<&Assign> = Vec::new();
                 let mut module: Vec<&Assign> = Vec::new();
                 for a in &self.assigns {
                     if a.augmented || a.targets.len() != 1 || self.text(a.left) != t {
                         continue;
                     }
                     if a.ctx.func == func && func.is_some() && a.span.end <= at {
-                        best = Some(a);
+                        prior.push(a);
                     } else if a.ctx.func.is_none() && a.ctx.class.is_none() {
                         module.push(a);
                     }
                 }
+                // several bindings before `at`, the nearest in a branch that `at` is not in
+                // (`m = method` then `if eps < tiny: m = "natural"`): the value is known only
+                // when every binding that may reach `at` agrees, back to one that always runs;
+                // a binding in a branch off as shipped does not run
+                if prior.len() > 1
+                    && prior
+                        .last()
+                        .is_some_and(|a| self.dead(&a.ctx) || !self.unconditional_at(a.span, at))
+                {
+                    let mut vals: Vec<Val> = Vec::new();
+                    for a in prior.iter().rev() {
+                        if self.dead(&a.ctx) {
+                            continue;
+                        }
+                        vals.push(
+                            if a.ctx.loop_.is_none()
+                                || a.vkind.is_literal()
+                                || matches!(a.vkind, ValKind::Float)
+                            {
+                                self.resolve_span(
+                                    a.value,
+                                    a.vkind,
+                                    a.span.start,
+                                    a.ctx.func,
+                                    depth + 1,
+                                )
+                            } else {
+                                Val::Unknown
+                            },
+                        );
+                        if self.unconditional_at(a.span, at) {
+                            break;
+                        }
+                    }
+                    return match vals.first() {
+                        Some(v) if vals.iter().all(|x| x == v) => v.clone(),
+                        _ => Val::Unknown,
+                    };
+                }
+                let best = prior.last().copied();
                 // a parameter of the function, not rebound before `at`: what its callers pass
                 if best.is_none()
                     && let Some(f) = func

@@ -147,6 +147,22 @@ pub(crate) fn add_kwarg(m: &Model<'_>, c: &Call, text: &str) -> Option<Edit> {
     })
 }
 
+/// An edit that turns a boolean DataLoader switch on: `name=True` added when the call does
+/// not give it, or its literal `False` replaced where the call writes one (`pin_memory=False`,
+/// by keyword or at position `pos`; see [`crate::analysis::resolve::switch_off_as_written`]).
+pub(crate) fn enable_switch(m: &Model<'_>, c: &Call, name: &str, pos: usize) -> Option<Edit> {
+    let given = m.kw(c, name).or_else(|| m.pos(c, pos));
+    match given {
+        None => add_kwarg(m, c, &format!("{name}=True")),
+        Some(a) if m.text(a.value) == "False" => Some(Edit {
+            start: a.value.start,
+            end: a.value.end,
+            content: "True".to_string(),
+        }),
+        _ => None,
+    }
+}
+
 /// The start of the line holding `byte`, and its indentation.
 pub(crate) fn line_start_indent(src: &str, byte: usize) -> (usize, &str) {
     let start = src

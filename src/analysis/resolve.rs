@@ -2782,6 +2782,26 @@ pub(crate) fn loader_arg(m: &Model<'_>, c: &super::facts::Call, name: &str, pos:
     Val::Absent
 }
 
+/// Whether a DataLoader's boolean switch (`pin_memory`, `persistent_workers`) is off as the
+/// call writes it: not given (nor in a `**kwargs` dict it unpacks), or given as the literal
+/// `False` (by keyword or at position `pos`). A value from a variable or an option
+/// (`pin_memory=args.pin_memory`) is the user's switch and is not read as off.
+pub(crate) fn switch_off_as_written(
+    m: &Model<'_>,
+    c: &super::facts::Call,
+    name: &str,
+    pos: usize,
+) -> bool {
+    match loader_arg(m, c, name, pos) {
+        Val::Absent => true,
+        Val::Bool(false) => m
+            .kw(c, name)
+            .or_else(|| m.pos(c, pos))
+            .is_some_and(|a| m.text(a.value) == "False"),
+        _ => false,
+    }
+}
+
 /// The least number of worker processes a DataLoader starts as shipped, when the engine can
 /// tell: `num_workers` resolved, or a floor of its expression
 /// ([`super::as_shipped::at_least`]: `min(os.cpu_count(), 8)` starts at least one).

@@ -1,7 +1,6 @@
-use crate::analysis::facts::Val;
-use crate::analysis::fix::add_kwarg;
+use crate::analysis::fix::enable_switch;
 use crate::analysis::model::{Applicability, Fix};
-use crate::analysis::resolve::{loader_arg, workers_at_least};
+use crate::analysis::resolve::{switch_off_as_written, workers_at_least};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -9,7 +8,7 @@ declare_rule! {
     /// ## What it does
     /// Flags a `DataLoader` with `num_workers > 0` as shipped (a constant, or a floor such as
     /// `min(os.cpu_count(), 8)` or `int(cpu_count() * 0.7)`, taking a GPU machine's cores as at
-    /// least two) and no `persistent_workers`, when it
+    /// least two) and no `persistent_workers` (or `persistent_workers=False` written in the call), when it
     /// is iterated once per epoch (in an epoch loop, also through the name a phase chooses it
     /// by, `dataloader = trainloader if phase == 'train' else testloader`; passed to a
     /// per-epoch function; or given to a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside
@@ -49,7 +48,7 @@ declare_rule! {
     /// ```
     ///
     /// ## Fix safety
-    /// `safe`: adds `persistent_workers=True`. Workers then keep their copy of the dataset, so
+    /// `safe`: adds `persistent_workers=True` (or turns a literal `False` into `True`). Workers then keep their copy of the dataset, so
     /// dataset state changed between epochs (curriculum, a custom `set_epoch`) is not seen.
     pub(crate) struct DataloaderPersistent {
         id: "EA103",
@@ -88,7 +87,7 @@ impl Rule for DataloaderPersistent {
                 continue;
             }
             if workers_at_least(m, c).is_none_or(|n| n <= 0)
-                || loader_arg(m, c, "persistent_workers", usize::MAX) != Val::Absent
+                || !switch_off_as_written(m, c, "persistent_workers", usize::MAX)
             {
                 continue;
             }
@@ -144,7 +143,7 @@ impl Rule for DataloaderPersistent {
             {
                 continue;
             }
-            let fix = add_kwarg(m, c, "persistent_workers=True").map(|e| Fix {
+            let fix = enable_switch(m, c, "persistent_workers", usize::MAX).map(|e| Fix {
                 applicability: Applicability::Safe,
                 edits: vec![e],
             });

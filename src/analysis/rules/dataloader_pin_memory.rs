@@ -1,14 +1,14 @@
-use crate::analysis::facts::Val;
-use crate::analysis::fix::add_kwarg;
+use crate::analysis::fix::enable_switch;
 use crate::analysis::model::{Applicability, Fix};
-use crate::analysis::resolve::loader_arg;
+use crate::analysis::resolve::switch_off_as_written;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags a `DataLoader` without `pin_memory` in a file that trains or infers on CUDA. A
-    /// loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads
+    /// Flags a `DataLoader` without `pin_memory`, or with `pin_memory=False` written in the
+    /// call, in a file that trains or infers on CUDA. A value from a variable or an option
+    /// (`pin_memory=args.pin`) is left alone. A loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads
     /// is not flagged: its batches are a few KB of token ids; nor is one over a `Dataset` class
     /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
     /// device, nor a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`) or never
@@ -61,7 +61,7 @@ declare_rule! {
     /// ```
     ///
     /// ## Fix safety
-    /// `safe`: adds `pin_memory=True`. Pinned memory is locked host RAM: very large batches
+    /// `safe`: adds `pin_memory=True` (or turns a literal `False` into `True`). Pinned memory is locked host RAM: very large batches
     /// times `prefetch_factor` times workers can exhaust it.
     pub(crate) struct DataloaderPinMemory {
         id: "EA102",
@@ -97,11 +97,11 @@ impl Rule for DataloaderPinMemory {
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
                 || super::cheap_local_dataset(m, c).is_some_and(|d| d.device_or_ids)
-                || loader_arg(m, c, "pin_memory", 7) != Val::Absent
+                || !switch_off_as_written(m, c, "pin_memory", 7)
             {
                 continue;
             }
-            let fix = add_kwarg(m, c, "pin_memory=True").map(|e| Fix {
+            let fix = enable_switch(m, c, "pin_memory", 7).map(|e| Fix {
                 applicability: Applicability::Safe,
                 edits: vec![e],
             });

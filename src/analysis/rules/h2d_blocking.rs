@@ -12,7 +12,7 @@ declare_rule! {
     /// when the loop iterates a `DataLoader` with `pin_memory=True` (or a loader the function
     /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
     /// parts in a comprehension (`[b.to(device) for b in boxes]`). A batch rebuilt in the loop
-    /// before the copy (`data = torch.stack(data)`, `torch.cat`) is a new tensor outside the
+    /// before the copy (`data = torch.stack(data)`, `torch.cat`, any `torch.` function, arithmetic `x = (x - m) / s`), in any branch, is a new tensor outside the
     /// pinned buffers: `non_blocking=True` would not make its copy asynchronous. A loader
     /// handed to Accelerate's `prepare` (or Fabric's `setup_dataloaders`) delivers its batches
     /// on the device already: the loop's `.to(device)` copies nothing.
@@ -215,7 +215,8 @@ fn placed_by_framework(m: &crate::analysis::facts::Model<'_>, var: &str) -> bool
 }
 
 /// Was `name` rebound in the loop body before `c` to a tensor built from the batch
-/// (`data = torch.stack(data)`, `x = torch.cat(parts)`)? The new tensor is not in the pinned
+/// (`data = torch.stack(data)`, `x = torch.cat(parts)`, `lb = torch.max(data - eps, lo)`,
+/// `x = (x - mean) / std`), in any branch? The new tensor is not in the pinned
 /// memory the loader filled: `non_blocking=True` would copy as slowly.
 fn rebuilt(
     m: &crate::analysis::facts::Model<'_>,
@@ -240,9 +241,15 @@ fn rebuilt(
         l.span.contains(a.span)
             && a.span.end <= c.span.start
             && a.targets.iter().any(|t| m.text(*t) == name)
-            && a.rhs_call
+            && (a.rhs_call
                 .and_then(|i| m.calls.get(i as usize))
-                .is_some_and(|b| BUILDERS.contains(&m.last_name(b)))
+                .is_some_and(|b| {
+                    BUILDERS.contains(&m.last_name(b))
+                        // `lb = torch.max(data - eps, lo)`: any function of torch's namespace
+                        || m.qual(b).starts_with("torch.")
+                })
+                // `x = (x - mean) / std`: arithmetic makes a new tensor
+                || m.node(a.value).is_some_and(|v| v.kind() == "binary_operator"))
     })
 }
 

@@ -805,8 +805,28 @@ pub(crate) fn whole_dataset_batch(m: &Model<'_>, c: &Call) -> bool {
 }
 
 /// The first training step loop.
+/// Of several, not one in a function another training loop calls each step: that loop (an
+/// adversarial attack's `for _ in range(attack_iters): loss.backward()`, called as
+/// `delta = attack_pgd(model, X, y)`) serves the training loop that calls it.
 pub(crate) fn first_train_loop<'a>(m: &'a Model<'_>) -> Option<&'a super::facts::Loop> {
-    m.loops.iter().find(|l| live_train_loop(m, l))
+    let live: Vec<&Loop> = m.loops.iter().filter(|l| live_train_loop(m, l)).collect();
+    let serves = |l: &Loop| {
+        let Some(f) = l.ctx.func.and_then(|f| m.funcs.get(f as usize)) else {
+            return false;
+        };
+        let name = m.text(f.name);
+        m.calls.iter().any(|c| {
+            c.method.is_none()
+                && m.text(c.func) == name
+                && live.iter().any(|o| {
+                    o.span != l.span && o.ctx.func != l.ctx.func && o.span.contains(c.span)
+                })
+        })
+    };
+    live.iter()
+        .copied()
+        .find(|l| live.len() == 1 || !serves(l))
+        .or_else(|| live.first().copied())
 }
 
 /// A training step loop that runs as shipped: not in a branch that is off (`if not
