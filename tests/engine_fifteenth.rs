@@ -190,3 +190,135 @@ fn the_training_loop_is_the_one_that_calls_the_attack() {
     let a = run(PGD);
     assert_eq!(lines_of(&a, "EA201"), vec![17], "{:?}", a.findings);
 }
+
+/// TRADES with adversarial weight perturbation: the architecture is looked up by name in a
+/// module of models.
+const GETATTR_ARCH: &str = "import argparse
+import torch
+import torch.nn as nn
+import models
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--arch', type=str, default='WideResNet34')
+args = parser.parse_args()
+device = torch.device('cuda')
+model = nn.DataParallel(getattr(models, args.arch)(num_classes=10)).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(100):
+    for x, y in train_loader:
+        x, y = x.to(device), y.to(device)
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) getattr(models, args.arch)() with default='WideResNet34'   <- a convolutional family
+#[test]
+fn an_architecture_looked_up_by_a_name_of_a_conv_family_is_convolutional() {
+    let a = run(GETATTR_ARCH);
+    assert_eq!(lines_of(&a, "EA204"), vec![10], "{:?}", a.findings);
+    let vit = GETATTR_ARCH.replace("WideResNet34", "ViT_B16");
+    assert!(lines_of(&run(&vit), "EA204").is_empty());
+}
+
+/// A change-detection loss computed per sample of the batch from whole per-sample maps.
+const PER_SAMPLE_LOSS: &str = "import numpy as np
+import torch
+
+def sample_losses(diff, labels, batch_size):
+    losses = torch.zeros(batch_size)
+    for i in range(batch_size):
+        dist = torch.norm(diff[i], dim=0)
+        change = labels[i] == 1
+        loss_change = dist[change].sum() / (change.sum() + 1e-8)
+        loss = torch.exp(loss_change)
+        losses[i] = loss
+    return losses
+
+def histogram(values, n):
+    counts = np.zeros(n)
+    for i in range(len(values)):
+        counts[i] = values[i] * 2
+    return counts
+
+for path in paths:
+    np.save(path + '.npy', sample_losses(np.load(path), labels, 8))
+    np.save(path + '.h.npy', histogram(np.load(path), 8))
+";
+
+// Ex) loss = dist[mask].sum() / n; losses[i] = torch.exp(loss)   <- whole maps per iteration
+#[test]
+fn a_write_of_a_name_the_body_reduced_is_no_element_wise_work() {
+    let a = run(PER_SAMPLE_LOSS);
+    assert_eq!(lines_of(&a, "EA603"), vec![16], "{:?}", a.findings);
+}
+
+/// MART's white-box PGD: an optimizer over the adversarial input, which the loop rebuilds.
+const PGD_OPT: &str = "import torch
+import torch.optim as optim
+
+def pgd_whitebox(model, X, y, num_steps=20):
+    X_pgd = X.clone().requires_grad_(True)
+    for _ in range(num_steps):
+        opt = optim.SGD([X_pgd], lr=1e-3)
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(X_pgd), y)
+        loss.backward()
+        X_pgd = (X_pgd + 0.01 * X_pgd.grad.sign()).detach().requires_grad_(True)
+    return X_pgd
+
+model = Net().cuda()
+for X, y in test_loader:
+    X_adv = pgd_whitebox(model, X.cuda(), y.cuda())
+";
+
+// Ex) opt = optim.SGD([x_adv]) ... x_adv = x_adv + eta   <- a new tensor each iteration
+#[test]
+fn setup_over_a_name_the_loop_rebinds_is_not_invariant() {
+    let a = run(PGD_OPT);
+    assert!(lines_of(&a, "EA701").is_empty(), "{:?}", a.findings);
+    let fixed_input = PGD_OPT.replace(
+        "        X_pgd = (X_pgd + 0.01 * X_pgd.grad.sign()).detach().requires_grad_(True)\n",
+        "        X_pgd.data += 0.01 * X_pgd.grad.sign()\n",
+    );
+    let a = run(&fixed_input);
+    assert_eq!(lines_of(&a, "EA701"), vec![7], "{:?}", a.findings);
+}
+
+/// Tiling satellite rasters: the listing helper only reports each file's size.
+const SIZES: &str = "import os
+import humanfriendly
+import magic
+import numpy as np
+from PIL import Image
+
+def get_tif_paths(image_path):
+    tif_paths = []
+    for fn in os.listdir(image_path):
+        if fn.endswith('.tif'):
+            tif_path = os.path.join(image_path, fn)
+            print(humanfriendly.format_size(os.path.getsize(tif_path)))
+            tif_paths.append(tif_path)
+    return tif_paths
+
+def main():
+    for tif_path in get_tif_paths('rasters'):
+        tiles = np.asarray(Image.open(tif_path))
+        np.save(tif_path + '.npy', tiles)
+
+main()
+";
+
+// Ex) humanfriendly.format_size(os.path.getsize(path))   <- a number, not the file
+#[test]
+fn a_package_handed_a_fact_about_a_file_does_no_work_on_it() {
+    let a = run(SIZES);
+    assert_eq!(lines_of(&a, "EA602"), vec![17], "{:?}", a.findings);
+    // handed the file itself, the package reads it
+    let read = SIZES.replace(
+        "print(humanfriendly.format_size(os.path.getsize(tif_path)))",
+        "print(magic.from_file(tif_path))",
+    );
+    assert_eq!(lines_of(&run(&read), "EA602"), vec![9, 17]);
+}

@@ -2599,8 +2599,9 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
             conv_family(last)
                 || (matches!(last, "from_pretrained" | "from_name")
                     && c.recv.is_some_and(|r| conv_family(m.text(r))))
+                // (`getattr(models, args.arch)(num_classes=10)` with `default="WideResNet34"`)
                 || ((last.to_ascii_lowercase().contains("model")
-                    || matches!(last, "from_pretrained" | "from_name" | "load"))
+                    || matches!(last, "from_pretrained" | "from_name" | "load" | "getattr"))
                     && m.call_args(c).iter().any(|a| {
                         matches!(m.resolve(a, c.span.start, c.ctx.func), Val::Str(v) if names_conv(&v))
                     }))

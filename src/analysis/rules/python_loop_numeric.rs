@@ -1,4 +1,4 @@
-use crate::analysis::facts::{Model, VarKind};
+use crate::analysis::facts::{Model, Span, VarKind};
 use crate::analysis::resolve::TENSOR_CTORS;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
@@ -282,7 +282,7 @@ impl Rule for PythonLoopNumeric {
                         && (super::words(idx).any(|w| w == var)
                             || super::words(&outer_idx).any(|w| w == var))
                     {
-                        return !reduction_pass(m, a, var);
+                        return !reduction_pass(m, a, var, l.span);
                     }
                     // Ex) for i in range(len(x)): b = int(x[i] / w); counts[b] += 1
                     // (a histogram: element i read, a local array written)
@@ -339,14 +339,31 @@ impl Rule for PythonLoopNumeric {
 }
 
 /// `inter[c] += ((pred == c) & valid).sum()`: each iteration reduces whole arrays (one
-/// vectorised pass per class or bin), reading no element by the loop variable.
+/// vectorised pass per class or bin), reading no element by the loop variable. Also through
+/// names the loop body binds before the write (`loss = (dist[mask].sum()) / n` ...
+/// `losses[i] = torch.exp(loss)`: a per-sample loss over whole per-sample arrays).
 fn reduction_pass(
     m: &crate::analysis::facts::Model<'_>,
     a: &crate::analysis::facts::Assign,
     var: &str,
+    body: Span,
 ) -> bool {
-    let v = m.text(a.value);
-    let reduces = [
+    !m.subs
+        .iter()
+        .any(|s| a.value.contains(s.value) && super::words(m.text(s.index)).any(|w| w == var))
+        && reduces(m, a.value, a.span.start, body, 0)
+}
+
+/// Does the expression at `value` reduce whole arrays: a reduction call in its text, or a name
+/// bound earlier in the loop body (before byte `before`) to one that does?
+fn reduces(
+    m: &crate::analysis::facts::Model<'_>,
+    value: Span,
+    before: usize,
+    body: Span,
+    depth: u8,
+) -> bool {
+    const REDUCTIONS: &[&str] = &[
         ".sum(",
         ".mean(",
         ".count_nonzero(",
@@ -354,14 +371,23 @@ fn reduction_pass(
         ".all(",
         ".max(",
         ".min(",
-    ]
-    .iter()
-    .any(|r| v.contains(r));
-    reduces
-        && !m
-            .subs
-            .iter()
-            .any(|s| a.value.contains(s.value) && super::words(m.text(s.index)).any(|w| w == var))
+        ".norm(",
+        ".dot(",
+    ];
+    let v = m.text(value);
+    if REDUCTIONS.iter().any(|r| v.contains(r)) {
+        return true;
+    }
+    depth < 3
+        && super::words(v).any(|w| {
+            m.assigns.iter().any(|b| {
+                body.contains(b.span)
+                    && b.span.end <= before
+                    && b.targets.len() == 1
+                    && m.text(b.left) == w
+                    && reduces(m, b.value, b.span.start, body, depth + 1)
+            })
+        })
 }
 
 /// Does call `c` sit in a method of a class that derives from a PyTorch `Module`?

@@ -9,7 +9,9 @@ declare_rule! {
     /// model or tokenizer (`from_pretrained`), building an optimizer or a `DataLoader`,
     /// `torch.compile`, or moving the model to the device (`model.to(device)`), when not under
     /// an `if`, and when its arguments do not derive from the loop's item (a loader over each
-    /// subject's patches is rebuilt per subject because its data change).
+    /// subject's patches is rebuilt per subject because its data change) nor name something
+    /// the loop rebinds (`opt = optim.SGD([x_adv])` ... `x_adv = x_adv + eta`, a PGD attack's
+    /// optimizer over the new adversarial input).
     ///
     /// Reported on the line of the call repeated every step.
     ///
@@ -113,6 +115,14 @@ impl Rule for RedundantWorkInLoop {
                     derived.extend(a.targets.iter().map(|t| m.text(*t)));
                 }
             }
+            // and every name the body rebinds after the call: the next iteration's call sees
+            // the new value (`opt = optim.SGD([x_adv])` ... `x_adv = Variable(x_adv + eta)`)
+            derived.extend(
+                m.assigns
+                    .iter()
+                    .filter(|a| l.span.contains(a.span) && a.span.start >= c.span.end)
+                    .flat_map(|a| a.targets.iter().map(|t| m.text(*t))),
+            );
             let mentions_target = |text: &str| super::words(text).any(|w| derived.contains(&w));
             if mentions_target(m.text(c.args_span))
                 || c.recv.is_some_and(|r| mentions_target(m.text(r)))

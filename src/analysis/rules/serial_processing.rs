@@ -194,10 +194,13 @@ impl Rule for SerialProcessing {
                     .iter()
                     .any(|a| mentions(m.text(a.value), &targets))
             };
+            // (the entry itself, not a fact about it: `humanfriendly.format_size(
+            // os.path.getsize(path))` formats a number)
             let uses_file = |c: &crate::analysis::facts::Call| {
-                m.call_args(c)
-                    .iter()
-                    .any(|a| mentions(m.text(a.value), &derived))
+                m.call_args(c).iter().any(|a| {
+                    let t = m.text(a.value);
+                    mentions(t, &derived) && !file_fact(t)
+                })
             };
             // a package call on a directory entry reads that file; on an element of an
             // in-memory collection (`Image.fromarray(img)`) it need not
@@ -358,6 +361,25 @@ fn imported_work(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
         let top = q.split('.').next().unwrap_or(q);
         !BOOKKEEPING.contains(&top) && !STDLIB.split_whitespace().any(|s| s == top)
     })
+}
+
+/// Is `arg` a fact about a file rather than the file: its size, times, existence or name
+/// (`os.path.getsize(path)`, `len(name)`)?
+fn file_fact(arg: &str) -> bool {
+    const FACTS: &[&str] = &[
+        "os.path.getsize(",
+        "os.path.getmtime(",
+        "os.path.getctime(",
+        "os.path.getatime(",
+        "os.path.exists(",
+        "os.path.isfile(",
+        "os.path.isdir(",
+        "os.path.basename(",
+        "os.path.splitext(",
+        "os.stat(",
+        "len(",
+    ];
+    FACTS.iter().any(|f| arg.starts_with(f)) && arg.ends_with(')')
 }
 
 /// Method calls that write a result out (collecting one in memory, `append`, `update`, ..., is
