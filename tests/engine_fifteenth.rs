@@ -243,7 +243,7 @@ def histogram(values, n):
     return counts
 
 for path in paths:
-    np.save(path + '.npy', sample_losses(np.load(path), labels, 8))
+    np.save(path + '.npy', sample_losses(np.load(path), labels, 64))
     np.save(path + '.h.npy', histogram(np.load(path), 8))
 ";
 
@@ -321,4 +321,212 @@ fn a_package_handed_a_fact_about_a_file_does_no_work_on_it() {
         "print(magic.from_file(tif_path))",
     );
     assert_eq!(lines_of(&run(&read), "EA602"), vec![9, 17]);
+}
+
+/// OGB's link prediction: batches of edge indices drawn from a DataLoader over a range.
+const INDEX_LOADER: &str = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+model = GCN(4096, 256).to(device)
+predictor = LinkPredictor(256, 1).to(device)
+optimizer = torch.optim.Adam(list(model.parameters()) + list(predictor.parameters()))
+for epoch in range(400):
+    for perm in DataLoader(range(pos_train_edge.size(0)), 64 * 1024, shuffle=True):
+        h = model(x, adj)
+        edge = pos_train_edge[perm].t()
+        loss = -torch.log(predictor(h[edge[0]], h[edge[1]]) + 1e-15).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) for perm in DataLoader(range(n), batch_size): edge = edges[perm]   <- integers, not samples
+#[test]
+fn a_loader_over_indices_needs_no_workers_pinning_or_hoisting() {
+    let a = run(INDEX_LOADER);
+    for rule in ["EA101", "EA102", "EA103", "EA701"] {
+        assert!(lines_of(&a, rule).is_empty(), "{rule}: {:?}", a.findings);
+    }
+    // over a dataset it is a loader like any other
+    let samples = INDEX_LOADER.replace("range(pos_train_edge.size(0))", "edge_dataset");
+    let a = run(&samples);
+    assert_eq!(lines_of(&a, "EA101"), vec![9], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA701"), vec![9], "{:?}", a.findings);
+}
+
+/// FixMatch-style training: each loader is restarted whenever its iterator runs out.
+const RESTARTED: &str = "import torch
+from torch.utils.data import DataLoader
+
+def train_loop(model, optimizer, labeled_loader, total_steps):
+    labeled_iter = iter(labeled_loader)
+    for step in range(total_steps):
+        try:
+            images, targets = next(labeled_iter)
+        except StopIteration:
+            labeled_iter = iter(labeled_loader)
+            images, targets = next(labeled_iter)
+        loss = model(images.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+model = WideResNet().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.03)
+labeled_loader = DataLoader(labeled_dataset, batch_size=64, num_workers=4, pin_memory=True)
+train_loop(model, optimizer, labeled_loader, 2 ** 20)
+";
+
+// Ex) except StopIteration: it = iter(loader)   <- new workers at every restart
+#[test]
+fn a_loader_restarted_in_the_step_loop_restarts_its_workers() {
+    let a = run(RESTARTED);
+    assert_eq!(lines_of(&a, "EA103"), vec![19], "{:?}", a.findings);
+}
+
+/// A script that picks CUDA when it can, prints the choice and never uses it.
+const PRINTED_DEVICE: &str = "import torch
+import torch.nn as nn
+
+device = 'cuda:0' if torch.cuda.is_available() else 'cpu'
+print(device)
+model = nn.LSTM(1, 512, batch_first=True)
+head = nn.Linear(512, 1)
+optimizer = torch.optim.Adam(list(model.parameters()) + list(head.parameters()))
+for epoch in range(100):
+    for x, y in loader:
+        out, _ = model(x)
+        loss = ((head(out[:, -1]) - y) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(f'loss {loss.item()}')
+";
+
+// Ex) device = 'cuda' if ... else 'cpu'; print(device)   <- nothing moves: a CPU script
+#[test]
+fn a_device_only_printed_puts_nothing_on_the_gpu() {
+    let a = run(PRINTED_DEVICE);
+    for rule in ["EA201", "EA203", "EA301"] {
+        assert!(lines_of(&a, rule).is_empty(), "{rule}: {:?}", a.findings);
+    }
+    let used = PRINTED_DEVICE.replace("out, _ = model(x)", "out, _ = model(x.to(device))");
+    assert_eq!(lines_of(&run(&used), "EA301"), vec![16]);
+}
+
+/// DGL's node-classification tutorial: a two-layer GCN built once for the CPU and again for
+/// the GPU, sized by the graph's feature width.
+const DGL_GCN: &str = "import dgl
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from dgl.nn import GraphConv
+
+class GCN(nn.Module):
+    def __init__(self, in_feats, h_feats, num_classes):
+        super().__init__()
+        self.conv1 = GraphConv(in_feats, h_feats)
+        self.conv2 = GraphConv(h_feats, num_classes)
+
+    def forward(self, g, x):
+        return self.conv2(g, F.relu(self.conv1(g, x)))
+
+model = GCN(g.ndata['feat'].shape[1], 16, dataset.num_classes)
+
+def train(g, model):
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    for e in range(200):
+        logits = model(g, g.ndata['feat'])
+        loss = F.cross_entropy(logits[train_mask], labels[train_mask])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+g = g.to('cuda')
+model = GCN(g.ndata['feat'].shape[1], 16, dataset.num_classes).to('cuda')
+train(g, model)
+";
+
+// Ex) GraphConv(g.ndata['feat'].shape[1], 16), built twice alike   <- 0.1 M parameters
+#[test]
+fn a_small_graph_network_built_twice_alike_is_sized() {
+    let a = run(DGL_GCN);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    // built with other sizes the second time, it has no single size
+    let other = DGL_GCN.replace(
+        "model = GCN(g.ndata['feat'].shape[1], 16, dataset.num_classes).to('cuda')",
+        "model = GCN(g.ndata['feat'].shape[1], 4096, dataset.num_classes).to('cuda')",
+    );
+    assert_eq!(lines_of(&run(&other), "EA201"), vec![20]);
+}
+
+/// build-nanogpt's compile switch, declared with `BooleanOptionalAction` and no default.
+const BOOL_OPTIONAL: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--compile', action=argparse.BooleanOptionalAction)
+args = parser.parse_args()
+model = GPT(GPTConfig())
+model.to('cuda')
+use_compile = args.compile
+if use_compile:
+    model = torch.compile(model)
+optimizer = torch.optim.AdamW(model.parameters())
+for step in range(19073):
+    x, y = train_loader.next_batch()
+    with torch.autocast(device_type='cuda', dtype=torch.bfloat16):
+        logits, loss = model(x.to('cuda'), y.to('cuda'))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) add_argument('--compile', action=argparse.BooleanOptionalAction)   <- None: not compiled
+#[test]
+fn a_boolean_optional_switch_without_a_default_is_off() {
+    let a = run(BOOL_OPTIONAL);
+    assert_eq!(lines_of(&a, "EA203"), vec![8], "{:?}", a.findings);
+    let on = BOOL_OPTIONAL.replace(
+        "action=argparse.BooleanOptionalAction)",
+        "action=argparse.BooleanOptionalAction, default=True)",
+    );
+    assert!(lines_of(&run(&on), "EA203").is_empty());
+}
+
+/// CMGAN's trainer: the discriminator's labels and the STFT window, built on the CPU each step
+/// and moved to the process's GPU by its ordinal.
+const ORDINAL: &str = "import torch
+
+class Trainer:
+    def __init__(self, model, loader, gpu_id):
+        self.model = model.to(gpu_id)
+        self.loader = loader
+        self.gpu_id = gpu_id
+        self.opt = torch.optim.Adam(self.model.parameters())
+
+    def train_step(self, batch):
+        x = batch[0].to(self.gpu_id)
+        one_labels = torch.ones(64).to(self.gpu_id)
+        spec = torch.stft(x, 400, 100, window=torch.hamming_window(400).to(self.gpu_id), return_complex=True)
+        loss = ((self.model(spec) - one_labels) ** 2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss
+
+    def train(self):
+        for epoch in range(10):
+            for batch in self.loader:
+                self.train_step(batch)
+
+Trainer(Net(), loader, 0).train()
+";
+
+// Ex) torch.hamming_window(n).to(self.gpu_id)   <- built on the CPU every step
+#[test]
+fn a_constant_moved_to_a_device_ordinal_every_step_is_reported() {
+    let a = run(ORDINAL);
+    assert_eq!(lines_of(&a, "EA304"), vec![12, 13], "{:?}", a.findings);
 }

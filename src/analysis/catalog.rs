@@ -110,7 +110,7 @@ fn markdown() -> String {
          itself; not DDP over Gloo, PyTorch's CPU backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \
-         never read, a CUDA device behind a switch that is off as shipped \
+         never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
          default), or `torch.cuda.is_available()` without a move that runs, puts nothing on \
          the GPU; nor does clearing CUDA's memory cache (`torch.cuda.empty_cache()`) in a file \

@@ -128,11 +128,17 @@ fn argparse(m: &mut Model<'_>) {
             .and_then(|a| m.node(a.value))
             .and_then(|n| string_value(n, m.src))
             .is_some_and(|s| s.starts_with('-'));
+        // (`action=argparse.BooleanOptionalAction`, `--compile` / `--no-compile`: None too
+        // when neither is given)
+        let boolean_optional = m
+            .kw(c, "action")
+            .is_some_and(|a| m.text(a.value).ends_with("BooleanOptionalAction"));
         if optional
             && default.is_none_or(|(_, k)| k == ValKind::NoneLit)
-            && ["required", "action", "nargs", "const"]
+            && ["required", "nargs", "const"]
                 .iter()
                 .all(|k| m.kw(c, k).is_none())
+            && (m.kw(c, "action").is_none() || boolean_optional)
             && c.splat.is_none()
         {
             m.argparse_unset.insert(dest.clone());
@@ -944,7 +950,7 @@ const UNREAD_SCAN_MAX: usize = 1 << 20;
 /// Is the one name `a` binds never read: `device = torch.device("cuda" if ... else "cpu")` in a
 /// script that then moves nothing? Such a choice puts no work anywhere. The name counts as
 /// read wherever else it occurs as a word (code, strings and comments alike, to stay on the
-/// side of "read"), other than as a target of assignments.
+/// side of "read"), other than as a target of assignments or in what `print` shows.
 fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
     // (each call scans the source: on a huge file, every choice counts as read)
     if a.targets.len() != 1 || a.augmented || m.src.len() > UNREAD_SCAN_MAX {
@@ -964,7 +970,15 @@ fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
         .iter()
         .filter(|b| b.targets.len() == 1 && m.text(b.left) == name)
         .count();
-    uses <= bindings
+    // (printing the choice, `print(device)` or `print(f"using {device}")`, reads it for the
+    // user, not for the work)
+    let printed: usize = m
+        .calls
+        .iter()
+        .filter(|c| c.method.is_none() && m.text(c.func) == "print")
+        .map(|c| super::facts::word_uses(m.text(c.args_span), name))
+        .sum();
+    uses <= bindings + printed
 }
 
 /// Does a keyword argument load int8/4-bit weights: `from_pretrained(..., load_in_8bit=True)`
@@ -2970,7 +2984,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
 
 /// Does the source test option `name` (`args.image`) for absence: `not args.image`,
 /// `args.image is None`?
-fn tested_for_absence(src: &str, name: &str) -> bool {
+pub(crate) fn tested_for_absence(src: &str, name: &str) -> bool {
     let word_end = |rest: &str| {
         !rest
             .chars()

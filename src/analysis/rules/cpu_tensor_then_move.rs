@@ -17,6 +17,12 @@ const CTORS: &[&str] = &[
     "eye",
     "linspace",
     "randperm",
+    // window functions for `torch.stft`, all of which take `device=`
+    "hann_window",
+    "hamming_window",
+    "blackman_window",
+    "bartlett_window",
+    "kaiser_window",
 ];
 /// PyTorch's legacy typed constructors (`torch.LongTensor(b, n)`): they take no `device=`, so
 /// there is no one-keyword fix.
@@ -34,11 +40,12 @@ const RANDOM: &[&str] = &["rand", "randn", "randint", "randperm"];
 declare_rule! {
     /// ## What it does
     /// Flags a tensor built on the CPU and then moved, `torch.zeros(...).to(device)`,
-    /// `torch.tensor(...).cuda()`, where it runs every step: in a step loop, in a module's
+    /// `torch.tensor(...).cuda()`, `torch.hamming_window(n).to(device)`, where it runs every step: in a step loop, in a module's
     /// `forward`, or in a function called from either. A tensor built once (setup code, once
     /// per epoch, a branch for the loader's last short batch, `if x.size(0) != batch_size:`)
     /// or every N steps (`if step % 100 == 0:`) costs one small copy now and then and is not
-    /// reported; nor is a move in a file whose work runs on the CPU (or MPS) as shipped. A move is `.to(device)`,
+    /// reported; nor is a move in a file whose work runs on the CPU (or MPS) as shipped. A move is `.to(device)`
+    /// (also to a device ordinal, `.to(self.gpu_id)`, `.to(rank)`),
     /// `.cuda()` (also `.cuda(gpu)`), or `.type(dtype)` to a `torch.cuda` tensor type; the
     /// constructor may be scaled in parentheses first (`(torch.ones(n) * i).long().to(device)`).
     /// Also a name bound to such a
@@ -272,8 +279,15 @@ impl Rule for CpuTensorThenMove {
                 let [a] = args else { continue };
                 let t = m.text(a.value);
                 let dev_kw = a.name.is_some_and(|n| m.text(n) == "device");
-                let devish =
-                    t.contains("device") || t.contains("cuda") || t == "dev" || t.ends_with(".dev");
+                // (also a device ordinal: `.to(self.gpu_id)`, `.to(args.gpu)`, `.to(rank)`)
+                let devish = t.contains("device")
+                    || t.contains("cuda")
+                    || t == "dev"
+                    || t.ends_with(".dev")
+                    || t.contains("gpu")
+                    || t == "rank"
+                    || t.ends_with("local_rank")
+                    || t.ends_with(".rank");
                 if !(dev_kw || (a.name.is_none() && devish)) || t.contains("cpu") {
                     continue;
                 }

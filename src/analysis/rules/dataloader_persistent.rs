@@ -11,7 +11,10 @@ declare_rule! {
     /// least two) and no `persistent_workers` (or `persistent_workers=False` written in the call), when it
     /// is iterated once per epoch (in an epoch loop, also through the name a phase chooses it
     /// by, `dataloader = trainloader if phase == 'train' else testloader`; passed to a
-    /// per-epoch function; or given to a Lightning `Trainer.fit`). Not reported for a loader built anew for each pass (inside
+    /// per-epoch function; given to a Lightning `Trainer.fit`; or restarted in a loop each
+    /// time its iterator runs out, `it = iter(loader)` in a step loop, also every `epoch_size`
+    /// steps). Not reported for a loader over indices (`DataLoader(range(n),
+    /// batch_size)`: its batches are integers), nor for a loader built anew for each pass (inside
     /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
     /// cross-validation fold and read by the fold's own epoch loop is reported. Nor when an epoch
     /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`, also in
@@ -81,6 +84,7 @@ impl Rule for DataloaderPersistent {
             && m.calls.iter().any(|c| m.last_name(c) == "Trainer");
         for (ci, c) in m.calls.iter().enumerate() {
             if !super::live_loader(m, c)
+                || super::index_loader(m, c)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
             {
@@ -103,6 +107,7 @@ impl Rule for DataloaderPersistent {
                     .iter()
                     .any(|l| l.info.iterates_loader.as_deref() == Some(v) && loop_per_epoch(m, l))
                     || handed_to_epoch_loop(m, v)
+                    || restarted_in_loop(m, v)
                     || m.calls.iter().any(|o| {
                         in_epoch(m, o.ctx.loop_)
                             && m.call_args(o).iter().any(|a| m.text(a.value) == v)
@@ -331,4 +336,22 @@ fn in_epoch(m: &crate::analysis::facts::Model<'_>, mut li: Option<u32>) -> bool 
         li = l.parent;
     }
     false
+}
+
+/// Is loader `v` restarted inside a loop, each time its iterator runs out (`try: x =
+/// next(it) except StopIteration: it = iter(loader)` in the step loop of FixMatch-style
+/// training, also in a function it is handed to under the same name)? Each restart shuts its
+/// workers down and starts new ones.
+fn restarted_in_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool {
+    m.assigns.iter().any(|a| {
+        a.ctx.loop_.is_some()
+            && !m.dead(&a.ctx)
+            && a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|c| {
+                    c.method.is_none()
+                        && m.text(c.func) == "iter"
+                        && m.pos(c, 0).is_some_and(|x| m.text(x.value) == v)
+                })
+    })
 }

@@ -9,7 +9,8 @@ declare_rule! {
     /// Flags a `DataLoader` without `pin_memory`, or with `pin_memory=False` written in the
     /// call, in a file that trains or infers on CUDA. A value from a variable or an option
     /// (`pin_memory=args.pin`) is left alone. A loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads
-    /// is not flagged: its batches are a few KB of token ids; nor is one over a `Dataset` class
+    /// is not flagged: its batches are a few KB of token ids; nor is a loader over indices
+    /// (`DataLoader(range(n), batch_size)`); nor is one over a `Dataset` class
     /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
     /// device, nor a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`) or never
     /// read (only counted, `len(loader)`), nor one over a dataset built with the device (`MelDataset(path, device)`) or with a
@@ -93,6 +94,7 @@ impl Rule for DataloaderPinMemory {
         }
         for c in &m.calls {
             if !super::live_loader(m, c)
+                || super::index_loader(m, c)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)

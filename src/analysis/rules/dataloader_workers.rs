@@ -18,7 +18,9 @@ declare_rule! {
     /// what `__init__` prepared and wraps it in tensors (no decoding, transform, tokenizer or
     /// file), also when a function of the file returns the datasets (`train_ds, val_ds =
     /// make_datasets()`), or a plain Python list of samples already in memory with the
-    /// default collate: workers have nothing to overlap.
+    /// default collate: workers have nothing to overlap. Nor is a loader over indices
+    /// (`DataLoader(range(n), batch_size)`, `torch.arange(n)`), whose batches slice tensors the
+    /// step already holds.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, or a name only
     /// ever used that way or counted, `len(loader)`, or one whose batch is its whole dataset, `batch_size=len(data)`):
     /// starting workers for one batch costs more than it saves; nor a fallback built in an
@@ -100,6 +102,7 @@ impl Rule for DataloaderWorkers {
             // preprocessing pass) has no accelerator waiting on it
             if m.kind == crate::analysis::model::CodeKind::Data
                 || !super::live_loader(m, c)
+                || super::index_loader(m, c)
                 || super::device_resident_dataset(m, c)
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)

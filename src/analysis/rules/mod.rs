@@ -790,6 +790,22 @@ pub(crate) fn live_loader(m: &Model<'_>, c: &Call) -> bool {
     crate::analysis::resolve::is_dataloader(m, c) && !m.dead(&c.ctx) && !c.ctx.in_except
 }
 
+/// Does the loader batch indices rather than samples (`DataLoader(range(n), batch_size)`,
+/// `torch.arange(n)`)? Each batch is a tensor of integers the step uses to slice tensors it
+/// already holds: no sample is read, decoded or copied, so workers, pinning and persistence
+/// have nothing to do, and building one is free.
+// Ex) for perm in DataLoader(range(pos_train_edge.size(0)), batch_size, shuffle=True):
+pub(crate) fn index_loader(m: &Model<'_>, c: &Call) -> bool {
+    m.pos(c, 0)
+        .or_else(|| m.kw(c, "dataset"))
+        .is_some_and(|ds| {
+            let t = m.text(ds.value);
+            ["range(", "torch.arange(", "np.arange(", "list(range("]
+                .iter()
+                .any(|p| t.starts_with(p))
+        })
+}
+
 /// Does the loader take its whole dataset as one batch (`batch_size=len(valid_data)` over
 /// `valid_data`)? Its one batch per pass leaves workers nothing to prepare ahead.
 // Ex) val_loader = DataLoader(dataset=valid_data, batch_size=len(valid_data), shuffle=False)
@@ -2174,7 +2190,10 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
             return None;
         } else {
             let class = m.text(call.func);
+            let args = |k: &Call| m.text(k.args_span).split_whitespace().collect::<String>();
             match ctors.iter_mut().find(|(k, _)| *k == class) {
+                // built twice with the same arguments (on the CPU, then again for the GPU)
+                Some((_, Some(prev))) if args(prev) == args(call) => {}
                 Some(seen) => seen.1 = None, // built twice: no single set of sizes
                 None => ctors.push((class, Some(call))),
             }
@@ -2341,9 +2360,13 @@ fn helper_params(
 }
 
 /// A graph dataset's width, where a layer is sized by one (`GCNConv(dataset.num_features,
-/// 64)`): node features taken as at most 4,096 (Cora 1,433, CiteSeer 3,703, QM9 11), classes
+/// 64)`, DGL's `GraphConv(g.ndata['feat'].shape[1], 16)`): node features taken as at most 4,096 (Cora 1,433, CiteSeer 3,703, QM9 11), classes
 /// as at most 1,000.
 fn graph_width(text: &str) -> Option<u64> {
+    // DGL's node features by their shape (`g.ndata['feat'].shape[1]`)
+    if text.contains("ndata[") && text.ends_with(".shape[1]") {
+        return Some(4096);
+    }
     match text.rsplit('.').next().unwrap_or(text) {
         "num_features" | "num_node_features" | "num_edge_features" => Some(4096),
         "num_classes" if text.contains('.') => Some(1000),

@@ -11,7 +11,8 @@ declare_rule! {
     /// an `if`, and when its arguments do not derive from the loop's item (a loader over each
     /// subject's patches is rebuilt per subject because its data change) nor name something
     /// the loop rebinds (`opt = optim.SGD([x_adv])` ... `x_adv = x_adv + eta`, a PGD attack's
-    /// optimizer over the new adversarial input).
+    /// optimizer over the new adversarial input). A loader over indices (`DataLoader(range(n),
+    /// batch_size)`) costs nothing to build.
     ///
     /// Reported on the line of the call repeated every step.
     ///
@@ -78,7 +79,7 @@ impl Rule for RedundantWorkInLoop {
                 && last.starts_with(|ch: char| ch.is_ascii_uppercase())
             {
                 "building an optimizer"
-            } else if is_dataloader(m, c) {
+            } else if is_dataloader(m, c) && !super::index_loader(m, c) {
                 "building a DataLoader"
             } else if q == "torch.compile" {
                 "compiling the model"
