@@ -530,3 +530,135 @@ fn a_constant_moved_to_a_device_ordinal_every_step_is_reported() {
     let a = run(ORDINAL);
     assert_eq!(lines_of(&a, "EA304"), vec![12, 13], "{:?}", a.findings);
 }
+
+/// A colorization script whose training is switched off: its trainer's methods run only from
+/// the dead branch, and they read the module's loaders.
+const SWITCHED_OFF_TRAINER: &str = "import torch
+from torch.utils.data import DataLoader
+
+train_dataloader = DataLoader(train_dataset, batch_size=48, shuffle=True)
+
+class Trainer:
+    def train(self, model, optimizer):
+        model.train()
+        total = 0
+        for inputs, gts in train_dataloader:
+            inputs, gts = inputs.cuda(), gts.cuda()
+            loss = torch.nn.functional.mse_loss(model(inputs), gts)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        return total
+
+model = Net().cuda()
+trainer = Trainer()
+run = False
+if run == True:
+    for epoch in range(100):
+        optimizer = torch.optim.Adam(model.parameters())
+        trainer.train(model=model, optimizer=optimizer)
+";
+
+// Ex) def train(self, model): model.train() ...   <- names itself, is called by nothing live
+#[test]
+fn a_method_reached_only_from_a_dead_branch_does_not_run() {
+    let a = run(SWITCHED_OFF_TRAINER);
+    assert!(a.findings.is_empty(), "{:?}", a.findings);
+    let on = SWITCHED_OFF_TRAINER.replace("run = False", "run = True");
+    let a = run(&on);
+    assert_eq!(lines_of(&a, "EA301"), vec![16], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA101"), vec![4], "{:?}", a.findings);
+}
+
+/// Attention-MIL: each bag set is loaded whole, as one batch, to build the bags.
+const WHOLE_BATCH: &str = "import torch
+import torch.utils.data as data_utils
+
+tumor_loader = data_utils.DataLoader(tumor_set, batch_size=len(tumor_set), shuffle=False)
+bags = Bags(tumor_loader)
+loader = data_utils.DataLoader(bags, batch_size=1, shuffle=True)
+model = Attention().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    for data, label in loader:
+        loss = model(data.cuda(), label.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) DataLoader(ds, batch_size=len(ds))   <- one batch: no stream of copies to overlap
+#[test]
+fn a_loader_whose_batch_is_its_whole_dataset_needs_no_pinning() {
+    let a = run(WHOLE_BATCH);
+    assert_eq!(lines_of(&a, "EA102"), vec![6], "{:?}", a.findings);
+}
+
+/// pix2pix's per-epoch report, printed at the last batch.
+const LAST_BATCH: &str = "import torch
+
+model = Generator().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(200):
+    for batch, (x, y) in enumerate(train_dl, start=1):
+        loss = torch.nn.functional.l1_loss(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if batch == len(train_dl):
+            print(f'[{epoch}] L1 loss: {loss.item(): .4f}')
+";
+
+// Ex) if batch == len(train_dl): print(loss.item())   <- once per epoch
+#[test]
+fn a_read_at_the_last_batch_runs_once_per_epoch() {
+    let a = run(LAST_BATCH);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA504").is_empty(), "{:?}", a.findings);
+    let every = LAST_BATCH.replace("if batch == len(train_dl):", "if batch:");
+    assert_eq!(lines_of(&run(&every), "EA301"), vec![12]);
+}
+
+/// CS224N's translation assignment: docopt's usage text declares `--cuda`, off unless given.
+const DOCOPT: &str = "\"\"\"
+Usage:
+    run.py train --train-src=<file> [options]
+
+Options:
+    --cuda                                  use GPU
+    --batch-size=<int>                      batch size [default: 32]
+\"\"\"
+import torch
+from docopt import docopt
+
+def train(args):
+    device = torch.device('cuda:0' if args['--cuda'] else 'cpu')
+    model = NMT(embed_size=256, hidden_size=256)
+    model = model.to(device)
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(30):
+        for src, tgt in batch_iter(train_data, batch_size=int(args['--batch-size'])):
+            loss = -model(src, tgt).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            cum_loss = loss.item()
+
+if __name__ == '__main__':
+    args = docopt(__doc__)
+    train(args)
+";
+
+// Ex) device = 'cuda' if args['--cuda'] else 'cpu'   <- `--cuda` is false unless given
+#[test]
+fn a_docopt_flag_is_off_unless_given() {
+    let a = run(DOCOPT);
+    assert!(a.findings.is_empty(), "{:?}", a.findings);
+    let on = DOCOPT.replace(
+        "--cuda                                  use GPU",
+        "--cuda    use GPU [default: True]",
+    );
+    let a = run(&on);
+    assert_eq!(lines_of(&a, "EA301"), vec![23], "{:?}", a.findings);
+}

@@ -74,7 +74,44 @@ pub(crate) fn condition(
         }
         "identifier" | "attribute" => name_condition(m, node, at, func, depth),
         "comparison_operator" => comparison(m, node, at, func),
+        "subscript" => docopt_flag(m, node),
         _ => None,
+    }
+}
+
+/// `args['--cuda']` with `args = docopt(__doc__)`: a flag of the usage text is false unless
+/// given, and an option with a value is None unless the text names a `[default: ...]`. Known
+/// only where the file imports docopt and the usage line naming the option is found.
+// Ex) """Usage: run.py train [options]\n\nOptions:\n    --cuda    use GPU""" ... if args['--cuda']:
+pub(crate) fn docopt_flag(m: &Model<'_>, node: Node<'_>) -> Option<bool> {
+    if !m
+        .imports
+        .values()
+        .any(|q| q == "docopt" || q.starts_with("docopt."))
+    {
+        return None;
+    }
+    let key = super::facts::string_value(node.child_by_field_name("subscript")?, m.src)?;
+    if !key.starts_with("--") {
+        return None;
+    }
+    // the option's own line of the usage text: `    --cuda    use GPU`, `--lr=<float> ... [default: 0.001]`
+    let line = m.src.lines().find(|l| {
+        let t = l.trim_start();
+        t.strip_prefix(key.as_ref())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '=', ',']))
+    })?;
+    let default = line.split("[default:").nth(1).map(|d| {
+        d.split(']')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    });
+    match default.as_deref() {
+        None => Some(false),
+        Some("" | "0" | "false" | "none") => Some(false),
+        Some(_) => Some(true),
     }
 }
 
@@ -844,8 +881,15 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
                 entry.1 += 1;
             }
         }
+        // (a method's own body naming it does not call it from outside: `def train(self, model):
+        // model.train()` is the module's `train`, and a recursion needs a first call)
         if n.kind() == "attribute"
             && let Some(attr) = n.child_by_field_name("attribute")
+            && !methods.iter().any(|(name, def)| {
+                *name == m.node_text(attr)
+                    && def.start_byte() <= n.start_byte()
+                    && n.end_byte() <= def.end_byte()
+            })
             && let Some(entry) = refs.get_mut(m.node_text(attr))
         {
             entry.0 += 1;

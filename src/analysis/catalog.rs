@@ -94,7 +94,9 @@ fn markdown() -> String {
          Every rule reads the code as it runs when shipped: a branch behind a switch that is off \
          by default (argparse defaults as argparse fills them: `set_defaults(flip=False)` over \
          the options, the first of two options sharing a destination, None for an option \
-         declared without a default that the script does not demand, `if options.load:`; also \
+         declared without a default that the script does not demand, `if options.load:`, \
+         also one declared with `argparse.BooleanOptionalAction`; docopt's usage text, whose \
+         flags are false unless given, `args['--cuda']`, or take its `[default: ...]`; also \
          a mode switch of options the file parses elsewhere and never sets, \
          `if opt.test:`, `if args.eval:`, `if cfg.debug:`, taken as an unset flag), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default), and a function of a \

@@ -1157,14 +1157,19 @@ impl<'s> Walker<'s> {
 
     /// `i == 0` where `i` is bound by an enclosing loop's target.
     fn counter_is_literal(&self, cond: Node<'_>) -> bool {
-        // Ex) if i == 0: ... (the loop variable against a literal)
+        // Ex) if i == 0: ... (the loop variable against a literal, or the loop's last index)
         if let Some((a, "==", b)) = self.comparison_parts(cond) {
             let (var, lit) = if a.kind() == "identifier" {
                 (a, b)
             } else {
                 (b, a)
             };
-            if var.kind() == "identifier" && lit.kind() == "integer" {
+            // (or the last iteration, `if batch == len(train_dl):`, `if i == len(loader) - 1:`)
+            let last = || {
+                let t: String = self.text(lit).split_whitespace().collect();
+                t.starts_with("len(") && (t.ends_with(')') || t.ends_with(")-1"))
+            };
+            if var.kind() == "identifier" && (lit.kind() == "integer" || last()) {
                 let name = self.text(var);
                 let mut cur = self.cur_loop;
                 for _ in 0..64 {
@@ -2116,6 +2121,15 @@ impl<'s> Model<'s> {
             .get_or_init(|| super::as_shipped::uncalled_functions(self))
             .iter()
             .any(|&(a, b)| a <= line && line <= b)
+    }
+
+    /// Does the analysis read the file as a script (run, not imported) with a function or
+    /// method that nothing calls as shipped?
+    pub(crate) fn has_uncalled(&self) -> bool {
+        !self
+            .uncalled
+            .get_or_init(|| super::as_shipped::uncalled_functions(self))
+            .is_empty()
     }
 
     /// Does code in this context never run as shipped: it sits in a branch of a switch that

@@ -2939,6 +2939,10 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         // default, unless the file assigns that entry
         // Ex) for arg in vars(args): training_config[arg] = getattr(args, arg)
         "subscript" => {
+            // `args['--cuda']` of a docopt usage text: the flag's default there
+            if let Some(v) = super::as_shipped::docopt_flag(m, node) {
+                return Some(v);
+            }
             let key = super::facts::string_value(node.named_child(1)?, m.src)?;
             let from_args = m
                 .calls

@@ -1889,6 +1889,9 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     uses > 0
         || a.ctx.func.is_some()
         || m.node(a.left).is_some_and(|n| under_main_guard(m, n))
+        // (a script whose only readers of it are functions it never calls: `if run == True:
+        // trainer.train(...)` with `run = False`)
+        || m.has_uncalled()
         || m.loops
             .iter()
             .any(|l| l.info.step && l.ctx.func.is_none() && !m.dead(&l.ctx))
