@@ -662,3 +662,101 @@ fn a_docopt_flag_is_off_unless_given() {
     let a = run(&on);
     assert_eq!(lines_of(&a, "EA301"), vec![23], "{:?}", a.findings);
 }
+
+/// CommonLit's text building, with tqdm's progress bar over pandas.
+const PROGRESS_APPLY: &str = "import pandas as pd
+from tqdm import tqdm
+
+tqdm.pandas()
+df = pd.read_csv('summaries.csv')
+df['full_text'] = df.progress_apply(lambda r: r['prompt'] + ' [SEP] ' + r['text'], axis=1)
+df.to_csv('full.csv')
+";
+
+// Ex) df.progress_apply(f, axis=1)   <- `apply` with a progress bar
+#[test]
+fn progress_apply_by_row_is_a_row_loop() {
+    let a = run(PROGRESS_APPLY);
+    assert_eq!(lines_of(&a, "EA601"), vec![6], "{:?}", a.findings);
+}
+
+/// A transformer benchmark that casts its model to a dtype an imported parser gives.
+const MODEL_DTYPE: &str = "import argparse
+import torch
+from transformers import AutoModelForCausalLM
+from bench import parse_dtype
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--dtype', default='bf16')
+args = parser.parse_args()
+
+def finalize(model, device, dtype):
+    return model.eval().to(device).to(dtype)
+
+dtype = parse_dtype(args.dtype)
+model = AutoModelForCausalLM.from_pretrained('gpt2')
+model = finalize(model, 'cuda', dtype)
+with torch.no_grad():
+    for batch in batches:
+        out = model(batch.to('cuda'))
+";
+
+// Ex) model.to(dtype) with dtype = parse_dtype(args.dtype)   <- precision unknown: no TF32 claim
+#[test]
+fn a_model_cast_to_a_dtype_the_file_does_not_show_has_unknown_precision() {
+    let a = run(MODEL_DTYPE);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    // a batch cast to a dtype is no model cast
+    let batch = MODEL_DTYPE
+        .replace(
+            "return model.eval().to(device).to(dtype)",
+            "return model.eval().to(device)",
+        )
+        .replace(
+            "out = model(batch.to('cuda'))",
+            "out = model(batch.to('cuda').to(dtype))",
+        );
+    assert_eq!(lines_of(&run(&batch), "EA202"), vec![11]);
+    // nor is a model built after 16-bit became the default tensor type fp32
+    let half = MODEL_DTYPE
+        .replace(
+            "model = finalize(model, 'cuda', dtype)",
+            "model = model.to('cuda')",
+        )
+        .replace(
+            "model = AutoModelForCausalLM",
+            "torch.set_default_tensor_type(torch.cuda.HalfTensor)\nmodel = AutoModelForCausalLM",
+        );
+    assert!(lines_of(&run(&half), "EA202").is_empty());
+}
+
+/// A lane-detection demo: the predicted mask is painted onto the frame in place and shown.
+const PAINTED: &str = "import cv2
+import numpy as np
+import torch
+
+model = LaneNet().to('cuda').eval()
+cap = cv2.VideoCapture('road.mp4')
+while True:
+    ok, frame = cap.read()
+    if not ok:
+        break
+    x = torch.from_numpy(frame).permute(2, 0, 1).float().unsqueeze(0).to('cuda')
+    with torch.no_grad():
+        output = model(x)
+    mask = output.squeeze().cpu().numpy()
+    lane = mask > 0.5
+    frame[lane] = (0, 0, 255)
+    cv2.imshow('lanes', frame)
+    if cv2.waitKey(1) & 0xFF == ord('q'):
+        break
+";
+
+// Ex) frame[mask > 0.5] = red; cv2.imshow(frame)   <- the read is what the loop shows
+#[test]
+fn a_read_painted_into_the_frame_shown_is_the_loops_product() {
+    let a = run(PAINTED);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    let unused = PAINTED.replace("    frame[lane] = (0, 0, 255)\n", "    print(lane.sum())\n");
+    assert_eq!(lines_of(&run(&unused), "EA301"), vec![14]);
+}

@@ -1148,6 +1148,16 @@ fn precision(m: &mut Model<'_>) {
             // which the file does not show
             // Ex) model_engine, _, _, _ = deepspeed.initialize(args=args, model=model, ...)
             "initialize" if q == "deepspeed.initialize" => p.unresolved = true,
+            // `torch.set_default_tensor_type(torch.cuda.HalfTensor)`,
+            // `torch.set_default_dtype(torch.bfloat16)`: every model built after it is 16-bit
+            "set_default_dtype" | "set_default_tensor_type"
+                if m.pos(c, 0).is_some_and(|a| {
+                    let t = m.text(a.value);
+                    is_16bit(t) || t.contains("HalfTensor") || t.contains("BFloat16Tensor")
+                }) =>
+            {
+                p.half = true
+            }
             // (also through Accelerate: `DeepSpeedPlugin(hf_ds_config="ds_config.json")`)
             // Ex) accelerator = Accelerator(deepspeed_plugin=DeepSpeedPlugin(hf_ds_config='./ds_config_zero2.json'))
             "DeepSpeedPlugin" if m.kw(c, "hf_ds_config").is_some() => p.unresolved = true,
@@ -1313,6 +1323,23 @@ fn precision(m: &mut Model<'_>) {
             }
             if last == "to" && a.name.is_none() && is_16bit(v) && v.starts_with("torch.") {
                 p.half = true;
+            }
+            // `model.eval().to(device).to(dtype)` with a dtype the file does not show (`dtype =
+            // parse_dtype(args.dtype)`, a parameter): the model's precision is unknown (a
+            // tensor's cast, `batch["input"].to(weight_dtype)`, is not the model's)
+            if last == "to"
+                && a.name.is_none()
+                && !literal
+                && a.vkind == ValKind::Ident
+                && (v == "dtype" || v.ends_with("_dtype"))
+                && c.recv_root
+                    .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+            {
+                match dtype_constant(m, v, c.span.start, c.ctx.func) {
+                    Some(true) => p.half = true,
+                    Some(false) => {}
+                    None => p.unresolved = true,
+                }
             }
         }
     }

@@ -24,7 +24,8 @@ declare_rule! {
     /// of the file that writes what it is handed, also started on a thread with it
     /// (`_thread.start_new_thread(clear_buffer, (out, buffer))`), directly or through values
     /// computed from it, a buffer it is appended to,
-    /// a loop over it, or boxes drawn from it on the frame then saved; an
+    /// a loop over it, or boxes drawn from it on the frame then saved or shown, also a mask
+    /// from it painted into the frame, `frame[mask] = color` ... `cv2.imshow(name, frame)`; an
     /// environment stepped with the action) is the loop's product, not a read that could wait;
     /// so is one collected into a list that a loop over the loader (or over files) around the
     /// step loop writes out in the same iteration, directly or through a value it derives from
@@ -602,12 +603,22 @@ fn feeds_host_sink(
         let more: Vec<&str> = m
             .assigns
             .iter()
+            // (an image written in place through a mask computed from it, `frame[mask] =
+            // blended[mask]`, is the image: its name before the index)
             .filter(|a| {
                 in_body(a.span)
                     && a.span.start > c.span.end
-                    && super::words(m.text(a.value)).any(|w| names.contains(&w))
+                    && (super::words(m.text(a.value)).any(|w| names.contains(&w))
+                        || (m.text(a.left).contains('[')
+                            && super::words(m.text(a.left)).any(|w| names.contains(&w))))
             })
-            .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
+            .flat_map(|a| {
+                let left = m.text(a.left);
+                let written = left
+                    .contains('[')
+                    .then(|| left.split('[').next().unwrap_or_default().trim());
+                a.targets.iter().map(|t| m.text(*t)).chain(written)
+            })
             .chain(drawn.filter_map(|k| m.pos(k, 0)).map(|a| m.text(a.value)))
             // the targets of a loop over it (`for file, top in zip(names, codes):`)
             .chain(

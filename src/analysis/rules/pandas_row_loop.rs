@@ -5,7 +5,7 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags row-by-row pandas: `for ... in df.iterrows()` / `itertuples()`,
-    /// `df.apply(f, axis=1)`, and `for i in range(len(df))` (or `range(df.shape[0])`) loops
+    /// `df.apply(f, axis=1)` (also tqdm's `progress_apply`), and `for i in range(len(df))` (or `range(df.shape[0])`) loops
     /// indexing `df.loc` / `df.iloc`, or a column by the row (`df["body"][i]`).
     /// Not reported for a row loop that runs a model on each row (an evaluation over a table of
     /// questions, a Hugging Face `pipeline` per row, `df.apply(f, axis=1)` with a function `f`
@@ -112,7 +112,7 @@ impl Rule for PandasRowLoop {
                         );
                     }
                 }
-                "apply" => {
+                "apply" | "progress_apply" => {
                     let axis1 = m.kw(c, "axis").is_some_and(|a| {
                         (a.vkind == ValKind::Int && m.text(a.value) == "1")
                             || m.text(a.value).contains("columns")
