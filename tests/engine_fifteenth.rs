@@ -760,3 +760,39 @@ fn a_read_painted_into_the_frame_shown_is_the_loops_product() {
     let unused = PAINTED.replace("    frame[lane] = (0, 0, 255)\n", "    print(lane.sum())\n");
     assert_eq!(lines_of(&run(&unused), "EA301"), vec![14]);
 }
+
+/// A loader builder whose worker count is the parameter's default unless one of two branches
+/// sets none.
+const PARAM_THEN_BRANCHES: &str = "import torch
+from torch.utils.data import DataLoader
+
+def make_loader(ds, workers=8):
+    if debug:
+        workers = 0
+    if on_windows:
+        workers = 0
+    return DataLoader(ds, batch_size=64, num_workers=workers, pin_memory=True)
+
+model = Net().cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = make_loader(train_set)
+for epoch in range(10):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) def make_loader(ds, workers=8): if debug: workers = 0   <- 8 may still reach the loader
+#[test]
+fn a_parameter_rebound_only_in_branches_keeps_its_own_value_too() {
+    let a = run(PARAM_THEN_BRANCHES);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    // rebound where it always runs, the parameter's value no longer reaches the loader
+    let always = PARAM_THEN_BRANCHES.replace(
+        "    if on_windows:\n        workers = 0\n",
+        "    workers = 0\n",
+    );
+    assert_eq!(lines_of(&run(&always), "EA101"), vec![8]);
+}

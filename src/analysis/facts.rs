@@ -2319,6 +2319,7 @@ impl<'s> Model<'s> {
                         .is_some_and(|a| self.dead(&a.ctx) || !self.unconditional_at(a.span, at))
                 {
                     let mut vals: Vec<Val> = Vec::new();
+                    let mut decided = false;
                     for a in prior.iter().rev() {
                         if self.dead(&a.ctx) {
                             continue;
@@ -2340,8 +2341,16 @@ impl<'s> Model<'s> {
                             },
                         );
                         if self.unconditional_at(a.span, at) {
+                            decided = true;
                             break;
                         }
+                    }
+                    // (no binding that always runs: a parameter's value may reach `at` too)
+                    if !decided
+                        && let Some(f) = func
+                        && let Some(v) = self.param_value(f, t, depth)
+                    {
+                        vals.push(v);
                     }
                     return match vals.first() {
                         Some(v) if vals.iter().all(|x| x == v) => v.clone(),
