@@ -796,3 +796,41 @@ fn a_parameter_rebound_only_in_branches_keeps_its_own_value_too() {
     );
     assert_eq!(lines_of(&run(&always), "EA101"), vec![8]);
 }
+
+/// A GPT-2 sampler that picks a device, prints it and never moves anything there; its model's
+/// code builds positions on the input's own device.
+const KEYWORD_ONLY: &str = "import torch
+import torch.nn as nn
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(50257, 768)
+        self.blocks = nn.ModuleList([nn.TransformerEncoderLayer(768, 12) for _ in range(12)])
+
+    def forward(self, idx):
+        pos = torch.arange(0, idx.size(1), dtype=torch.long, device=idx.device)
+        x = self.wte(idx) + pos
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+device = 'cpu'
+if torch.cuda.is_available():
+    device = 'cuda'
+print(f'using device: {device}')
+model = GPT()
+model.eval()
+with torch.no_grad():
+    for prompt in prompts:
+        out = model(prompt)
+";
+
+// Ex) device = 'cuda' ...; torch.arange(..., device=idx.device)   <- a keyword, not a read
+#[test]
+fn a_keyword_named_like_the_device_does_not_read_it() {
+    let a = run(KEYWORD_ONLY);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    let moved = KEYWORD_ONLY.replace("model = GPT()\n", "model = GPT().to(device)\n");
+    assert_eq!(lines_of(&run(&moved), "EA202"), vec![21]);
+}

@@ -950,7 +950,8 @@ const UNREAD_SCAN_MAX: usize = 1 << 20;
 /// Is the one name `a` binds never read: `device = torch.device("cuda" if ... else "cpu")` in a
 /// script that then moves nothing? Such a choice puts no work anywhere. The name counts as
 /// read wherever else it occurs as a word (code, strings and comments alike, to stay on the
-/// side of "read"), other than as a target of assignments or in what `print` shows.
+/// side of "read"), other than as a target of assignments, a keyword's name or in what
+/// `print` shows.
 fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
     // (each call scans the source: on a huge file, every choice counts as read)
     if a.targets.len() != 1 || a.augmented || m.src.len() > UNREAD_SCAN_MAX {
@@ -965,11 +966,14 @@ fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
         return false;
     }
     let uses = super::facts::word_uses(m.src, name);
+    // (a binding, `device = 'cuda'`, or a keyword's name, `device=idx.device`, reads nothing:
+    // the word followed by a single `=`)
     let bindings = m
         .assigns
         .iter()
         .filter(|b| b.targets.len() == 1 && m.text(b.left) == name)
-        .count();
+        .count()
+        .max(assigned_like(m.src, name));
     // (printing the choice, `print(device)` or `print(f"using {device}")`, reads it for the
     // user, not for the work)
     let printed: usize = m
@@ -979,6 +983,27 @@ fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
         .map(|c| super::facts::word_uses(m.text(c.args_span), name))
         .sum();
     uses <= bindings + printed
+}
+
+/// The occurrences of word `name` followed by a single `=` (not `==`): assignment targets and
+/// keyword names (`device = "cuda"`, `f(device=x)`), counted as [`super::facts::word_uses`]
+/// counts words.
+fn assigned_like(src: &str, name: &str) -> usize {
+    let word =
+        |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.');
+    let bytes = src.as_bytes();
+    src.match_indices(name)
+        .filter(|(i, _)| {
+            let rest = src
+                .get(i + name.len()..)
+                .unwrap_or("")
+                .trim_start_matches([' ', '\t']);
+            !word(i.checked_sub(1).and_then(|j| bytes.get(j)))
+                && !word(bytes.get(i + name.len()).filter(|b| **b != b'.'))
+                && rest.starts_with('=')
+                && !rest.starts_with("==")
+        })
+        .count()
 }
 
 /// Does a keyword argument load int8/4-bit weights: `from_pretrained(..., load_in_8bit=True)`
