@@ -230,12 +230,7 @@ fn name_condition(
     }
     // `use_compile = args.compile` with `--compile` declared without a default (nor demanded
     // by the script): None as shipped
-    if node.kind() == "attribute"
-        && name
-            .rsplit_once('.')
-            .is_some_and(|(_, field)| m.argparse_unset.contains(field))
-        && !super::resolve::tested_for_absence(m.src, name)
-    {
+    if node.kind() == "attribute" && super::resolve::unset_option(m, name) {
         return Some(false);
     }
     selects_cuda(m, name).then_some(m.facts.device == super::facts::Device::Cuda)

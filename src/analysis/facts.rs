@@ -428,15 +428,19 @@ pub(crate) struct Model<'s> {
 /// How often `name` (a name or a dotted one) occurs in `src` as a whole word, not as the
 /// attribute of something else (`x.name`): in code, strings and comments alike.
 pub(crate) fn word_uses(src: &str, name: &str) -> usize {
+    word_positions(src, name).count()
+}
+
+/// The byte offsets where `name` stands as a word in `src`, as [`word_uses`] counts them (not
+/// inside a longer name, nor as an attribute, `x.name`; `name.attr` counts).
+pub(crate) fn word_positions<'a>(src: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
     let word =
         |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.');
     let bytes = src.as_bytes();
-    src.match_indices(name)
-        .filter(|(i, _)| {
-            !word(i.checked_sub(1).and_then(|j| bytes.get(j)))
-                && !word(bytes.get(i + name.len()).filter(|b| **b != b'.'))
-        })
-        .count()
+    src.match_indices(name).map(|(i, _)| i).filter(move |&i| {
+        !word(i.checked_sub(1).and_then(|j| bytes.get(j)))
+            && !word(bytes.get(i + name.len()).filter(|b| **b != b'.'))
+    })
 }
 
 /// tree-sitter field ids of the Python grammar, looked up once (`child_by_field_name` searches
@@ -923,17 +927,13 @@ impl<'s> Walker<'s> {
         };
         // Ex) if len(adv_examples) < 5: adv_examples.append(...)  (at most 5 times)
         if let Some((name, op, n)) = self.len_comparison(cond) {
+            let appends = [".append(", ".extend("]
+                .iter()
+                .any(|m| self.text(block).contains(&format!("{name}{m}")));
             return match op {
-                "<" | "<=" if n <= 16 => [".append(", ".extend("]
-                    .iter()
-                    .any(|m| self.text(block).contains(&format!("{name}{m}"))),
+                "<" | "<=" if n <= 16 => appends,
                 // (or appends to it: `if len(all_preds) == 0: all_preds.append(...)`)
-                "==" if n == 0 => {
-                    self.assigns_name(block, name)
-                        || [".append(", ".extend("]
-                            .iter()
-                            .any(|m| self.text(block).contains(&format!("{name}{m}")))
-                }
+                "==" if n == 0 => self.assigns_name(block, name) || appends,
                 _ => false,
             };
         }
@@ -2309,6 +2309,18 @@ impl<'s> Model<'s> {
                         module.push(a);
                     }
                 }
+                // what a binding gives: its value resolved (bound inside a loop, only a literal:
+                // the same value every iteration, `log_interval = 1` written in the step loop)
+                let binding_value = |a: &Assign| {
+                    if a.ctx.loop_.is_none()
+                        || a.vkind.is_literal()
+                        || matches!(a.vkind, ValKind::Float)
+                    {
+                        self.resolve_span(a.value, a.vkind, a.span.start, a.ctx.func, depth + 1)
+                    } else {
+                        Val::Unknown
+                    }
+                };
                 // several bindings before `at`, the nearest in a branch that `at` is not in
                 // (`m = method` then `if eps < tiny: m = "natural"`): the value is known only
                 // when every binding that may reach `at` agrees, back to one that always runs;
@@ -2324,22 +2336,7 @@ impl<'s> Model<'s> {
                         if self.dead(&a.ctx) {
                             continue;
                         }
-                        vals.push(
-                            if a.ctx.loop_.is_none()
-                                || a.vkind.is_literal()
-                                || matches!(a.vkind, ValKind::Float)
-                            {
-                                self.resolve_span(
-                                    a.value,
-                                    a.vkind,
-                                    a.span.start,
-                                    a.ctx.func,
-                                    depth + 1,
-                                )
-                            } else {
-                                Val::Unknown
-                            },
-                        );
+                        vals.push(binding_value(a));
                         if self.unconditional_at(a.span, at) {
                             decided = true;
                             break;
@@ -2384,25 +2381,7 @@ impl<'s> Model<'s> {
                         };
                     }
                 };
-                match pick {
-                    // (bound inside a loop, only a literal: the same value every iteration,
-                    // `log_interval = 1` written in the step loop)
-                    Some(a)
-                        if a.ctx.loop_.is_none()
-                            || matches!(
-                                a.vkind,
-                                ValKind::Int
-                                    | ValKind::Float
-                                    | ValKind::True
-                                    | ValKind::False
-                                    | ValKind::NoneLit
-                                    | ValKind::Str
-                            ) =>
-                    {
-                        self.resolve_span(a.value, a.vkind, a.span.start, a.ctx.func, depth + 1)
-                    }
-                    _ => Val::Unknown,
-                }
+                pick.map_or(Val::Unknown, binding_value)
             }
             ValKind::Attr => {
                 // args.x / cfg.x → argparse default, else a class-level (dataclass) field default

@@ -151,16 +151,14 @@ pub(crate) fn add_kwarg(m: &Model<'_>, c: &Call, text: &str) -> Option<Edit> {
 /// not give it, or its literal `False` replaced where the call writes one (`pin_memory=False`,
 /// by keyword or at position `pos`; see [`crate::analysis::resolve::switch_off_as_written`]).
 pub(crate) fn enable_switch(m: &Model<'_>, c: &Call, name: &str, pos: usize) -> Option<Edit> {
-    let given = m.kw(c, name).or_else(|| m.pos(c, pos));
-    match given {
-        None => add_kwarg(m, c, &format!("{name}=True")),
-        Some(a) if m.text(a.value) == "False" => Some(Edit {
-            start: a.value.start,
-            end: a.value.end,
-            content: "True".to_string(),
-        }),
-        _ => None,
+    if m.kw(c, name).or_else(|| m.pos(c, pos)).is_none() {
+        return add_kwarg(m, c, &format!("{name}=True"));
     }
+    crate::analysis::resolve::written_false(m, c, name, pos).map(|a| Edit {
+        start: a.value.start,
+        end: a.value.end,
+        content: "True".to_string(),
+    })
 }
 
 /// The start of the line holding `byte`, and its indentation.

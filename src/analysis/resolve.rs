@@ -989,19 +989,13 @@ fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
 /// keyword names (`device = "cuda"`, `f(device=x)`), counted as [`super::facts::word_uses`]
 /// counts words.
 fn assigned_like(src: &str, name: &str) -> usize {
-    let word =
-        |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.');
-    let bytes = src.as_bytes();
-    src.match_indices(name)
-        .filter(|(i, _)| {
+    super::facts::word_positions(src, name)
+        .filter(|i| {
             let rest = src
                 .get(i + name.len()..)
                 .unwrap_or("")
                 .trim_start_matches([' ', '\t']);
-            !word(i.checked_sub(1).and_then(|j| bytes.get(j)))
-                && !word(bytes.get(i + name.len()).filter(|b| **b != b'.'))
-                && rest.starts_with('=')
-                && !rest.starts_with("==")
+            rest.starts_with('=') && !rest.starts_with("==")
         })
         .count()
 }
@@ -2860,12 +2854,22 @@ pub(crate) fn switch_off_as_written(
 ) -> bool {
     match loader_arg(m, c, name, pos) {
         Val::Absent => true,
-        Val::Bool(false) => m
-            .kw(c, name)
-            .or_else(|| m.pos(c, pos))
-            .is_some_and(|a| m.text(a.value) == "False"),
+        Val::Bool(false) => written_false(m, c, name, pos).is_some(),
         _ => false,
     }
+}
+
+/// The argument `name` (by keyword, or at position `pos`) where the call writes it as the
+/// literal `False`.
+pub(crate) fn written_false(
+    m: &Model<'_>,
+    c: &super::facts::Call,
+    name: &str,
+    pos: usize,
+) -> Option<super::facts::Arg> {
+    m.kw(c, name)
+        .or_else(|| m.pos(c, pos))
+        .filter(|a| m.text(a.value) == "False")
 }
 
 /// The least number of worker processes a DataLoader starts as shipped, when the engine can
@@ -2960,12 +2964,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
                 // without a default: None as shipped (not an option the script demands, `if
                 // not args.image and not args.image_dir: parser.error(...)`: one of them is
                 // given, the file cannot tell which)
-                if assigned.is_empty()
-                    && name
-                        .rsplit_once('.')
-                        .is_some_and(|(_, field)| m.argparse_unset.contains(field))
-                    && !tested_for_absence(m.src, name)
-                {
+                if assigned.is_empty() && unset_option(m, name) {
                     return Some(false);
                 }
                 return mode_switch_off(m, name, &assigned);
@@ -3038,9 +3037,18 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
     }
 }
 
+/// Is `name` (`args.load`) an option declared without a default that the script does not demand
+/// (no `not args.load` / `args.load is None` test that could end in `parser.error(...)`): None
+/// as shipped?
+pub(crate) fn unset_option(m: &Model<'_>, name: &str) -> bool {
+    name.rsplit_once('.')
+        .is_some_and(|(_, field)| m.argparse_unset.contains(field))
+        && !tested_for_absence(m.src, name)
+}
+
 /// Does the source test option `name` (`args.image`) for absence: `not args.image`,
 /// `args.image is None`?
-pub(crate) fn tested_for_absence(src: &str, name: &str) -> bool {
+fn tested_for_absence(src: &str, name: &str) -> bool {
     let word_end = |rest: &str| {
         !rest
             .chars()
