@@ -223,9 +223,12 @@ fn name_condition(
             .node(a.value)
             .and_then(|v| condition(m, v, a.span.start, a.ctx.func, depth + 1));
     }
+    // (`eval = args.eval` with `type=int, default=0`: falsy as shipped)
     match m.resolve_expr(s, at, func) {
         Val::Bool(b) => return Some(b),
         Val::None => return Some(false),
+        Val::Int(n) => return Some(n != 0),
+        Val::Str(t) => return Some(!t.is_empty()),
         _ => {}
     }
     // `use_compile = args.compile` with `--compile` declared without a default (nor demanded

@@ -98,13 +98,18 @@ fn markdown() -> String {
          also one declared with `argparse.BooleanOptionalAction`; docopt's usage text, whose \
          flags are false unless given, `args['--cuda']`, or take its `[default: ...]`; also \
          a mode switch of options the file parses elsewhere and never sets, \
-         `if opt.test:`, `if args.eval:`, `if cfg.debug:`, taken as an unset flag), the rest of a block after an `if` that leaves it as shipped (`if \
+         `if opt.test:`, `if args.eval:`, `if cfg.debug:`, taken as an unset flag; an integer \
+         or string option read through a name is false when 0 or empty, `eval = args.eval` \
+         with `default=0`; an entry of a dict the file writes out, `config['num_workers']`, \
+         and a field of a class the file defines, also inside a function, as they stand), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default), and a function of a \
          script that nothing in the script calls (or calls only from such code), or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
          the file-level training rules judge only training loops that run. A loop over a loader \
          that breaks off after a few batches, on its index or on a counter it increments \
-         (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop.\n\n\
+         (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop. A loop \
+         calling a function that does one training step, also through thin wrappers \
+         (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop.\n\n\
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
          `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
          own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \

@@ -2398,8 +2398,14 @@ impl<'s> Model<'s> {
                     .assigns
                     .iter()
                     .filter(|a| {
+                        // (in a class body, also of a class defined in a function: `def
+                        // main(): class Args: train_batch_size = 8`; not in a method)
                         a.ctx.class.is_some()
-                            && a.ctx.func.is_none()
+                            && a.ctx.func.is_none_or(|f| {
+                                self.funcs
+                                    .get(f as usize)
+                                    .is_some_and(|f| f.class != a.ctx.class)
+                            })
                             && a.targets.len() == 1
                             && self.text(a.left) == field
                     })
@@ -2454,6 +2460,26 @@ impl<'s> Model<'s> {
             }
             // `opt.save_txt | opt.save_hybrid`, `a or b`: two switches combined
             ValKind::Other => {
+                // `config['num_workers']` of a dict the file writes out (`config = {...,
+                // 'num_workers': 4}`), as it stands here (later writes to the key counted)
+                if let Some(n) = self.node(s).filter(|n| n.kind() == "subscript")
+                    && let Some(d) =
+                        field::get(n, field::VALUE).filter(|v| v.kind() == "identifier")
+                    && n.named_child_count() == 2
+                    && let Some(key) = n.named_child(1).and_then(|k| string_value(k, self.src))
+                {
+                    return match super::as_shipped::dict_key(
+                        self,
+                        Span::of(d),
+                        &key,
+                        at,
+                        func_ctx,
+                        depth + 1,
+                    ) {
+                        Val::Absent => Val::Unknown,
+                        v => v,
+                    };
+                }
                 let Some(n) = self.node(s).filter(|n| {
                     matches!(
                         n.kind(),

@@ -1754,6 +1754,34 @@ fn loops(m: &mut Model<'_>) {
             }
         }
     }
+    // a thin wrapper around one (`def train_sample(model, sample, opt): return
+    // process_sample(model, sample, True, opt)`), called outside any loop of its own, does one
+    // training step too (a few wrappers deep)
+    for _ in 0..4 {
+        let names: std::collections::HashSet<&str> = m
+            .funcs
+            .iter()
+            .zip(&fn_step)
+            .filter(|(f, b)| **b && f.class.is_none())
+            .map(|(f, _)| m.text(f.name))
+            .collect();
+        let mut grew = false;
+        for c in &m.calls {
+            if c.method.is_none()
+                && c.ctx.loop_.is_none()
+                && names.contains(m.text(c.func))
+                && let Some(f) = c.ctx.func
+                && let Some(st) = fn_step.get_mut(f as usize)
+                && !*st
+            {
+                *st = true;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
     // functions that do one inference step (the model runs outside any loop of their own):
     // a loop calling one drives the model (`for f in files: predict(load(f))`)
     let mut fn_infer = vec![false; m.funcs.len()];
@@ -2562,10 +2590,20 @@ fn parameter_owners<'s>(m: &Model<'s>, arg: &'s str, at: usize) -> Vec<&'s str> 
     for _ in 0..4 {
         let mut next = Vec::new();
         for text in texts {
-            for (i, _) in text
-                .match_indices(".parameters()")
-                .chain(text.match_indices(".named_parameters()"))
-            {
+            // (`.parameters()`, `.named_parameters()`, and a model's own selection of them,
+            // `vqa.generator_parameters()`)
+            for (j, _) in text.match_indices("parameters()") {
+                let method_start = text
+                    .get(..j)
+                    .unwrap_or_default()
+                    .trim_end_matches(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
+                    .len();
+                let Some(i) = method_start
+                    .checked_sub(1)
+                    .filter(|&i| text.get(i..=i) == Some("."))
+                else {
+                    continue;
+                };
                 let head = text.get(..i).unwrap_or_default();
                 let start = head
                     .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))

@@ -11,9 +11,12 @@ declare_rule! {
     /// least two) and no `persistent_workers` (or `persistent_workers=False` written in the call), when it
     /// is iterated once per epoch (in an epoch loop, also through the name a phase chooses it
     /// by, `dataloader = trainloader if phase == 'train' else testloader`; passed to a
-    /// per-epoch function; given to a Lightning `Trainer.fit`; or restarted in a loop each
+    /// per-epoch function, also handed on from a function's epoch loop, `for epoch in ...:
+    /// process_samples(model, loader, ...)`; kept by an object of a class of the file and
+    /// iterated in its per-epoch method, `Trainer(train_loader=train_loader)` then `for b in
+    /// tqdm(self.train_loader)`; given to a Lightning `Trainer.fit`; or restarted in a loop each
     /// time its iterator runs out, `it = iter(loader)` in a step loop, also every `epoch_size`
-    /// steps). Not reported for a loader over indices (`DataLoader(range(n),
+    /// steps). An epoch loop over `range(1)` runs once and restarts nothing. Not reported for a loader over indices (`DataLoader(range(n),
     /// batch_size)`: its batches are integers), nor for a loader built anew for each pass (inside
     /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
     /// cross-validation fold and read by the fold's own epoch loop is reported. Nor when an epoch
@@ -108,8 +111,12 @@ impl Rule for DataloaderPersistent {
                     .any(|l| l.info.iterates_loader.as_deref() == Some(v) && loop_per_epoch(m, l))
                     || handed_to_epoch_loop(m, v)
                     || restarted_in_loop(m, v)
+                    // (handed to a call made once per epoch: in the epoch loop, or at the top
+                    // of a function it calls, `def train_epoch(self): pbar =
+                    // tqdm(self.train_loader)`)
                     || m.calls.iter().any(|o| {
-                        in_epoch(m, o.ctx.loop_)
+                        (in_epoch(m, o.ctx.loop_)
+                            || (o.ctx.loop_.is_none() && called_per_epoch(m, o.ctx.func)))
                             && m.call_args(o).iter().any(|a| m.text(a.value) == v)
                     })
                     || (lightning_fit
@@ -128,6 +135,7 @@ impl Rule for DataloaderPersistent {
                             .into_iter()
                             .any(iterated_per_epoch)
                         || chosen_as(m, v).any(iterated_per_epoch)
+                        || stored_in_object(m, v).into_iter().any(iterated_per_epoch)
                 }
                 None if container.is_some() => container
                     .is_some_and(|v| super::container_loops(m, v).any(|l| loop_per_epoch(m, l))),
@@ -195,7 +203,8 @@ fn loop_per_epoch(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::fa
 }
 
 /// Is the loader named `v` handed to a function of the file (`train(train_loader, model)`)
-/// whose own epoch loop iterates that parameter (`for epoch in ...: for x in loader:`)?
+/// whose own epoch loop iterates that parameter (`for epoch in ...: for x in loader:`), or hands
+/// it on from its epoch loop (`for epoch in ...: process_samples(args, model, loader, ...)`)?
 fn handed_to_epoch_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool {
     m.calls.iter().any(|o| {
         handed_param(m, o, v).is_some_and(|(fi, p)| {
@@ -206,6 +215,10 @@ fn handed_to_epoch_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool 
                     && l.iter
                         .is_some_and(|it| super::words(m.text(it)).any(|w| w == p))
                     && in_epoch(m, l.parent)
+            }) || m.calls.iter().any(|inner| {
+                inner.ctx.func == Some(fi)
+                    && in_epoch(m, inner.ctx.loop_)
+                    && m.call_args(inner).iter().any(|a| m.text(a.value) == p)
             })
         })
     })
@@ -237,17 +250,54 @@ fn handed_param<'m>(
     Some((u32::try_from(fi).ok()?, param))
 }
 
-/// Is function `f` (by name) called from inside an epoch loop?
+/// Is function `f` (by name) called from inside an epoch loop? A method, as `self.name(...)`.
 fn called_per_epoch(m: &crate::analysis::facts::Model<'_>, f: Option<u32>) -> bool {
-    let Some(name) = f
-        .and_then(|f| m.funcs.get(f as usize))
-        .map(|f| m.text(f.name))
-    else {
-        return false;
-    };
-    m.calls
-        .iter()
-        .any(|c| c.method.is_none() && m.text(c.func) == name && in_epoch(m, c.ctx.loop_))
+    super::calls_of(m, f).any(|c| in_epoch(m, c.ctx.loop_))
+}
+
+/// The attributes an object of a class of the file keeps loader `v` in: `CLIPTrainer(model,
+/// train_loader=train_loader)` with `def __init__(self, model, train_loader): self.train_loader
+/// = train_loader` keeps it as `self.train_loader`, which its methods iterate.
+fn stored_in_object<'s>(m: &crate::analysis::facts::Model<'s>, v: &str) -> Vec<&'s str> {
+    let mut out = Vec::new();
+    for o in m.calls.iter().filter(|o| o.method.is_none()) {
+        let Some(ci) = m
+            .classes
+            .iter()
+            .position(|k| m.text(k.name) == m.text(o.func))
+        else {
+            continue;
+        };
+        let Some((fi, init)) = m
+            .funcs
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.class == u32::try_from(ci).ok() && m.text(f.name) == "__init__")
+        else {
+            continue;
+        };
+        // (the arguments fill the parameters after `self`)
+        let param = m.call_args(o).iter().enumerate().find_map(|(i, a)| {
+            (m.text(a.value) == v).then(|| match a.name {
+                Some(n) => Some(m.text(n)),
+                None => init.params.get(i + 1).map(|(p, _)| m.text(*p)),
+            })?
+        });
+        let Some(param) = param else { continue };
+        out.extend(
+            m.assigns
+                .iter()
+                .filter(|a| {
+                    a.ctx.func == u32::try_from(fi).ok()
+                        && a.targets.len() == 1
+                        && !a.augmented
+                        && m.text(a.value) == param
+                        && m.text(a.left).starts_with("self.")
+                })
+                .map(|a| m.text(a.left)),
+        );
+    }
+    out
 }
 
 /// Does the DataLoader call `c` run once per epoch: inside an epoch loop, or in a function
@@ -329,9 +379,10 @@ fn in_epoch(m: &crate::analysis::facts::Model<'_>, mut li: Option<u32>) -> bool 
         let Some(l) = m.loops.get(i as usize) else {
             return false;
         };
-        // (an epoch loop that does not run as shipped repeats nothing)
+        // (an epoch loop that does not run as shipped repeats nothing; nor does one that
+        // runs once, `for epoch in range(1):`)
         if l.info.epoch {
-            return !m.dead(&l.ctx) && !m.uncalled_line(l.line);
+            return !m.dead(&l.ctx) && !m.uncalled_line(l.line) && !single_pass(m, l);
         }
         li = l.parent;
     }
@@ -353,5 +404,16 @@ fn restarted_in_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool {
                         && m.text(c.func) == "iter"
                         && m.pos(c, 0).is_some_and(|x| m.text(x.value) == v)
                 })
+    })
+}
+
+/// Does loop `l` iterate `range(1)` (or `range(n)` with `n` known to be 1): a single pass?
+fn single_pass(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loop) -> bool {
+    m.calls.iter().any(|c| {
+        l.iter == Some(c.span)
+            && c.method.is_none()
+            && m.text(c.func) == "range"
+            && matches!(m.call_args(c), [a] if a.name.is_none()
+                && m.resolve(a, c.span.start, c.ctx.func) == crate::analysis::facts::Val::Int(1))
     })
 }

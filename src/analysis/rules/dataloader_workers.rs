@@ -21,7 +21,7 @@ declare_rule! {
     /// default collate: workers have nothing to overlap. Nor is a loader over indices
     /// (`DataLoader(range(n), batch_size)`, `torch.arange(n)`), whose batches slice tensors the
     /// step already holds.
-    /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, or a name only
+    /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, a loop over it whose body always `break`s, or a name only
     /// ever used that way or counted, `len(loader)`, or one whose batch is its whole dataset, `batch_size=len(data)`):
     /// starting workers for one batch costs more than it saves; nor a fallback built in an
     /// `except` handler; nor a

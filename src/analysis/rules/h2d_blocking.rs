@@ -11,7 +11,8 @@ declare_rule! {
     /// (not under a `step % N == 0` guard nor in a branch that runs once, `if i == 0:`),
     /// when the loop iterates a `DataLoader` with `pin_memory=True` (or a loader the function
     /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
-    /// parts in a comprehension (`[b.to(device) for b in boxes]`). A batch rebuilt in the loop
+    /// parts in a comprehension (`[b.to(device) for b in boxes]`) or in a loop over them (`for k, v
+    /// in targets.items(): targets[k] = v.to(device)`). A batch rebuilt in the loop
     /// before the copy (`data = torch.stack(data)`, `torch.cat`, any `torch.` function, arithmetic `x = (x - m) / s`), in any branch, is a new tensor outside the
     /// pinned buffers: `non_blocking=True` would not make its copy asynchronous. A loader
     /// handed to Accelerate's `prepare` (or Fabric's `setup_dataloaders`) delivers its batches
@@ -177,6 +178,25 @@ impl Rule for H2dBlocking {
                     Some(r) if r != root => root = r,
                     _ => break,
                 }
+            }
+            // `for k, v in targets.items(): targets[k] = v.to(device)`: a loop over a part of
+            // the batch, nested in the step loop
+            let mut inner = c.ctx.loop_;
+            for _ in 0..4 {
+                let Some(il) = inner
+                    .filter(|&i| i != s.loop_)
+                    .and_then(|i| m.loops.get(i as usize))
+                else {
+                    break;
+                };
+                if il.targets.iter().any(|t| m.text(*t) == root)
+                    && let Some(b) = il.iter.and_then(|it| {
+                        super::words(m.text(it)).find(|w| l.info.batch_names.iter().any(|b| b == w))
+                    })
+                {
+                    root = b;
+                }
+                inner = il.parent;
             }
             if !l.info.batch_names.iter().any(|b| b == root) || rebuilt(m, l, c, root) {
                 continue;

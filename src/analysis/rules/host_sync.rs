@@ -31,7 +31,8 @@ declare_rule! {
     /// step loop writes out in the same iteration, directly or through a value it derives from
     /// the list (the features of each video's windows, saved once per video;
     /// not the features of a whole dataset, saved once per model). A batch
-    /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`)
+    /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`;
+    /// moved when its items are, `targets[k] = v.to(device)`)
     /// is a CPU tensor: reading it waits for nothing (also through an inner loop over it, `for
     /// qid, out in zip(question_id, outputs): qid.item()`); so is a value computed on the host from
     /// one already copied (`output = model(x).cpu()` ... `probs, classes = torch.max(
@@ -1030,9 +1031,11 @@ fn loader_host_value(
         if !names.contains(&name) {
             continue;
         }
-        // moved (or rebound from anything else) before `c`: no longer the loader's CPU tensor
+        // moved (or rebound from anything else) before `c`, or its items moved (`targets[k] =
+        // v.to(device)`): no longer the loader's CPU tensor
+        let item = format!("{name}[");
         return !m.assigns.iter().filter(before).any(|a| {
-            a.targets.iter().any(|t| m.text(*t) == name) && {
+            (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left).starts_with(&item)) && {
                 let v = m.text(a.value);
                 v.contains('(') || v.contains("device")
             }
@@ -1055,20 +1058,22 @@ fn iterates_batches(
         })
 }
 
-/// Is `name` (re)bound inside the loop from a `.to(...)` / `.cuda(...)` expression?
+/// Is `name` (re)bound inside the loop from a `.to(...)` / `.cuda(...)` expression, or are its
+/// items (`for k, v in targets.items(): targets[k] = v.to(device)`)?
 fn moved_in_loop(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
     name: &str,
 ) -> bool {
     let first = m.assigns.partition_point(|a| a.span.start < l.span.start);
+    let item = format!("{name}[");
     m.assigns
         .get(first..)
         .unwrap_or(&[])
         .iter()
         .take_while(|a| a.span.start < l.span.end)
         .any(|a| {
-            a.targets.iter().any(|t| m.text(*t) == name) && {
+            (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left).starts_with(&item)) && {
                 let v = m.text(a.value);
                 v.contains(".to(") || v.contains(".cuda(") || v.contains("device")
             }

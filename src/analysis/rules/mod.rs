@@ -203,6 +203,24 @@ pub(crate) fn step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
     None
 }
 
+/// The calls of function `f` by its name: `name(...)` for a plain function, `self.name(...)`
+/// for a method.
+pub(crate) fn calls_of<'a>(m: &'a Model<'_>, f: Option<u32>) -> impl Iterator<Item = &'a Call> {
+    let func = f.and_then(|f| m.funcs.get(f as usize));
+    m.calls.iter().filter(move |c| {
+        func.is_some_and(|func| {
+            let name = m.text(func.name);
+            match (c.method, func.class) {
+                (None, None) => m.text(c.func) == name,
+                (Some(meth), Some(_)) => {
+                    m.text(meth) == name && c.recv.is_some_and(|r| m.text(r) == "self")
+                }
+                _ => false,
+            }
+        })
+    })
+}
+
 /// Is loop `l` nested in a step loop of more than a few iterations (not across an epoch loop)?
 fn held_by_step_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     long_step_loop_from(m, l.parent) == Some(true)
@@ -1721,6 +1739,18 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
 
 /// Does the loop's body leave unconditionally, by `break`, `return`, `raise` or `exit()` (so
 /// it runs once)?
+/// Does loop `l`'s body always `break` (a statement of its own body, not a nested block's)?
+/// Unlike [`ends_in_break`], a `return` does not count: the function may run again.
+fn always_breaks(m: &Model<'_>, l: &Loop) -> bool {
+    m.node(l.span)
+        .and_then(|n| n.child_by_field_name("body"))
+        .is_some_and(|body| {
+            let mut c = body.walk();
+            body.named_children(&mut c)
+                .any(|st| st.kind() == "break_statement")
+        })
+}
+
 fn ends_in_break(m: &Model<'_>, l: &Loop) -> bool {
     m.node(l.span)
         .and_then(|n| n.child_by_field_name("body"))
@@ -1816,11 +1846,12 @@ const CHEAP_ITEM_CALLS: &[&str] = &[
     "tolist",
 ];
 /// A loader read for one batch and dropped: `next(iter(DataLoader(...)))`, or a name bound to
-/// a loader whose every use is `next(iter(name))` or an iterator read once (`it = iter(name)`
-/// then one `next(it)`) (never looped over, returned, or handed to a
-/// trainer) — or that nothing reads at all, or only functions the script never calls. Worker processes would start, fill their prefetch
-/// queues and be torn down for a single batch: they cost more than they save, and pinning one
-/// batch saves nothing; a loader nobody iterates costs nothing.
+/// a loader whose every use is `next(iter(name))`, an iterator read once (`it = iter(name)`
+/// then one `next(it)`) or a loop whose body always breaks off (never looped over otherwise,
+/// returned, or handed to a trainer) — or that nothing reads at all, or only functions the
+/// script never calls. Worker processes would start, fill their prefetch queues and be torn
+/// down for a single batch: they cost more than they save, and pinning one batch saves
+/// nothing; a loader nobody iterates costs nothing.
 // Ex) images, _ = next(iter(DataLoader(val_set, batch_size=8)))
 // Ex) val_loader = DataLoader(val_set, batch_size=1)  # and `val_loader` appears nowhere else
 pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
@@ -1874,11 +1905,17 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                         && m.dead(&c.ctx)
                 })
         },
-        // (`len(loader)` counts batches without starting a worker)
+        // (`len(loader)` counts batches without starting a worker; a loop over it whose body
+        // always breaks off, `for batch in tqdm(val_loader): ...; break`, reads one batch)
         |n| {
             passed_to_once_reader(m, n)
                 || iterator_read_once(m, n)
                 || only_arg_of(m, n, "len").is_some()
+                || m.loops.iter().any(|l| {
+                    l.iter
+                        .is_some_and(|it| it.start <= n.start_byte() && n.end_byte() <= it.end)
+                        && always_breaks(m, l)
+                })
         },
     ) else {
         return false;

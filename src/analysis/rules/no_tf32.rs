@@ -27,8 +27,12 @@ declare_rule! {
     /// call, or by a name the file calls, defines, imports or quotes: `GPT(config)`,
     /// `vit_b_16()`, `"microsoft/deberta-v3-small"`, `import transformers`; not a variable,
     /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor a data
-    /// transformation such as `DataTransformer` or `ColumnTransformer`), recurrent cells
-    /// (`nn.LSTMCell`), or `nn.Linear` layers in a network without convolutions or cuDNN
+    /// transformation such as `DataTransformer` or `ColumnTransformer`, nor a variable bound to
+    /// a transform pipeline, `transformer = T.Compose([...])`, nor a Python file's path,
+    /// `shutil.copy("nn_module/attention_module.py", d)`), recurrent cells
+    /// (`nn.LSTMCell`), batched products (`torch.bmm`, `torch.einsum`; not in a network of
+    /// embedding tables only, a word2vec or TransE model, whose products are gathered dot
+    /// products), or `nn.Linear` layers in a network without convolutions or cuDNN
     /// recurrent layers. Not reported for a convolutional or recurrent network without
     /// attention (its layers, or its name: `resnet50()`, `MobileNet()`, `nn.LSTM`, `DecoderRNN`,
     /// `BiLSTM_CRF`; a U-Net by any name, `AttentionUNet`, whose attention gates are 1x1
@@ -177,9 +181,13 @@ const MATMUL_LAYERS: &[&str] = &[
     "LSTMCell",
     "GRUCell",
     "RNNCell",
-    "bmm",
-    "einsum",
 ];
+
+/// Batched matrix products written as ops: attention by hand (`torch.bmm(q, k.transpose(1,
+/// 2))`), unless every layer the file builds is an embedding table (a word2vec or TransE
+/// score, `torch.bmm(neg_embed, center.unsqueeze(2))`, is a gathered dot product that reads
+/// memory, not a matmul Tensor Cores would speed up).
+const MATMUL_OPS: &[&str] = &["bmm", "einsum"];
 
 /// Words that make a name a data transformation rather than a model, whatever transformer word
 /// it also holds (`DataTransformer`, `ColumnTransformer`, `feature_transformer`; also
@@ -335,6 +343,8 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         linear: false,
         recurrent: false,
     };
+    // matrix products written as ops, and embedding tables (see [`MATMUL_OPS`])
+    let (mut ops_attention, mut ops_linear, mut embedding) = (false, false, false);
     for c in &m.calls {
         // (a layer built in a branch that never runs as shipped, `if pretrained: model.fc =
         // nn.Linear(...)` with the flag off, builds nothing)
@@ -357,7 +367,10 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                     || last == "SFTConfig"));
         arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
         arch.recurrent |= RECURRENT_LAYERS.contains(&last);
-        arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP" | "matmul" | "mm");
+        arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP");
+        ops_attention |= MATMUL_OPS.contains(&last);
+        ops_linear |= matches!(last, "matmul" | "mm");
+        embedding |= matches!(last, "Embedding" | "EmbeddingBag");
     }
     // `class Layer(nn.Linear):` builds Linear layers by subclassing
     for k in &m.classes {
@@ -396,9 +409,12 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             // (`GPT(config)`, `models.vit_b_16()`), a class or its base, an import; not a
             // variable, a constant or a keyword (`attention_mask`, `ATTENTION_SIZE = 64`,
             // `use_attention=True`), which name no layers the file shows
-            "identifier" => names_a_model(n),
+            // (not a variable bound to a transform: `transformer = T.Compose([...])`)
+            "identifier" => names_a_model(n) && !bound_to_transform(m, n),
             // (not a docstring, nor the help text of a command-line option: `help="Number of
             // encoding layers in the transformer"` names no model the file builds)
+            // (nor a source file's path)
+            "string" if source_path(m.node_text(n)) => false,
             "string" => n.parent().is_none_or(|p| {
                 p.kind() != "expression_statement"
                     // (`argparse.ArgumentParser('Set transformer detector')`: a program's title)
@@ -465,5 +481,35 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             stack.extend(n.children(&mut cursor));
         }
     }
+    // (a network of embedding tables only: its products are gathered dot products)
+    let tables_only = embedding && !(arch.attention || arch.linear || arch.conv || arch.recurrent);
+    if !tables_only {
+        arch.attention |= ops_attention;
+        arch.linear |= ops_linear;
+    }
     arch
+}
+
+/// Is identifier `n` a variable the file binds only to a transform pipeline (`transformer =
+/// T.Compose([...])` ... `transformer(graph)`)? Its name says nothing of a model.
+fn bound_to_transform(m: &crate::analysis::facts::Model<'_>, n: tree_sitter::Node<'_>) -> bool {
+    let name = m.node_text(n);
+    let mut bindings = m
+        .assigns
+        .iter()
+        .filter(|a| a.targets.len() == 1 && m.text(a.left) == name)
+        .peekable();
+    bindings.peek().is_some()
+        && bindings.all(|a| {
+            a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|c| m.last_name(c) == "Compose" || m.qual(c).contains("transforms."))
+        })
+}
+
+/// Is string literal `text` (quotes included) the path of a Python source file
+/// (`'../nn_module/attention_module.py'`, copied for the record)? It names no model the file
+/// builds.
+fn source_path(text: &str) -> bool {
+    text.trim_end_matches(['"', '\'']).ends_with(".py")
 }

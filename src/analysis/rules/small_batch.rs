@@ -6,7 +6,9 @@ declare_rule! {
     /// ## What it does
     /// Flags a training `DataLoader` on CUDA whose batch size is a known constant ≤ 8 (and the
     /// script does not fine-tune a large pretrained model, where memory dictates it; nor a file
-    /// that trains on 3D volumes: MONAI, `nn.Conv3d`, a `UNet3D`-like model).
+    /// that trains on 3D volumes: MONAI, `nn.Conv3d`, a `UNet3D`-like model). A training loader
+    /// is one a training loop iterates, or in a training script one bound to a name with
+    /// `train` in it, also wrapped on the way (`train_loader = cycle(DataLoader(...))`).
     ///
     /// Reported on the line where the `DataLoader(` call starts.
     ///
@@ -93,8 +95,13 @@ impl Rule for SmallBatch {
                         || (m.kind == crate::analysis::model::CodeKind::Train
                             && v.to_ascii_lowercase().contains("train"))
                 }
-                None => super::loader_container(m, ci, c)
-                    .is_some_and(|v| super::container_loops(m, v).any(|l| l.info.train)),
+                // (also a training loader wrapped on the way, `train_loader =
+                // cycle(DataLoader(...))`, read by `next(train_loader)`)
+                None => super::loader_container(m, ci, c).is_some_and(|v| {
+                    super::container_loops(m, v).any(|l| l.info.train)
+                        || (m.kind == crate::analysis::model::CodeKind::Train
+                            && v.to_ascii_lowercase().contains("train"))
+                }),
             };
             if !training {
                 continue;

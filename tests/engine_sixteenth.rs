@@ -1,0 +1,471 @@
+//! The sixteenth accuracy round: shapes from the blind wave g323– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// Skip-gram with negative sampling: two embedding tables scored with `torch.bmm`.
+const SKIPGRAM: &str = "import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+class SkipGram(nn.Module):
+    def __init__(self, vocab, dim):
+        super().__init__()
+        self.inp = nn.Embedding(vocab, dim)
+        self.out = nn.Embedding(vocab, dim)
+
+    def forward(self, center, ctx, neg):
+        c = self.inp(center)
+        pos = (c * self.out(ctx)).sum(1)
+        negs = torch.bmm(self.out(neg), c.unsqueeze(2)).squeeze(2)
+        return -(torch.nn.functional.logsigmoid(pos) + torch.nn.functional.logsigmoid(-negs).sum(1)).mean()
+
+device = torch.device('cuda')
+model = SkipGram(50000, 300).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+loader = DataLoader(pairs, batch_size=1024, shuffle=True, num_workers=4)
+for epoch in range(5):
+    for center, ctx, neg in loader:
+        loss = model(center.to(device), ctx.to(device), neg.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) torch.bmm(self.out(neg), c.unsqueeze(2))   <- embedding tables only: a gathered dot product
+#[test]
+fn embedding_tables_scored_by_bmm_are_no_matmul_work() {
+    let a = run(SKIPGRAM);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    // a Linear layer beside them is matmul work again, and so is the product
+    let linear = SKIPGRAM.replace(
+        "        self.out = nn.Embedding(vocab, dim)\n",
+        "        self.out = nn.Embedding(vocab, dim)\n        self.proj = nn.Linear(dim, dim)\n",
+    );
+    assert_eq!(lines_of(&run(&linear), "EA202"), vec![19]);
+    // and a bmm without embedding tables is attention written by hand
+    let attention = SKIPGRAM.replace(
+        "nn.Embedding(vocab, dim)",
+        "nn.Parameter(torch.randn(vocab, dim))",
+    );
+    assert_eq!(lines_of(&run(&attention), "EA202"), vec![18]);
+}
+
+/// A Transformer-like operator whose layers come from another module; the file names
+/// attention only in a copied source path and a transform variable.
+const NAMED_ONLY: &str = "import argparse
+import shutil
+import torch
+import torch_geometric.transforms as T
+from nn_module.encoder_module import SpatialEncoder2D
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--activation', default='silu', help='activation')
+args = parser.parse_args()
+shutil.copy('../../nn_module/attention_module.py', 'cache')
+transformer = T.Compose([T.Cartesian(), T.Distance()])
+device = torch.device('cuda')
+model = SpatialEncoder2D(4, 96).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for g in loader:
+        g = transformer(g).to(device)
+        loss = model(g).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) shutil.copy('../nn_module/attention_module.py', d); transformer = T.Compose([...])
+#[test]
+fn a_source_path_or_a_transform_variable_names_no_attention_model() {
+    let a = run(NAMED_ONLY);
+    assert!(lines_of(&a, "EA202").is_empty(), "{:?}", a.findings);
+    // each alone still names one where it is a model's name: an import of the attention module
+    let imported = NAMED_ONLY.replace(
+        "from nn_module.encoder_module import SpatialEncoder2D\n",
+        "from nn_module.encoder_module import SpatialEncoder2D\nfrom nn_module.attention_module import LinearAttention\n",
+    );
+    assert_eq!(lines_of(&run(&imported), "EA202"), vec![14]);
+    // a checkpoint name quoted as a model: `'--model', default='vit_base'`
+    let quoted = NAMED_ONLY.replace("default='silu'", "default='vit_base_patch16'");
+    assert_eq!(lines_of(&run(&quoted), "EA202"), vec![13]);
+    // an option of the attention layers still hints at them (`--attn_pdrop`)
+    let option = NAMED_ONLY.replace("'--activation'", "'--attn_pdrop'");
+    assert_eq!(lines_of(&run(&option), "EA202"), vec![13]);
+    // a variable bound to a model keeps what its name says (`vit_pose = ViTPose(cfg)`)
+    let variable = NAMED_ONLY.replace(
+        "transformer = T.Compose([T.Cartesian(), T.Distance()])",
+        "transformer = build_model(4, 96)",
+    );
+    assert_eq!(lines_of(&run(&variable), "EA202"), vec![13]);
+    // a class the file calls by its name
+    let called = NAMED_ONLY
+        .replace(
+            "transformer = T.Compose([T.Cartesian(), T.Distance()])\n",
+            "",
+        )
+        .replace("g = transformer(g)", "g = Transformer(g)");
+    assert_eq!(lines_of(&run(&called), "EA202"), vec![12]);
+}
+
+/// A multi-view stereo trainer: the step is two wrappers deep, and the loader is handed on.
+const WRAPPED_STEP: &str = "import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+from models import MVSNet
+
+def process_sample(model, sample, is_training=True, optimizer=None):
+    images, depth = sample
+    out = model(images.cuda())
+    loss = F.smooth_l1_loss(out, depth.cuda())
+    if is_training:
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss
+
+def train_sample(model, sample, optimizer):
+    return process_sample(model, sample, True, optimizer)
+
+def process_samples(model, image_loader, optimizer, epoch):
+    for batch_idx, sample in enumerate(image_loader):
+        loss = train_sample(model, sample, optimizer)
+
+def train(model, train_image_loader, optimizer, epochs):
+    for epoch_idx in range(epochs):
+        process_samples(model, train_image_loader, optimizer, epoch_idx)
+
+if __name__ == '__main__':
+    model = MVSNet().cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=8)
+    train(model, train_loader, optimizer, 16)
+";
+
+// Ex) def train_sample(model, sample, opt): return process_sample(model, sample, True, opt)
+#[test]
+fn a_step_two_wrappers_deep_makes_a_step_loop_and_a_loader_handed_on_restarts() {
+    let a = run(WRAPPED_STEP);
+    assert_eq!(lines_of(&a, "EA201"), vec![20], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA203"), vec![28], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA103"), vec![30], "{:?}", a.findings);
+}
+
+/// A CLIP-style trainer class fed by a loader whose settings live in a dict.
+const TRAINER_CLASS: &str = "import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+class Trainer:
+    def __init__(self, model, train_loader, device):
+        self.model = model.to(device)
+        self.train_loader = train_loader
+        self.device = device
+        self.optimizer = torch.optim.AdamW(self.model.parameters())
+
+    def train_epoch(self, epoch):
+        pbar = tqdm(self.train_loader, desc=f'Epoch {epoch}')
+        for images, text in pbar:
+            loss = self.model(images.to(self.device), text.to(self.device))
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.train_epoch(epoch)
+
+def main():
+    config = {
+        'batch_size': 32,
+        'num_workers': 4,
+    }
+    device = torch.device('cuda')
+    model = ImageEncoder()
+    train_loader = DataLoader(train_set, batch_size=config['batch_size'], num_workers=config['num_workers'])
+    trainer = Trainer(model=model, train_loader=train_loader, device=device)
+    trainer.train(10)
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) DataLoader(ds, num_workers=config['num_workers']); Trainer(train_loader=train_loader).train(10)
+#[test]
+fn a_dict_written_out_and_a_loader_kept_by_a_trainer_object_are_followed() {
+    let a = run(TRAINER_CLASS);
+    assert_eq!(lines_of(&a, "EA103"), vec![31], "{:?}", a.findings);
+    // the dict's entry as it stands at the call: written 0 afterwards, no workers to keep
+    let zeroed = TRAINER_CLASS.replace(
+        "    device = torch.device('cuda')\n",
+        "    config['num_workers'] = 0\n    device = torch.device('cuda')\n",
+    );
+    assert!(lines_of(&run(&zeroed), "EA103").is_empty());
+    // a key the dict does not hold is not read as anything
+    let missing = TRAINER_CLASS.replace("config['num_workers']", "config['workers']");
+    assert!(lines_of(&run(&missing), "EA103").is_empty());
+}
+
+/// A fine-tune whose validation loader is read for one batch every ten steps.
+const ONE_BATCH_VALIDATION: &str = "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForVision2Seq
+
+device = torch.device('cuda')
+model = AutoModelForVision2Seq.from_pretrained('google/paligemma-3b-pt-224', torch_dtype=torch.bfloat16).to(device)
+optimizer = torch.optim.AdamW(model.parameters())
+train_loader = DataLoader(train_set, batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True)
+val_loader = DataLoader(val_set, batch_size=8, num_workers=0)
+for epoch in range(3):
+    for step, batch in enumerate(train_loader):
+        loss = model(**{k: v.to(device, non_blocking=True) for k, v in batch.items()}).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if step % 10 == 0:
+            with torch.no_grad():
+                for batch in val_loader:
+                    val_loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+                    break
+";
+
+// Ex) for batch in tqdm(val_loader): ...; break   <- one batch: workers would cost more than they save
+#[test]
+fn a_loader_whose_loop_always_breaks_off_reads_one_batch() {
+    let a = run(ONE_BATCH_VALIDATION);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    // without the break it is read whole
+    let whole = ONE_BATCH_VALIDATION.replace("                    break\n", "");
+    assert_eq!(lines_of(&run(&whole), "EA101"), vec![9]);
+    // a training loop that returns after one batch is still run every epoch: its loader is read
+    // again each time (labellers flag its pinning and persistence)
+    let returns = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+model = Net().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+loader = DataLoader(train_set, batch_size=32, num_workers=8)
+
+def train(epoch):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return
+
+for epoch in range(200):
+    train(epoch)
+";
+    let a = run(returns);
+    assert_eq!(lines_of(&a, "EA102"), vec![7], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA103"), vec![7], "{:?}", a.findings);
+}
+
+/// A PDE benchmark: `eval = args.eval` with an integer default of 0 switches evaluation off.
+const INT_SWITCH: &str = "import argparse
+import torch
+from torch.utils.data import DataLoader
+from model import Transolver
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--eval', type=int, default=0)
+parser.add_argument('--save_name', type=str, default='')
+args = parser.parse_args()
+eval = args.eval
+save_name = args.save_name
+
+def main():
+    model = Transolver().cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    if eval:
+        with torch.no_grad():
+            for x, y in test_loader:
+                print(model(x.cuda()).sum().item())
+    else:
+        for ep in range(10):
+            for x, y in train_loader:
+                loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    if save_name:
+        for x, y in test_loader:
+            print(model(x.cuda()).mean().item())
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) eval = args.eval (type=int, default=0) ... if eval:   <- off as shipped
+#[test]
+fn an_integer_or_string_option_read_through_a_name_is_a_switch() {
+    let a = run(INT_SWITCH);
+    assert!(!lines_of(&a, "EA301").contains(&19), "{:?}", a.findings);
+    assert!(!lines_of(&a, "EA301").contains(&29), "{:?}", a.findings);
+    let on = INT_SWITCH
+        .replace("default=0)", "default=1)")
+        .replace("default='')", "default='run1')");
+    let lines = lines_of(&run(&on), "EA301");
+    assert!(lines.contains(&19) && lines.contains(&29), "{lines:?}");
+}
+
+/// A mixture-of-experts example that trains for one epoch.
+const ONE_EPOCH: &str = "import torch
+import torchvision
+from moe import MoE
+
+trainloader = torch.utils.data.DataLoader(trainset, batch_size=64, shuffle=True, num_workers=2)
+device = torch.device('cuda')
+net = MoE(input_size=3072, output_size=10, num_experts=10).to(device)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.001)
+for epoch in range(1):
+    for inputs, labels in trainloader:
+        outputs = net(inputs.to(device).view(inputs.shape[0], -1))
+        loss = torch.nn.functional.cross_entropy(outputs, labels.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) for epoch in range(1):   <- one pass: no workers restarted
+#[test]
+fn an_epoch_loop_over_range_one_restarts_nothing() {
+    assert!(lines_of(&run(ONE_EPOCH), "EA103").is_empty());
+    let epochs = ONE_EPOCH.replace("range(1)", "range(2)");
+    assert_eq!(lines_of(&run(&epochs), "EA103"), vec![5]);
+    let named = ONE_EPOCH
+        .replace("range(1)", "range(EPOCHS)")
+        .replace("import torch\n", "import torch\nEPOCHS = 1\n");
+    assert!(lines_of(&run(&named), "EA103").is_empty());
+}
+
+/// lucidrains' enwik8 example: the loader is wrapped in a generator and read with `next`.
+const CYCLED: &str = "import torch
+from torch.utils.data import DataLoader
+from performer_pytorch import PerformerLM
+
+BATCH_SIZE = 4
+
+def cycle(loader):
+    while True:
+        for data in loader:
+            yield data
+
+model = PerformerLM(num_tokens=256, dim=512, depth=6, max_seq_len=1024).cuda()
+train_loader = cycle(DataLoader(train_dataset, batch_size=BATCH_SIZE))
+val_loader = cycle(DataLoader(val_dataset, batch_size=BATCH_SIZE))
+optim = torch.optim.Adam(model.parameters(), lr=1e-4)
+for i in range(100000):
+    model.train()
+    loss = model(next(train_loader))
+    loss.backward()
+    optim.step()
+    optim.zero_grad()
+";
+
+// Ex) train_loader = cycle(DataLoader(train_dataset, batch_size=4))
+#[test]
+fn a_small_batch_of_a_wrapped_training_loader_is_reported() {
+    assert_eq!(lines_of(&run(CYCLED), "EA702"), vec![13]);
+}
+
+/// Mamba pre-training with its settings in a class defined in the function.
+const LOCAL_CLASS: &str = "import torch
+from torch.utils.data import DataLoader
+from mamba_ssm import MambaLMHeadModel
+
+def main():
+    class Args:
+        lr = 1e-3
+        train_batch_size = 8
+
+    model = MambaLMHeadModel(config).to('cuda')
+    train_dataloader = DataLoader(train_dataset, batch_size=Args.train_batch_size, shuffle=True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=Args.lr)
+    for epoch in range(3):
+        for batch in train_dataloader:
+            loss = model(batch.to('cuda')).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+main()
+";
+
+// Ex) def main(): class Args: train_batch_size = 8 ... DataLoader(ds, batch_size=Args.train_batch_size)
+#[test]
+fn a_field_of_a_class_defined_in_a_function_is_read() {
+    assert_eq!(lines_of(&run(LOCAL_CLASS), "EA702"), vec![11]);
+    // a value a method assigns is no class field
+    let method = LOCAL_CLASS.replace(
+        "        train_batch_size = 8\n",
+        "        def __init__(self):\n            self.train_batch_size = 8\n",
+    );
+    assert!(lines_of(&run(&method), "EA702").is_empty());
+}
+
+/// A VAE-based VQA model whose optimizers take the model's own parameter groups.
+const OWN_PARAMETER_GROUPS: &str = "import torch
+from models import VQA
+
+vqa = VQA(vocab_size, 20, 512)
+vqa.cuda()
+gen_optimizer = torch.optim.Adam(vqa.generator_parameters(), lr=1e-3)
+info_optimizer = torch.optim.Adam(vqa.info_parameters(), lr=1e-3)
+for epoch in range(20):
+    for images, questions in data_loader:
+        loss = vqa(images.cuda(), questions.cuda())
+        gen_optimizer.zero_grad()
+        loss.backward()
+        gen_optimizer.step()
+";
+
+// Ex) torch.optim.Adam(vqa.generator_parameters())   <- vqa is the trained model
+#[test]
+fn a_models_own_parameter_group_names_the_trained_model() {
+    assert_eq!(lines_of(&run(OWN_PARAMETER_GROUPS), "EA203"), vec![5]);
+}
+
+/// DBNet training that moves its target dict item by item.
+const ITEMS_MOVED: &str = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+model = DBNet().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+train_loader = DataLoader(train_set, batch_size=16, num_workers=4, pin_memory=True, persistent_workers=True)
+for epoch in range(100):
+    for images, targets in train_loader:
+        images = images.to(device, non_blocking=True)
+        for k, v in targets.items():
+            targets[k] = v.to(device)
+        loss = model(images, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        gt = [t.cpu().numpy() for t in targets['boxes']]
+";
+
+// Ex) for k, v in targets.items(): targets[k] = v.to(device)   <- a pinned part, copied blocking
+#[test]
+fn a_batch_dict_moved_item_by_item_is_a_pinned_copy_and_then_on_the_device() {
+    let a = run(ITEMS_MOVED);
+    assert_eq!(lines_of(&a, "EA303"), vec![12], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA301"), vec![17], "{:?}", a.findings);
+    // a dict the loop does not take from the batch is not its part
+    let other = ITEMS_MOVED.replace("targets.items()", "extras.items()");
+    assert!(!lines_of(&run(&other), "EA303").contains(&12));
+}
