@@ -60,6 +60,31 @@ fn embedding_tables_scored_by_bmm_are_no_matmul_work() {
     assert_eq!(lines_of(&run(&attention), "EA202"), vec![18]);
 }
 
+// Ex) DataLoader(pairs, batch_size=1024, num_workers=4)   <- batches of word ids: nothing to pin
+#[test]
+fn a_network_of_embedding_tables_only_reads_id_batches() {
+    assert!(lines_of(&run(SKIPGRAM), "EA102").is_empty());
+    // a table beside a network the file does not show (DeepSDF's latent codes and an imported
+    // decoder) says nothing of that network
+    let decoder = "import torch
+from torch.utils.data import DataLoader
+from networks import Decoder
+
+device = torch.device('cuda')
+decoder = Decoder(256).to(device)
+lat_vecs = torch.nn.Embedding(num_scenes, 256).to(device)
+optimizer = torch.optim.Adam(list(decoder.parameters()) + list(lat_vecs.parameters()))
+loader = DataLoader(sdf_samples, batch_size=64, shuffle=True, num_workers=4)
+for epoch in range(2000):
+    for sdf, idx in loader:
+        loss = (decoder(torch.cat([lat_vecs(idx.to(device)), sdf.to(device)], 1)) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+    assert_eq!(lines_of(&run(decoder), "EA102"), vec![9]);
+}
+
 /// A Transformer-like operator whose layers come from another module; the file names
 /// attention only in a copied source path and a transform variable.
 const NAMED_ONLY: &str = "import argparse

@@ -25,7 +25,8 @@ declare_rule! {
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
     /// a file that feeds a text model token ids only (it tokenizes, and handles no image,
-    /// audio or video): a batch of ids is a few kilobytes.
+    /// audio or video), nor one whose every layer is an embedding table (word2vec, node2vec,
+    /// TransE): a batch of ids is a few kilobytes.
     ///
     /// Reported on the line where the `DataLoader(` call starts.
     ///
@@ -89,6 +90,7 @@ impl Rule for DataloaderPinMemory {
             || !super::trains_or_infers(m)
             || super::tiny_model(m)
             || super::token_batches(m)
+            || super::no_tf32::embedding_tables_only(m)
         {
             return;
         }

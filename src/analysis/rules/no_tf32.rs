@@ -332,6 +332,15 @@ struct Architecture {
     /// cuDNN recurrent layers (`nn.LSTM`, `nn.GRU`, `nn.RNN`; or named: `DecoderRNN`,
     /// `BiLSTM_CRF`), which cuDNN runs in TF32 already.
     recurrent: bool,
+    /// Embedding tables and nothing else (a word2vec, node2vec or TransE model): its batches
+    /// are integer ids, its products gathered dot products.
+    tables_only: bool,
+}
+
+/// Is every layer the file shows an embedding table (`nn.Embedding`; no Linear, convolution,
+/// recurrent or attention layer by call or by name)?
+pub(super) fn embedding_tables_only(m: &crate::analysis::facts::Model<'_>) -> bool {
+    architecture(m).tables_only
 }
 
 /// Reads [`Architecture`] from the calls and the names and strings of the code (not its
@@ -342,9 +351,11 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         attention: false,
         linear: false,
         recurrent: false,
+        tables_only: false,
     };
     // matrix products written as ops, and embedding tables (see [`MATMUL_OPS`])
-    let (mut ops_attention, mut ops_linear, mut embedding) = (false, false, false);
+    let (mut ops_attention, mut ops_linear) = (false, false);
+    let mut embedding: Option<bool> = None;
     for c in &m.calls {
         // (a layer built in a branch that never runs as shipped, `if pretrained: model.fc =
         // nn.Linear(...)` with the flag off, builds nothing)
@@ -370,7 +381,12 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP");
         ops_attention |= MATMUL_OPS.contains(&last);
         ops_linear |= matches!(last, "matmul" | "mm");
-        embedding |= matches!(last, "Embedding" | "EmbeddingBag");
+        // (tables a module class of the file holds: a latent code table beside a decoder
+        // imported from elsewhere, DeepSDF's `lat_vecs = nn.Embedding(n, 256)`, says nothing
+        // of that decoder)
+        if matches!(last, "Embedding" | "EmbeddingBag") {
+            embedding = Some(embedding.unwrap_or(true) && c.ctx.class.is_some());
+        }
     }
     // `class Layer(nn.Linear):` builds Linear layers by subclassing
     for k in &m.classes {
@@ -482,8 +498,9 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         }
     }
     // (a network of embedding tables only: its products are gathered dot products)
-    let tables_only = embedding && !(arch.attention || arch.linear || arch.conv || arch.recurrent);
-    if !tables_only {
+    arch.tables_only =
+        embedding == Some(true) && !(arch.attention || arch.linear || arch.conv || arch.recurrent);
+    if !arch.tables_only {
         arch.attention |= ops_attention;
         arch.linear |= ops_linear;
     }
