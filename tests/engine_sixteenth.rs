@@ -494,3 +494,258 @@ fn a_batch_dict_moved_item_by_item_is_a_pinned_copy_and_then_on_the_device() {
     let other = ITEMS_MOVED.replace("targets.items()", "extras.items()");
     assert!(!lines_of(&run(&other), "EA303").contains(&12));
 }
+
+/// SocialVAE's driver: `--train` and `--test` default to empty lists, so nothing runs.
+const EMPTY_LIST_SWITCH: &str = "import argparse
+import torch
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--train', nargs='+', default=[])
+settings = parser.parse_args()
+if __name__ == '__main__':
+    model = Net().cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    if settings.train:
+        train_data = DataLoader(train_set, batch_size=64)
+        for epoch in range(10):
+            for x, y in train_data:
+                loss = model(x.cuda(), y.cuda())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+";
+
+// Ex) parser.add_argument('--train', nargs='+', default=[]) ... if settings.train:
+#[test]
+fn an_option_defaulting_to_an_empty_list_is_off() {
+    let a = run(EMPTY_LIST_SWITCH);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    let given = EMPTY_LIST_SWITCH.replace("default=[]", "default=['eth']");
+    assert_eq!(lines_of(&run(&given), "EA101"), vec![12]);
+}
+
+/// A latency benchmark timed with CUDA events.
+const EVENT_TIMING: &str = "import torch
+
+model = resnet18().cuda().eval()
+latencies = []
+with torch.no_grad():
+    for x, _ in loader:
+        x = x.cuda(non_blocking=True)
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        out = model(x)
+        end.record()
+        torch.cuda.synchronize()
+        latencies.append(start.elapsed_time(end))
+        torch.cuda.synchronize()
+        preds.append(out.argmax(1))
+";
+
+// Ex) end.record(); torch.cuda.synchronize(); latencies.append(start.elapsed_time(end))
+#[test]
+fn a_synchronize_around_cuda_event_timing_is_measurement() {
+    assert_eq!(lines_of(&run(EVENT_TIMING), "EA302"), vec![16]);
+}
+
+/// An FSDP script that steps its optimizer once more after each training pass.
+const STEP_PER_PASS: &str = "import torch
+from torch.utils.data import DataLoader
+
+def train(model, rank, train_loader, optimizer, epoch):
+    model.train()
+    ddp_loss = torch.zeros(2).to(rank)
+    for data, target in train_loader:
+        data, target = data.to(rank), target.to(rank)
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(data), target)
+        loss.backward()
+        optimizer.step()
+        ddp_loss[0] += loss.item()
+
+def main(rank):
+    model = ViT().to(rank)
+    optimizer = torch.optim.Adam(model.parameters())
+    train_loader = DataLoader(train_set, batch_size=64, num_workers=2, pin_memory=True)
+    for epoch in range(1, 11):
+        train(model, rank, train_loader, optimizer, epoch)
+        optimizer.step()
+
+main(0)
+";
+
+// Ex) for epoch in ...: train(model, rank, loader, optimizer, epoch); optimizer.step()
+#[test]
+fn an_optimizer_step_once_per_training_pass_is_no_step_loop() {
+    let a = run(STEP_PER_PASS);
+    assert!(lines_of(&a, "EA304").is_empty(), "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA201"), vec![7], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA103"), vec![18], "{:?}", a.findings);
+}
+
+/// Social GAN: the discriminator and generator steps alternate, each in a helper.
+const GAN_STEPS: &str = "import torch
+
+def discriminator_step(batch, generator, discriminator, optimizer_d):
+    batch = [t.cuda() for t in batch]
+    obs, gt = batch
+    losses = {}
+    loss = discriminator(obs, generator(obs)).mean()
+    losses['D_total_loss'] = loss.item()
+    optimizer_d.zero_grad()
+    loss.backward()
+    optimizer_d.step()
+    return losses
+
+def generator_step(batch, generator, discriminator, optimizer_g):
+    batch = [t.cuda() for t in batch]
+    obs, gt = batch
+    loss = (generator(obs) - gt).pow(2).mean()
+    optimizer_g.zero_grad()
+    loss.backward()
+    optimizer_g.step()
+    return {'G_total_loss': loss.item()}
+
+generator = TrajectoryGenerator().cuda()
+discriminator = TrajectoryDiscriminator().cuda()
+optimizer_g = torch.optim.Adam(generator.parameters())
+optimizer_d = torch.optim.Adam(discriminator.parameters())
+for epoch in range(200):
+    d_steps_left, g_steps_left = 2, 1
+    for batch in train_loader:
+        if d_steps_left > 0:
+            losses_d = discriminator_step(batch, generator, discriminator, optimizer_d)
+            d_steps_left -= 1
+        elif g_steps_left > 0:
+            losses_g = generator_step(batch, generator, discriminator, optimizer_g)
+            g_steps_left -= 1
+";
+
+// Ex) if d_steps_left > 0: losses_d = discriminator_step(...)  <- its `.item()` runs on its steps
+#[test]
+fn a_training_step_helper_chosen_by_a_branch_reads_every_step_it_runs() {
+    assert_eq!(lines_of(&run(GAN_STEPS), "EA301"), vec![8, 21]);
+    // a helper that does not train, called under such a branch, is not known to run every step
+    let metric = GAN_STEPS.replace("    loss.backward()\n    optimizer_g.step()\n", "");
+    assert_eq!(lines_of(&run(&metric), "EA301"), vec![8]);
+}
+
+/// TUTR: a random scale built on the host, then moved, every step.
+const SCALED_CTOR: &str = "import torch
+
+model = TrajectoryTransformer().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for epoch in range(100):
+    for ped, neis, mask in train_loader:
+        ped = ped.cuda()
+        scale = torch.randn(ped.shape[0]) * 0.05 + 1
+        scale = scale.cuda()
+        loss = model(ped * scale.reshape(-1, 1, 1)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) scale = torch.randn(n) * 0.05 + 1; scale = scale.cuda()
+#[test]
+fn a_constructor_scaled_then_moved_is_built_on_the_host() {
+    assert_eq!(lines_of(&run(SCALED_CTOR), "EA304"), vec![8]);
+    // host data scaled is the data's own copy
+    let data = SCALED_CTOR.replace("torch.randn(ped.shape[0])", "torch.tensor(scales)");
+    assert!(lines_of(&run(&data), "EA304").is_empty());
+}
+
+/// 4D occupancy forecasting: the dataset is chosen by a case-folded option.
+const FOLDED_SWITCH: &str = "import argparse
+import torch
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--dataset', type=str, default='nuscenes')
+args = parser.parse_args()
+if args.dataset.lower() == 'kitti':
+    train_loader = DataLoader(kitti, batch_size=16, num_workers=4)
+elif args.dataset.lower() == 'nuscenes':
+    train_loader = DataLoader(nusc, batch_size=16, num_workers=4)
+model = OccupancyForecaster().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(15):
+    for batch in train_loader:
+        loss = model(batch.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) if args.dataset.lower() == 'kitti':   <- `default='nuscenes'`: off as shipped
+#[test]
+fn a_case_folded_option_is_a_switch() {
+    assert_eq!(lines_of(&run(FOLDED_SWITCH), "EA102"), vec![11]);
+}
+
+/// Social-Implicit: an imported model cast to float64.
+const FLOAT64: &str = "import torch
+from model import SocialImplicit
+
+model = SocialImplicit(spatial_input=2, temporal_input=8).cuda().double()
+optimizer = torch.optim.AdamW(model.parameters())
+for epoch in range(100):
+    for v_obs, v_tr in loader:
+        loss = model(v_obs.cuda().double(), v_tr.cuda().double()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = SocialImplicit(...).cuda().double()   <- fp64: no TF32, no autocast to suggest
+#[test]
+fn an_imported_model_cast_to_float64_is_fp64() {
+    let a = run(FLOAT64);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    let single = FLOAT64.replace(".cuda().double()", ".cuda()");
+    assert_eq!(lines_of(&run(&single), "EA201"), vec![7]);
+}
+
+/// A DDP demo: a 10x10 Linear model wrapped for several GPUs, over Gloo with `.to(rank)`.
+const WRAPPED_TINY: &str = "import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
+
+class SimpleModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(10, 10)
+
+    def forward(self, x):
+        return self.linear(x)
+
+def main(rank, world_size):
+    dist.init_process_group('gloo', rank=rank, world_size=world_size)
+    train_loader = DataLoader(dataset, batch_size=32, num_workers=2)
+    model = SimpleModel().to(rank)
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(10):
+        for data, target in train_loader:
+            data, target = data.to(rank), target.to(rank)
+            loss = torch.nn.functional.mse_loss(model(data), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+";
+
+// Ex) model = DDP(SimpleModel().to(rank))   <- still 110 parameters; `.to(rank)` is a GPU
+#[test]
+fn a_model_wrapped_for_several_gpus_keeps_its_size_and_an_ordinal_is_cuda() {
+    let a = run(WRAPPED_TINY);
+    assert!(lines_of(&a, "EA201").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    // the file runs on CUDA although the process group uses Gloo
+    assert_eq!(lines_of(&a, "EA103"), vec![15], "{:?}", a.findings);
+    let big = WRAPPED_TINY.replace("Linear(10, 10)", "Linear(4096, 4096)");
+    assert_eq!(lines_of(&run(&big), "EA201"), vec![20]);
+}

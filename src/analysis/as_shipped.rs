@@ -233,7 +233,9 @@ fn name_condition(
     }
     // `use_compile = args.compile` with `--compile` declared without a default (nor demanded
     // by the script): None as shipped
-    if node.kind() == "attribute" && super::resolve::unset_option(m, name) {
+    if node.kind() == "attribute"
+        && (super::resolve::unset_option(m, name) || super::resolve::empty_default(m, name))
+    {
         return Some(false);
     }
     selects_cuda(m, name).then_some(m.facts.device == super::facts::Device::Cuda)

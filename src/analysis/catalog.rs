@@ -100,7 +100,9 @@ fn markdown() -> String {
          a mode switch of options the file parses elsewhere and never sets, \
          `if opt.test:`, `if args.eval:`, `if cfg.debug:`, taken as an unset flag; an integer \
          or string option read through a name is false when 0 or empty, `eval = args.eval` \
-         with `default=0`; an entry of a dict the file writes out, `config['num_workers']`, \
+         with `default=0`, and so is one defaulting to an empty list, `nargs='+', \
+         default=[]`; a string option compared case-folded, `args.dataset.lower() == \
+         'kitti'`; an entry of a dict the file writes out, `config['num_workers']`, \
          and a field of a class the file defines, also inside a function, as they stand), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default), and a function of a \
          script that nothing in the script calls (or calls only from such code), or a block \
@@ -109,12 +111,15 @@ fn markdown() -> String {
          that breaks off after a few batches, on its index or on a counter it increments \
          (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop. A loop \
          calling a function that does one training step, also through thin wrappers \
-         (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop.\n\n\
+         (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop; one \
+         calling a function that runs a whole training pass is an epoch loop, whatever it \
+         also steps once per pass (`train(model, loader, optimizer); optimizer.step()`).\n\n\
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
          `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
          own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments`, DDP, `device_map`, Lightning 2's `Trainer()`, which picks the GPU \
-         itself; not DDP over Gloo, PyTorch's CPU backend), or moves its work with `.to(device)` to a \
+         itself; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
+         ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \

@@ -813,7 +813,7 @@ impl<'s> Walker<'s> {
     }
 
     /// `x` or `args.x` (a name, or an attribute of a name): something a switch can be.
-    fn switch_like(node: Node<'_>) -> bool {
+    fn switch_like(node: Node<'_>, src: &str) -> bool {
         match node.kind() {
             // `if False:` around code kept for later
             "identifier" | "true" | "false" => true,
@@ -822,6 +822,19 @@ impl<'s> Walker<'s> {
                 o.kind() == "identifier"
                     || (o.kind() == "attribute"
                         && field::get(o, field::OBJECT).is_some_and(|s| s.kind() == "identifier"))
+            }),
+            // `args.dataset.lower()`: a switch case-folded or stripped
+            "call" => field::get(node, field::FUNCTION).is_some_and(|f| {
+                f.kind() == "attribute"
+                    && f.child_by_field_name("attribute").is_some_and(|a| {
+                        matches!(
+                            src.get(a.start_byte()..a.end_byte()),
+                            Some("lower" | "upper" | "strip")
+                        )
+                    })
+                    && field::get(node, field::ARGUMENTS)
+                        .is_some_and(|a| a.named_child_count() == 0)
+                    && field::get(f, field::OBJECT).is_some_and(|o| Self::switch_like(o, src))
             }),
             // `config["enable_tensorboard"]`: a dict's entry under a literal key
             "subscript" => {
@@ -836,21 +849,23 @@ impl<'s> Walker<'s> {
     /// A conjunct as a switch: `flag` → (flag, true), `not flag` → (flag, false), and a
     /// comparison of a switch with a literal (`args.mode == "train"`, `"info" in args.data`) →
     /// (the comparison, true).
-    fn switch_of(node: Node<'_>) -> Option<(Span, bool)> {
-        if Self::switch_like(node) {
+    fn switch_of(node: Node<'_>, src: &str) -> Option<(Span, bool)> {
+        if Self::switch_like(node, src) {
             return Some((Span::of(node), true));
         }
         if node.kind() == "comparison_operator" && node.named_child_count() == 2 {
             let literal =
                 |n: Node<'_>| matches!(n.kind(), "string" | "integer" | "true" | "false" | "none");
             let (l, r) = (node.named_child(0)?, node.named_child(1)?);
-            if (Self::switch_like(l) && literal(r)) || (literal(l) && Self::switch_like(r)) {
+            if (Self::switch_like(l, src) && literal(r))
+                || (literal(l) && Self::switch_like(r, src))
+            {
                 return Some((Span::of(node), true));
             }
         }
         if node.kind() == "not_operator"
             && let Some(inner) = node.named_child(0)
-            && Self::switch_like(inner)
+            && Self::switch_like(inner, src)
         {
             return Some((Span::of(inner), false));
         }
@@ -918,7 +933,7 @@ impl<'s> Walker<'s> {
         // Ex) if len(y_true) == 0: y_true = y.cpu().numpy()
         if cond.kind() == "not_operator"
             && let Some(a) = cond.named_child(0)
-            && Self::switch_like(a)
+            && Self::switch_like(a, self.src)
         {
             return self.assigns_name(block, self.text(a));
         }
@@ -938,7 +953,7 @@ impl<'s> Walker<'s> {
             };
         }
         b.kind() == "none"
-            && Self::switch_like(a)
+            && Self::switch_like(a, self.src)
             && op == "is"
             && self.assigns_name(block, self.text(a))
     }
@@ -1109,7 +1124,7 @@ impl<'s> Walker<'s> {
         }
         let arg = field::get(a, field::ARGUMENTS).and_then(|x| x.named_child(0))?;
         let n = self.text(b).parse::<u32>().ok()?;
-        Self::switch_like(arg).then(|| (self.text(arg), op, n))
+        Self::switch_like(arg, self.src).then(|| (self.text(arg), op, n))
     }
 
     /// A name the loop body binds to a test with `%` (`log_losses = i > 0 and n_iter %
@@ -1210,7 +1225,10 @@ impl<'s> Walker<'s> {
                         || self.partial_batch(*c)
                         || self.cadence_flag(*c)
                 });
-            let switches = conj.iter().filter_map(|c| Self::switch_of(*c)).collect();
+            let switches = conj
+                .iter()
+                .filter_map(|c| Self::switch_of(*c, self.src))
+                .collect();
             self.block_watch
                 .push((body.id(), BlockMark { modulo, switches }));
         }
@@ -1229,7 +1247,7 @@ impl<'s> Walker<'s> {
             let switches = self
                 .conjuncts(cond)
                 .iter()
-                .filter_map(|c| Self::switch_of(*c))
+                .filter_map(|c| Self::switch_of(*c, self.src))
                 .collect();
             let modulo = contains_modulo(cond, self.src) || self.leaves(body);
             self.block_watch
@@ -1241,7 +1259,7 @@ impl<'s> Walker<'s> {
         {
             // Ex) if use_cuda: ... else: x.cpu()  (the else of a switch that is on by default)
             let switches = match conj.as_slice() {
-                [only] => Self::switch_of(*only)
+                [only] => Self::switch_of(*only, self.src)
                     .map(|(s, when)| vec![(s, !when)])
                     .unwrap_or_default(),
                 _ => Vec::new(),
@@ -1263,7 +1281,7 @@ impl<'s> Walker<'s> {
             [only]
                 if clauses.is_empty() && Self::block_of(node).is_some_and(|b| self.leaves(b)) =>
             {
-                Self::switch_of(*only).map(|(s, when)| (s, !when))
+                Self::switch_of(*only, self.src).map(|(s, when)| (s, !when))
             }
             _ => None,
         }
@@ -2437,6 +2455,31 @@ impl<'s> Model<'s> {
                 let Some(n) = self.node(s) else {
                     return Val::Unknown;
                 };
+                // `args.dataset.lower()`: a string option, case-folded or stripped
+                if let Some(f) = field::get(n, field::FUNCTION).filter(|f| f.kind() == "attribute")
+                    && let (Some(recv), Some(meth)) = (
+                        field::get(f, field::OBJECT),
+                        f.child_by_field_name("attribute")
+                            .map(|a| self.text(Span::of(a))),
+                    )
+                    && matches!(meth, "lower" | "upper" | "strip")
+                    && field::get(n, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0)
+                {
+                    return match self.resolve_span(
+                        Span::of(recv),
+                        val_kind(recv),
+                        at,
+                        func_ctx,
+                        depth + 1,
+                    ) {
+                        Val::Str(t) => Val::Str(match meth {
+                            "lower" => t.to_lowercase(),
+                            "upper" => t.to_uppercase(),
+                            _ => t.trim().to_string(),
+                        }),
+                        _ => Val::Unknown,
+                    };
+                }
                 let func = field::get(n, field::FUNCTION).map(|f| self.text(Span::of(f)));
                 let args = field::get(n, field::ARGUMENTS);
                 match (func, args) {

@@ -716,7 +716,23 @@ fn device(m: &mut Model<'_>) {
             "is_available" if q.contains("cuda") => weak_cuda = true,
             "to" if c.method.is_some() => {
                 live_move |= placement_arg(m, c);
-                if let Some(a) = m.pos(c, 0).filter(|a| a.vkind == ValKind::Str) {
+                // `.to(rank)`, `.to(args.local_rank)`, `.to(self.gpu_id)`: a device ordinal is a
+                // CUDA device, whatever backend the process group uses
+                let ordinal = m
+                    .pos(c, 0)
+                    .or_else(|| m.kw(c, "device"))
+                    .filter(|a| matches!(a.vkind, ValKind::Ident | ValKind::Attr))
+                    .is_some_and(|a| {
+                        let t = m.text(a.value);
+                        matches!(
+                            t.rsplit('.').next().unwrap_or(t),
+                            "rank" | "local_rank" | "gpu" | "gpu_id"
+                        )
+                    });
+                if ordinal {
+                    live_move = true;
+                    see("cuda");
+                } else if let Some(a) = m.pos(c, 0).filter(|a| a.vkind == ValKind::Str) {
                     see(m.text(a.value));
                 } else if let Some(a) = m
                     .pos(c, 0)
@@ -1419,10 +1435,11 @@ fn precision(m: &mut Model<'_>) {
 
 /// Does the model compute in float64: `torch.set_default_dtype(torch.float64)`, or
 /// `.double()` / `.to(torch.float64)` on a model (a model-kind name, or a local `nn.Module`
-/// class built and placed in the same expression: `Seq().to(device).double()`)?
+/// class built and placed in the same expression: `Seq().to(device).double()`, or any class
+/// built so and bound to a model's name: `model = SocialImplicit(...).cuda().double()`)?
 fn fp64_model(m: &Model<'_>) -> bool {
     let is_f64 = |t: &str| matches!(t, "torch.float64" | "torch.double");
-    m.calls.iter().any(|c| {
+    m.calls.iter().enumerate().any(|(ci, c)| {
         let last = m.last_name(c);
         if last == "set_default_dtype" {
             return m.pos(c, 0).is_some_and(|a| is_f64(m.text(a.value)));
@@ -1438,6 +1455,11 @@ fn fp64_model(m: &Model<'_>) -> bool {
         if !to_f64 {
             return false;
         }
+        let bound_to_model = m.assigns.iter().any(|a| {
+            a.rhs_call == u32::try_from(ci).ok()
+                && a.targets.len() == 1
+                && m.var_kind(m.text(a.left)) == Some(VarKind::Model)
+        });
         // the receiver chain, through placements and mode switches, down to the model
         let mut cur = c;
         for _ in 0..8 {
@@ -1451,9 +1473,11 @@ fn fp64_model(m: &Model<'_>) -> bool {
             };
             if inner.method.is_none() {
                 let name = m.text(inner.func);
-                return m.classes.iter().any(|k| {
-                    m.text(k.name) == name && k.bases.is_some_and(|b| m.text(b).contains("Module"))
-                });
+                return (bound_to_model && name.starts_with(|ch: char| ch.is_ascii_uppercase()))
+                    || m.classes.iter().any(|k| {
+                        m.text(k.name) == name
+                            && k.bases.is_some_and(|b| m.text(b).contains("Module"))
+                    });
             }
             if !matches!(m.last_name(inner), "to" | "cuda" | "train" | "eval") {
                 return false;
@@ -1930,6 +1954,16 @@ fn loops(m: &mut Model<'_>) {
         .filter_map(|f| m.funcs.get(f as usize))
         .map(|f| m.text(f.name))
         .collect();
+    // (functions whose step loop trains over a loader: a whole training pass)
+    let pass_fns: std::collections::HashSet<&str> = m
+        .loops
+        .iter()
+        .zip(&infos)
+        .filter(|(l, i)| i.step && i.train && i.iterates_loader.is_some() && !breaks_off(m, l))
+        .filter_map(|(l, _)| l.ctx.func)
+        .filter_map(|f| m.funcs.get(f as usize))
+        .map(|f| m.text(f.name))
+        .collect();
     if !step_fns.is_empty() {
         for c in &m.calls {
             let Some(li) = c.ctx.loop_ else { continue };
@@ -1943,9 +1977,12 @@ fn loops(m: &mut Model<'_>) {
             {
                 info.has_child_step = true;
                 // `for epoch in ...: train(epoch); test(epoch); model.decode(sample)`: as for
-                // a loop holding a step loop, a forward in its body runs once per pass
-                if info.iterates_loader.is_none() && !info.train {
+                // a loop holding a step loop, a forward in its body runs once per pass; so
+                // does an optimizer step once per training pass (`for epoch in ...:
+                // train(model, loader, optimizer); optimizer.step()`)
+                if info.iterates_loader.is_none() && (!info.train || pass_fns.contains(name)) {
                     info.step = false;
+                    info.train = false;
                 }
             }
         }
@@ -3002,7 +3039,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
                 // without a default: None as shipped (not an option the script demands, `if
                 // not args.image and not args.image_dir: parser.error(...)`: one of them is
                 // given, the file cannot tell which)
-                if assigned.is_empty() && unset_option(m, name) {
+                if assigned.is_empty() && (unset_option(m, name) || empty_default(m, name)) {
                     return Some(false);
                 }
                 return mode_switch_off(m, name, &assigned);
@@ -3073,6 +3110,24 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         }
         _ => None,
     }
+}
+
+/// Is `name` (`args.train`) an option whose default is an empty list, tuple or dict
+/// (`add_argument("--train", nargs='+', default=[])`), and that the file never assigns: falsy
+/// as shipped?
+pub(crate) fn empty_default(m: &Model<'_>, name: &str) -> bool {
+    name.rsplit_once('.').is_some_and(|(_, field)| {
+        m.argparse
+            .get(field)
+            .and_then(|d| d.as_ref())
+            .and_then(|(s, _)| m.node(*s))
+            .is_some_and(|n| {
+                matches!(n.kind(), "list" | "tuple" | "dictionary") && n.named_child_count() == 0
+            })
+    }) && !m
+        .assigns
+        .iter()
+        .any(|a| a.targets.iter().any(|t| m.text(*t) == name))
 }
 
 /// Is `name` (`args.load`) an option declared without a default that the script does not demand

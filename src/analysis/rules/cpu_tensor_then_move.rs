@@ -50,7 +50,8 @@ declare_rule! {
     /// constructor may be scaled in parentheses first (`(torch.ones(n) * i).long().to(device)`).
     /// Also a name bound to such a
     /// constructor earlier in the same loop body and moved later (`y = torch.ones(n)` ...
-    /// `y.cuda()`), reported where it is built. A constructor counts when it builds a constant
+    /// `y.cuda()`; also scaled on the way, `scale = torch.randn(n) * 0.05 + 1`), reported
+    /// where it is built. A constructor counts when it builds a constant
     /// (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] * b).cuda()`,
     /// `torch.tensor([1.0, 2.0]).cuda()`), not when it wraps host data
     /// (`torch.FloatTensor(batch).to(device)`, `torch.tensor(batch.state).float().to(device)`,
@@ -363,26 +364,37 @@ fn paren_ctor<'a>(
         }
         n = n.named_child(0)?;
     }
-    if n.kind() != "binary_operator" {
+    arithmetic_ctor(m, n, 0)
+}
+
+/// The constructor among the operands of arithmetic `n`, nested a few deep
+/// (`torch.randn(n) * 0.05 + 1`, `torch.ones(n) * i`).
+fn arithmetic_ctor<'a>(
+    m: &'a crate::analysis::facts::Model<'_>,
+    n: tree_sitter::Node<'_>,
+    depth: u8,
+) -> Option<&'a crate::analysis::facts::Call> {
+    if depth > 4 {
         return None;
     }
-    let operands = [
-        n.child_by_field_name("left"),
-        n.child_by_field_name("right"),
-    ];
-    operands.into_iter().flatten().find_map(|o| {
-        (o.kind() == "call")
-            .then(|| {
-                m.calls.iter().find(|k| {
-                    k.span.start == o.start_byte()
-                        && k.span.end == o.end_byte()
-                        && m.qual(k)
-                            .strip_prefix("torch.")
-                            .is_some_and(|ctor| CTORS.contains(&ctor) || LEGACY.contains(&ctor))
-                })
-            })
-            .flatten()
-    })
+    match n.kind() {
+        "parenthesized_expression" => arithmetic_ctor(m, n.named_child(0)?, depth + 1),
+        "binary_operator" => [
+            n.child_by_field_name("left"),
+            n.child_by_field_name("right"),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(|o| arithmetic_ctor(m, o, depth + 1)),
+        "call" if depth > 0 => m.calls.iter().find(|k| {
+            k.span.start == n.start_byte()
+                && k.span.end == n.end_byte()
+                && m.qual(k)
+                    .strip_prefix("torch.")
+                    .is_some_and(|ctor| CTORS.contains(&ctor) || LEGACY.contains(&ctor))
+        }),
+        _ => None,
+    }
 }
 
 /// The constructor call a plain name was last bound to, in the same function and loop body,
@@ -406,5 +418,9 @@ fn bound_ctor<'a>(
     if a.ctx.loop_ != c.ctx.loop_ || a.augmented || a.targets.len() != 1 {
         return None;
     }
-    m.calls.get(a.rhs_call? as usize)
+    // (also a constructor scaled on the way: `scale = torch.randn(n) * 0.05 + 1`)
+    match m.node(a.value).filter(|v| v.kind() == "binary_operator") {
+        Some(v) => arithmetic_ctor(m, v, 0),
+        None => m.calls.get(a.rhs_call? as usize),
+    }
 }

@@ -6,7 +6,9 @@ declare_rule! {
     /// ## What it does
     /// Flags `torch.cuda.synchronize()` and `torch.cuda.empty_cache()` inside a step loop, when
     /// not under a `step % N == 0` guard. A `synchronize()` followed at once by a clock read
-    /// (`time.time()`, `time.perf_counter()`, ...) times the step: it is measurement, not waste.
+    /// (`time.time()`, `time.perf_counter()`, ...) or by CUDA event timing (`torch.cuda.Event(
+    /// enable_timing=True)`, `start.elapsed_time(end)`) times the step: it is measurement, not
+    /// waste.
     ///
     /// Reported on the line of the `torch.cuda.synchronize()` call.
     ///
@@ -101,12 +103,25 @@ const CLOCKS: &[&str] = &[
     "timeit.default_timer",
 ];
 
-/// Is the first call after `sync` in the same loop body a clock read?
+/// Is the first call after `sync` in the same loop body a clock read, or does the statement
+/// after it time with CUDA events (`torch.cuda.Event(enable_timing=True)`, `start.record()`,
+/// `start.elapsed_time(end)`)?
 // Ex) torch.cuda.synchronize(); t0 = time.time(); outputs = model(images)
+// Ex) end.record(); torch.cuda.synchronize(); latencies.append(start.elapsed_time(end))
 fn times_the_step(m: &Model<'_>, sync: &Call) -> bool {
-    m.calls
+    let mut after: Vec<&Call> = m
+        .calls
         .iter()
         .filter(|c| c.span.start >= sync.span.end && c.ctx.loop_ == sync.ctx.loop_)
-        .min_by_key(|c| c.span.start)
-        .is_some_and(|c| CLOCKS.contains(&m.qual(c).as_ref()))
+        .collect();
+    after.sort_by_key(|c| c.span.start);
+    let Some(first) = after.first() else {
+        return false;
+    };
+    let events = |c: &&Call| {
+        c.span.start < first.span.end
+            && matches!(m.last_name(c), "Event" | "record" | "elapsed_time")
+            && (m.last_name(c) != "Event" || m.qual(c).starts_with("torch.cuda."))
+    };
+    CLOCKS.contains(&m.qual(first).as_ref()) || after.iter().any(events)
 }

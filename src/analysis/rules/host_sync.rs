@@ -14,7 +14,9 @@ declare_rule! {
     /// also an `.item()` in the body of a
     /// module-level helper (outside any loop or `if` of its own) whose every call in the file
     /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
-    /// number_of_correct(pred, y): return pred.eq(y).sum().item()`); also a read directly in
+    /// number_of_correct(pred, y): return pred.eq(y).sum().item()`; a helper that runs the
+    /// backward pass itself may be chosen by any branch but a cadence guard, a GAN's `if
+    /// d_steps_left > 0: discriminator_step(...)`); also a read directly in
     /// the step a framework runs (outside any loop or `if` of its own): a `*_step` method of a
     /// Lightning module the file fits (`training_step`, `validation_step`, a `shared_step` they
     /// call; not `test_step` / `predict_step`), or the function handed to Ignite's

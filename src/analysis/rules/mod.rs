@@ -246,7 +246,9 @@ fn long_step_loop_from(m: &Model<'_>, start: Option<u32>) -> Option<bool> {
 /// The step loop that runs call `c` through a helper: `c` sits in a module-level function, in
 /// no loop of its own and under no `if` there, and every call of that function in the file is
 /// itself in a step loop, under no cadence guard (`correct += number_of_correct(pred, target)`
-/// in the evaluation loop; `train(epoch)` once per full-batch step of a graph network).
+/// in the evaluation loop; `train(epoch)` once per full-batch step of a graph network), nor
+/// any other `if` unless the helper runs the backward pass itself (a GAN's
+/// `discriminator_step(...)` on the steps it is chosen for).
 // Ex) def number_of_correct(pred, target): return pred.eq(target).sum().item()
 pub(crate) fn helper_step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
     helper_step_ctx_at(m, c, 0)
@@ -280,7 +282,9 @@ fn helper_step_ctx_at(m: &Model<'_>, c: &Call, depth: u8) -> Option<StepCtx> {
     {
         // a call that is not per step (setup code, a recursive call): the helper is not
         let s = step_ctx(m, k).or_else(|| helper_step_ctx_at(m, k, depth + 1))?;
-        if s.mod_guard || s.under_if {
+        // (a helper that does the training step itself runs on every step it is chosen for:
+        // a GAN's `if d_steps_left > 0: discriminator_step(...)`, `else: generator_step(...)`)
+        if s.mod_guard || (s.under_if && !f.backward) {
             return None;
         }
         first.get_or_insert(s);
@@ -2205,6 +2209,22 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
             && call
                 .recv
                 .is_some_and(|r| m.kinds.get(m.text(r)) == Some(&VarKind::Model))
+        {
+            continue;
+        }
+        // `model = DDP(model, device_ids=[rank])`, `nn.DataParallel(model)`: the model counted
+        // where it was built, wrapped for several devices
+        if matches!(
+            m.last_name(call),
+            "DistributedDataParallel"
+                | "DataParallel"
+                | "DDP"
+                | "FullyShardedDataParallel"
+                | "FSDP"
+        ) && m
+            .pos(call, 0)
+            .or_else(|| m.kw(call, "module"))
+            .is_some_and(|x| m.kinds.get(m.text(x.value)) == Some(&VarKind::Model))
         {
             continue;
         }
