@@ -749,3 +749,31 @@ fn a_model_wrapped_for_several_gpus_keeps_its_size_and_an_ordinal_is_cuda() {
     let big = WRAPPED_TINY.replace("Linear(10, 10)", "Linear(4096, 4096)");
     assert_eq!(lines_of(&run(&big), "EA201"), vec![20]);
 }
+
+/// A Lightning speech recognizer: the module is loaded only when asked, and a second Trainer
+/// replaces the first before `fit`.
+const LIGHTNING_REBOUND: &str = "import argparse
+from pytorch_lightning import Trainer
+from model import SpeechRecognition, SpeechModule
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--load_model_from', default=None, type=str)
+parser.add_argument('--epochs', default=10, type=int)
+args = parser.parse_args()
+model = SpeechRecognition()
+if args.load_model_from:
+    speech_module = SpeechModule.load_from_checkpoint(args.load_model_from, model, args)
+else:
+    speech_module = SpeechModule(model, args)
+trainer = Trainer(logger=logger)
+trainer = Trainer(max_epochs=args.epochs, gpus=1, gradient_clip_val=1.0)
+trainer.fit(speech_module)
+";
+
+// Ex) trainer = Trainer(logger=logger); trainer = Trainer(max_epochs=..., gpus=1); trainer.fit(m)
+#[test]
+fn the_anchors_are_the_module_built_as_shipped_and_the_trainer_that_fits() {
+    let a = run(LIGHTNING_REBOUND);
+    assert_eq!(lines_of(&a, "EA203"), vec![13], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA201"), vec![15], "{:?}", a.findings);
+}

@@ -986,15 +986,23 @@ fn lightning_model(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     }
 }
 
-/// A Lightning `Trainer(...)` / Fabric call whose keywords are all visible.
+/// A Lightning `Trainer(...)` / Fabric call whose keywords are all visible: the one bound to
+/// the name whose `.fit(...)` runs (`trainer = Trainer(logger=logger)` then `trainer =
+/// Trainer(max_epochs=..., ...)` and `trainer.fit(module)`: the second), else the first.
 pub(crate) fn lightning_trainer_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
-    m.calls.iter().find(|c| {
+    let trainer = |c: &&Call| {
         let q = m.qual(c);
         matches!(m.last_name(c), "Trainer" | "Fabric")
             && (q.starts_with("lightning") || q.starts_with("pytorch_lightning"))
             && c.splat.is_none()
             && !c.star
-    })
+    };
+    let fitted = lightning_fit(m).and_then(|fit| {
+        let name = m.text(fit.recv?);
+        let a = latest_binding(m, name, fit.span.start)?;
+        m.calls.get(a.rhs_call? as usize).filter(trainer)
+    });
+    fitted.or_else(|| m.calls.iter().find(trainer))
 }
 
 /// Where a framework owns the training loop, its configuration call is the anchor of the
@@ -1224,8 +1232,15 @@ fn build_site<'a>(m: &'a Model<'_>, name: &str, c: &Call) -> Option<&'a super::f
     let mut a = super::as_shipped::binding(m, name, c.span.start, c.ctx.func)
         .or_else(|| latest_binding(m, name, c.span.start))?;
     for _ in 0..4 {
+        // (not back to a binding in a branch that does not run as shipped: `if
+        // args.load_model_from: module = Module.load_from_checkpoint(...)` `else: module =
+        // Module(model, args)`)
         match latest_binding(m, name, a.span.start) {
-            Some(earlier) if rebuilds(m, a, name) || a.ctx.guard.is_some() => a = earlier,
+            Some(earlier)
+                if (rebuilds(m, a, name) || a.ctx.guard.is_some()) && !m.dead(&earlier.ctx) =>
+            {
+                a = earlier;
+            }
             _ => break,
         }
     }

@@ -24,7 +24,8 @@ declare_rule! {
     /// MLP at batch 1024 ran 0.78x as fast under bf16 autocast on an H200, BENCHMARKS.md).
     ///
     /// Reported on the `for` line of the file's first training step loop (for a Hugging Face
-    /// Trainer or Lightning, the `TrainingArguments(` / `Trainer(` call).
+    /// Trainer or Lightning, the `TrainingArguments(` / `Trainer(` call; of several Trainers, the
+    /// one bound to the name whose `fit` runs).
     ///
     /// ## Why is this slow?
     /// Tensor Cores run bf16/fp16 matrix multiplies several times faster than fp32 (8x to 16x

@@ -47,7 +47,7 @@ declare_rule! {
     ///
     /// Reported where the model that is trained (or, for inference, run) is placed on the device
     /// (`model = Net().to(device)`, `model.cuda()`), else, for a Hugging Face Trainer, at the
-    /// `TrainingArguments(` call (a Lightning `Trainer(`), else where the model is built. A file
+    /// `TrainingArguments(` call (a Lightning `Trainer(`, the one that fits), else where the model is built. A file
     /// that configures a Hugging Face trainer it never runs (`#trainer.train()`), with no loop
     /// of its own that runs the model, computes nothing and is left alone.
     ///
