@@ -777,3 +777,36 @@ fn the_anchors_are_the_module_built_as_shipped_and_the_trainer_that_fits() {
     assert_eq!(lines_of(&a, "EA203"), vec![13], "{:?}", a.findings);
     assert_eq!(lines_of(&a, "EA201"), vec![15], "{:?}", a.findings);
 }
+
+/// I3D: the validation pass lives in `do_val`, put in eval mode by its caller.
+const DO_VAL: &str = "import torch
+
+def do_val(model, val_dataloader, device):
+    results = {}
+    for iters, data in enumerate(val_dataloader):
+        inputs, labels = data
+        logits = model(inputs.to(device))
+        results[iters] = logits.mean(dim=-1)
+    return results
+
+model = InceptionI3d(157).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for steps, (x, y) in enumerate(train_loader):
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if steps % 1000 == 0:
+        model.eval()
+        do_val(model, val_loader, 'cuda')
+        model.train()
+";
+
+// Ex) def do_val(model, val_dataloader, device): for iters, data in enumerate(val_dataloader): ...
+#[test]
+fn a_function_named_val_is_an_evaluation() {
+    assert_eq!(lines_of(&run(DO_VAL), "EA401"), vec![5]);
+    // `val` inside another word is not one (`interval_stats`)
+    let other = DO_VAL.replace("do_val", "interval_stats");
+    assert!(lines_of(&run(&other), "EA401").is_empty());
+}

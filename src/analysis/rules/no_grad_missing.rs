@@ -8,7 +8,7 @@ declare_rule! {
     /// ## What it does
     /// Flags, in a file that runs on CUDA, an evaluation or inference loop (the model is in
     /// `eval()` mode, or the function is
-    /// an eval/test/predict one, or the file only infers) that calls the model with autograd
+    /// an eval/test/predict one, also `val` as a word of its name, `do_val`, `val_model`, or the file only infers) that calls the model with autograd
     /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it. A loop in a function
     /// that also trains (calls backward) is one only when the function puts the model in
     /// `eval()` mode before it (`def train(...): ... model.eval(); for x, y in val_loader:`,
@@ -179,9 +179,10 @@ impl Rule for NoGradMissing {
             if trains_here && !eval_called {
                 continue;
             }
+            // (also `val` as a word of the name: `do_val`, `val_model`, `run_val_epoch`)
             let eval_name = func.is_some_and(|f| {
                 let n = m.text(f.name).to_ascii_lowercase();
-                EVAL_NAMES.iter().any(|e| n.contains(e))
+                EVAL_NAMES.iter().any(|e| n.contains(e)) || n.split('_').any(|w| w == "val")
             });
             let infer_only = m.kind == CodeKind::Infer;
             if !(eval_called || eval_name || infer_only) {
