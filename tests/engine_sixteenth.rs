@@ -810,3 +810,94 @@ fn a_function_named_val_is_an_evaluation() {
     let other = DO_VAL.replace("do_val", "interval_stats");
     assert!(lines_of(&run(&other), "EA401").is_empty());
 }
+
+/// ELECTRA pretraining: autocast and the scaler are there, switched off by default.
+const AUTOCAST_OFF: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--amp', action='store_true')
+args = parser.parse_args()
+model = Electra().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+scaler = torch.cuda.amp.GradScaler(enabled=args.amp)
+for step, batch in enumerate(loader):
+    with torch.cuda.amp.autocast(enabled=args.amp):
+        loss = model(batch.cuda())
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+";
+
+// Ex) with torch.cuda.amp.autocast(enabled=args.amp):   <- `--amp` off: fp32 as shipped
+#[test]
+fn code_under_an_autocast_disabled_as_shipped_runs_in_fp32() {
+    assert_eq!(lines_of(&run(AUTOCAST_OFF), "EA201"), vec![10]);
+    let on = AUTOCAST_OFF.replace("action='store_true'", "action='store_false'");
+    assert!(lines_of(&run(&on), "EA201").is_empty());
+}
+
+/// Glow training that announces the end of warm-up once.
+const ONCE_FLAG: &str = "import torch
+
+model = Glow().cuda()
+opt = torch.optim.Adam(model.parameters())
+warmup_completed = False
+for epoch in range(100):
+    for global_step, x in enumerate(loader):
+        nll = model(x.cuda())
+        opt.zero_grad()
+        nll.backward()
+        opt.step()
+        if global_step > 500:
+            if not warmup_completed:
+                print('Warm up Completed')
+            warmup_completed = True
+";
+
+// Ex) if not warmup_completed: print("Warm up Completed") ... warmup_completed = True
+#[test]
+fn a_branch_whose_flag_is_set_right_after_runs_once() {
+    assert!(lines_of(&run(ONCE_FLAG), "EA504").is_empty());
+    let never_set = ONCE_FLAG.replace("            warmup_completed = True\n", "");
+    assert_eq!(lines_of(&run(&never_set), "EA504"), vec![14]);
+}
+
+/// A PixelCNN prior: workers from an option defaulting to the cores less one; a sampling
+/// helper nothing calls builds its own copy of the model.
+const CORES_LESS_ONE: &str = "import argparse
+import multiprocessing as mp
+import torch
+from torch.utils.data import DataLoader
+
+def sample(args):
+    prior = GatedPixelCNN(args.k, 64).to(args.device)
+    return prior.generate()
+
+def main(args):
+    train_loader = DataLoader(train_set, batch_size=128, shuffle=True, num_workers=args.num_workers, pin_memory=True)
+    prior = GatedPixelCNN(args.k, 64).to(args.device)
+    optimizer = torch.optim.Adam(prior.parameters(), lr=3e-4)
+    for epoch in range(100):
+        for images, labels in train_loader:
+            loss = prior(images.to(args.device)).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--num-workers', type=int, default=mp.cpu_count() - 1)
+    parser.add_argument('--device', type=str, default='cuda')
+    parser.add_argument('--k', type=int, default=512)
+    main(parser.parse_args())
+";
+
+// Ex) parser.add_argument('--num-workers', type=int, default=mp.cpu_count() - 1)
+#[test]
+fn an_option_defaulting_to_a_share_of_the_cores_starts_workers_and_dead_copies_anchor_nothing() {
+    let a = run(CORES_LESS_ONE);
+    assert_eq!(lines_of(&a, "EA103"), vec![11], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA203"), vec![12], "{:?}", a.findings);
+}

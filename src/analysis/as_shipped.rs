@@ -994,6 +994,23 @@ pub(crate) fn at_least(
             Some(a) => at_least(m, m.node(a.value)?, a.span.start, a.ctx.func, next),
             None => m.resolve_expr(Span::of(node), at, func).int(),
         },
+        // `args.num_workers` with `default=mp.cpu_count() - 1`: the option's default, unless
+        // the file assigns the attribute
+        "attribute" => match m.resolve_expr(Span::of(node), at, func).int() {
+            Some(v) => Some(v),
+            None => {
+                let name = m.node_text(node);
+                let field = name.rsplit('.').next()?;
+                let (default, _) = m.argparse.get(field)?.as_ref()?;
+                if m.assigns
+                    .iter()
+                    .any(|a| a.targets.iter().any(|t| m.text(*t) == name))
+                {
+                    return None;
+                }
+                at_least(m, m.node(*default)?, default.start, None, next)
+            }
+        },
         "conditional_expression" => {
             let (body, cond, alt) = (
                 node.named_child(0)?,

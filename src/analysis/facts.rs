@@ -1,7 +1,7 @@
 //! The facts engine: one tree-sitter parse and one iterative walk per file.
 //!
 //! The walk records plain spans (calls, loops, assignments, functions, classes, comments) with
-//! the context each one sits in (innermost loop and function, `no_grad`, `autocast`, a Dataset
+//! the context each one sits in (innermost loop and function, `no_grad`, a Dataset
 //! `__getitem__`, an `if` guard inside the loop). A post-pass resolves qualified names through
 //! the import table, gives variables a kind, classifies loops (step / epoch / record), functions
 //! and the file (train / infer / data / other, reference ml_rules.md §2.3), and extracts
@@ -76,7 +76,6 @@ pub(crate) struct Ctx {
     pub func: Option<u32>,
     pub class: Option<u32>,
     pub no_grad: bool,
-    pub autocast: bool,
     pub getitem: bool,
     /// Inside an `if` nested in the innermost loop.
     pub under_if: bool,
@@ -540,8 +539,6 @@ enum Frame {
     },
     With {
         id: usize,
-        no_grad: bool,
-        autocast: bool,
     },
     If {
         id: usize,
@@ -599,7 +596,6 @@ struct Walker<'s> {
     cur_func: Option<u32>,
     cur_class: Option<u32>,
     no_grad: u32,
-    autocast: u32,
     getitem: u32,
     ifs: u32,
     mod_ifs: u32,
@@ -772,7 +768,6 @@ impl<'s> Walker<'s> {
             func: self.cur_func,
             class: self.cur_class,
             no_grad: self.no_grad > 0,
-            autocast: self.autocast > 0,
             getitem: self.getitem > 0,
             under_if,
             mod_guard,
@@ -935,7 +930,21 @@ impl<'s> Walker<'s> {
             && let Some(a) = cond.named_child(0)
             && Self::switch_like(a, self.src)
         {
-            return self.assigns_name(block, self.text(a));
+            // (or the statement right after the `if` sets it: `if not warmup_completed:
+            // print("Warm up Completed")` then `warmup_completed = True`)
+            let set_after = block
+                .parent()
+                .filter(|p| p.kind() == "if_statement")
+                .and_then(|p| p.next_named_sibling())
+                .is_some_and(|next| {
+                    next.kind() == "expression_statement"
+                        && next.named_child(0).is_some_and(|asg| {
+                            asg.kind() == "assignment"
+                                && field::get(asg, field::LEFT)
+                                    .is_some_and(|l| self.text(l) == self.text(a))
+                        })
+                });
+            return set_after || self.assigns_name(block, self.text(a));
         }
         let Some((a, op, b)) = self.comparison_parts(cond) else {
             return false;
@@ -1429,16 +1438,7 @@ impl<'s> Walker<'s> {
                 }
             }
             Frame::Class { prev, .. } => self.cur_class = prev,
-            Frame::With {
-                no_grad, autocast, ..
-            } => {
-                if no_grad {
-                    self.no_grad -= 1;
-                }
-                if autocast {
-                    self.autocast -= 1;
-                }
-            }
+            Frame::With { .. } => self.no_grad -= 1,
             Frame::If { after, .. } => {
                 self.ifs -= 1;
                 // Ex) if args.evaluate: validate(...); return  ... train(...)  (the rest of the
@@ -1647,7 +1647,6 @@ impl<'s> Walker<'s> {
 
     fn on_with(&mut self, node: Node<'_>) {
         let mut no_grad = false;
-        let mut autocast = false;
         let mut stack = vec![node];
         // with_statement → with_clause → with_item → value (call | as_pattern)
         let mut seen = 0;
@@ -1681,7 +1680,6 @@ impl<'s> Walker<'s> {
                                 no_grad = true;
                             }
                         }
-                        "autocast" => autocast = true,
                         _ => {}
                     }
                 }
@@ -1690,16 +1688,7 @@ impl<'s> Walker<'s> {
         }
         if no_grad {
             self.no_grad += 1;
-        }
-        if autocast {
-            self.autocast += 1;
-        }
-        if no_grad || autocast {
-            self.frames.push(Frame::With {
-                id: node.id(),
-                no_grad,
-                autocast,
-            });
+            self.frames.push(Frame::With { id: node.id() });
         }
     }
 
@@ -1951,7 +1940,6 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         cur_func: None,
         cur_class: None,
         no_grad: 0,
-        autocast: 0,
         getitem: 0,
         ifs: 0,
         mod_ifs: 0,

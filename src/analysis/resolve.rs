@@ -1139,9 +1139,8 @@ fn precision(m: &mut Model<'_>) {
         }
         let last = m.last_name(c);
         let q = m.qual(c);
-        if c.ctx.autocast {
-            p.autocast = true;
-        }
+        // (code under `with autocast(...)` counts through that call below, which may be
+        // disabled as shipped: `with autocast(enabled=args.amp):` with `--amp` off)
         // `GradScaler(enabled=args.mixed_precision)` with the flag off by default: fp32
         let disabled = || {
             m.kw(c, "enabled")

@@ -4,7 +4,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags `print(...)` and `logging` / `logger` calls in a training step loop that are not
-    /// under a `step % N == 0` guard, nor under a test of a reinforcement-learning episode's
+    /// under a `step % N == 0` guard (nor in a branch that runs once, `if not
+    /// warmup_completed:` with the flag set right after it), nor under a test of a reinforcement-learning episode's
     /// end (`if done:`, `if "episode" in info:`), which runs once per episode. In an inference
     /// or evaluation loop only a line that formats what the model returned is flagged
     /// (`print("emb", emb)`): a line of names,

@@ -479,8 +479,13 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
     }
     // runs as shipped: no switch off by default around it (the engine's guards, and conditions
     // like `args.arch.startswith("vgg")` read here)
+    // (nor in a function the script never calls: a sampling helper that builds its own copy)
     let live = |ctx: &super::facts::Ctx, span: super::facts::Span| {
-        !m.dead(ctx) && !behind_default_off_flag(m, span)
+        !m.dead(ctx)
+            && !behind_default_off_flag(m, span)
+            && !m
+                .node(span)
+                .is_some_and(|n| m.uncalled_line(n.start_position().row + 1))
     };
     let trained = crate::analysis::resolve::trained_models(m);
     for (i, a) in m.assigns.iter().enumerate() {

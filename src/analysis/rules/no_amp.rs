@@ -4,7 +4,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a CUDA training loop that runs entirely in fp32: no `torch.autocast`, no
-    /// `GradScaler`, no `.half()` / `.bfloat16()` model (nor one loaded in its checkpoint's
+    /// `GradScaler` (one switched off as shipped, `autocast(enabled=args.amp)` with `--amp` a
+    /// `store_true` flag, counts as none), no `.half()` / `.bfloat16()` model (nor one loaded in its checkpoint's
     /// dtype, `torch_dtype="auto"`), no quantized weights
     /// (`load_in_8bit=True`, `quantization_config=`), no framework mixed-precision flag
     /// (for a Hugging Face Trainer the file runs, `trainer.train()` / `.evaluate()` /
