@@ -901,3 +901,93 @@ fn an_option_defaulting_to_a_share_of_the_cores_starts_workers_and_dead_copies_a
     assert_eq!(lines_of(&a, "EA103"), vec![11], "{:?}", a.findings);
     assert_eq!(lines_of(&a, "EA203"), vec![12], "{:?}", a.findings);
 }
+
+/// scBERT: each item is moved to the GPU by the dataset itself.
+const GETITEM_ON_DEVICE: &str = "import torch
+from torch.utils.data import Dataset, DataLoader
+
+device = torch.device('cuda')
+
+class SCDataset(Dataset):
+    def __init__(self, data, label):
+        self.data = data
+        self.label = label
+
+    def __getitem__(self, index):
+        seq = torch.from_numpy(self.data[index].toarray()[0]).long()
+        seq = torch.cat((seq, torch.tensor([0]))).to(device)
+        return seq, self.label[index]
+
+    def __len__(self):
+        return self.data.shape[0]
+
+model = PerformerLM(num_tokens=7, dim=200, depth=6, heads=10).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+train_loader = DataLoader(SCDataset(data_train, label_train), batch_size=32)
+for epoch in range(100):
+    for data, labels in train_loader:
+        loss = torch.nn.functional.cross_entropy(model(data), labels.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) def __getitem__(self, i): ...; seq = seq.to(device); return seq, label   <- already on the GPU
+#[test]
+fn a_dataset_that_moves_its_items_to_the_gpu_needs_no_workers_or_pinning() {
+    let a = run(GETITEM_ON_DEVICE);
+    assert!(lines_of(&a, "EA101").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA102").is_empty(), "{:?}", a.findings);
+    let host = GETITEM_ON_DEVICE.replace("torch.tensor([0]))).to(device)", "torch.tensor([0])))");
+    assert_eq!(lines_of(&run(&host), "EA101"), vec![21]);
+}
+
+/// ProstT5 embedding: half precision is chosen by an integer option, off by default.
+const CONDITIONAL_VALUE: &str = "import argparse
+import torch
+from transformers import T5EncoderModel
+
+def get_embeddings(seqs, half_precision):
+    model = T5EncoderModel.from_pretrained('Rostlab/ProstT5').to('cuda')
+    if half_precision:
+        model = model.half()
+    model = model.eval()
+    with torch.no_grad():
+        for ids in seqs:
+            emb = model(ids.to('cuda')).last_hidden_state
+            torch.save(emb, 'emb.pt')
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--half', type=int, default=0)
+args = parser.parse_args()
+half_precision = False if int(args.half) == 0 else True
+get_embeddings(seqs, half_precision=half_precision)
+";
+
+// Ex) half_precision = False if int(args.half) == 0 else True   <- False as shipped
+#[test]
+fn a_conditional_value_takes_the_branch_its_test_takes_as_shipped() {
+    assert_eq!(lines_of(&run(CONDITIONAL_VALUE), "EA202"), vec![6]);
+    let half = CONDITIONAL_VALUE.replace("default=0)", "default=1)");
+    assert!(lines_of(&run(&half), "EA202").is_empty());
+}
+
+/// A Lightning Trainer that only runs a validation pass to pre-encode a dataset.
+const VALIDATE_ONLY: &str = "import argparse
+import pytorch_lightning as pl
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--model-half', action='store_true')
+args = parser.parse_args()
+pl_module = PreEncodedLatentsInferenceWrapper(model)
+trainer = pl.Trainer(accelerator='gpu', devices='auto', precision='16-true' if args.model_half else '32')
+trainer.validate(pl_module, data_loader)
+";
+
+// Ex) trainer = pl.Trainer(precision='32'); trainer.validate(module, loader)   <- no training
+#[test]
+fn a_lightning_trainer_that_never_fits_trains_nothing() {
+    assert!(lines_of(&run(VALIDATE_ONLY), "EA201").is_empty());
+    let fits = VALIDATE_ONLY.replace("trainer.validate(", "trainer.fit(");
+    assert_eq!(lines_of(&run(&fits), "EA201"), vec![8]);
+}

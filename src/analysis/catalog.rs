@@ -102,7 +102,8 @@ fn markdown() -> String {
          or string option read through a name is false when 0 or empty, `eval = args.eval` \
          with `default=0`, and so is one defaulting to an empty list, `nargs='+', \
          default=[]`; a string option compared case-folded, `args.dataset.lower() == \
-         'kitti'`; an entry of a dict the file writes out, `config['num_workers']`, \
+         'kitti'`; a conditional value, `half = False if int(args.half) == 0 else True`, \
+         takes the branch its test takes as shipped; an entry of a dict the file writes out, `config['num_workers']`, \
          and a field of a class the file defines, also inside a function, as they stand), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default), and a function of a \
          script that nothing in the script calls (or calls only from such code), or a block \

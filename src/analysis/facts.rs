@@ -2511,6 +2511,26 @@ impl<'s> Model<'s> {
                         v => v,
                     };
                 }
+                // `False if int(args.half) == 0 else True`: the branch the test takes as shipped
+                // (either, when both agree)
+                if let Some(n) = self
+                    .node(s)
+                    .filter(|n| n.kind() == "conditional_expression")
+                    && let (Some(yes), Some(cond), Some(no)) =
+                        (n.named_child(0), n.named_child(1), n.named_child(2))
+                {
+                    let branch = |b: Node<'_>| {
+                        self.resolve_span(Span::of(b), val_kind(b), at, func_ctx, depth + 1)
+                    };
+                    return match super::as_shipped::condition(self, cond, at, func_ctx, depth + 1) {
+                        Some(true) => branch(yes),
+                        Some(false) => branch(no),
+                        None => match (branch(yes), branch(no)) {
+                            (a, b) if a == b => a,
+                            _ => Val::Unknown,
+                        },
+                    };
+                }
                 let Some(n) = self.node(s).filter(|n| {
                     matches!(
                         n.kind(),

@@ -1197,11 +1197,14 @@ fn first_return(def: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
 /// tensors (`TensorDataset(x.to(device), y.to(device))`), or a dataset built with the device
 /// (`MelDataset(path, device)`, `AudioSet(files, device=device)`: it moves its samples there
 /// itself), or one whose collate, a function of the file, builds or moves its batch there
-/// (`torch.tensor(ids, device=device)`, `labels.to(device)`). There is nothing for workers to
-/// load (CUDA cannot run in forked workers), and pinning a CUDA tensor is an error.
+/// (`torch.tensor(ids, device=device)`, `labels.to(device)`), or a `Dataset` class of the file
+/// whose `__getitem__` moves each item there itself (`return seq.to(device), label`). There is
+/// nothing for workers to load (CUDA cannot run in forked workers), and pinning a CUDA tensor
+/// is an error.
 pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
     collate_on_device(m, c)
         || split_with_device(m, c)
+        || getitem_on_device(m, c)
         || dataset_ctor(m, c).is_some_and(|t| {
             let args = m.text(t.args_span).to_ascii_lowercase();
             (m.last_name(t) == "TensorDataset"
@@ -1210,6 +1213,33 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
                     || args.contains(".to(\"cuda")))
                 || m.call_args(t).iter().any(|a| device_arg(m, a))
         })
+}
+
+/// Does loader `c` read a `Dataset` class of the file whose `__getitem__` moves to the device
+/// (`.to(device)`, `.cuda()`)?
+// Ex) def __getitem__(self, i): seq = torch.cat((seq, torch.tensor([0]))).to(device); return seq, y
+fn getitem_on_device(m: &Model<'_>, c: &Call) -> bool {
+    let Some(ctor) = dataset_ctor(m, c).filter(|t| t.method.is_none()) else {
+        return false;
+    };
+    let class = m.text(ctor.func);
+    let Some(ci) = m.classes.iter().position(|k| m.text(k.name) == class) else {
+        return false;
+    };
+    let Some(getitem) = m
+        .funcs
+        .iter()
+        .position(|f| f.class == u32::try_from(ci).ok() && m.text(f.name) == "__getitem__")
+    else {
+        return false;
+    };
+    m.calls.iter().any(|k| {
+        k.ctx.func == u32::try_from(getitem).ok()
+            && k.method.is_some()
+            && matches!(m.last_name(k), "to" | "cuda")
+            && crate::analysis::resolve::placement_arg(m, k)
+            && !m.dead(&k.ctx)
+    })
 }
 
 /// A loader over one of several datasets a call builds together with the device

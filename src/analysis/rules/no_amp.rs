@@ -26,7 +26,8 @@ declare_rule! {
     ///
     /// Reported on the `for` line of the file's first training step loop (for a Hugging Face
     /// Trainer or Lightning, the `TrainingArguments(` / `Trainer(` call; of several Trainers, the
-    /// one bound to the name whose `fit` runs).
+    /// one bound to the name whose `fit` runs; a Lightning Trainer that only validates or
+    /// predicts trains nothing and is left alone).
     ///
     /// ## Why is this slow?
     /// Tensor Cores run bf16/fp16 matrix multiplies several times faster than fp32 (8x to 16x
@@ -111,8 +112,11 @@ impl Rule for NoAmp {
                     || m.last_name(c) == "SFTConfig"
                 {
                     "`TrainingArguments` without `bf16=True` / `fp16=True`: the Trainer runs in full fp32"
-                } else {
+                } else if super::lightning_fit(m).is_some() {
                     "Lightning `Trainer` without `precision=\"bf16-mixed\"`: training runs in full fp32"
+                } else {
+                    // (a Trainer that only validates or predicts trains nothing)
+                    return;
                 };
                 cx.at_call(&Self::META, c, message.to_string(), None);
             }
