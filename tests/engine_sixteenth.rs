@@ -991,3 +991,46 @@ fn a_lightning_trainer_that_never_fits_trains_nothing() {
     let fits = VALIDATE_ONLY.replace("trainer.validate(", "trainer.fit(");
     assert_eq!(lines_of(&run(&fits), "EA201"), vec![8]);
 }
+
+/// Textual inversion (diffusers): only the text encoder's embeddings train; the frozen U-Net is
+/// moved and cast to a dtype chosen by the mixed-precision setting, off by default.
+const TEXTUAL_INVERSION: &str = "import argparse
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+from transformers import CLIPTextModel
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--mixed_precision', type=str, default='no', choices=['no', 'fp16', 'bf16'])
+args = parser.parse_args()
+accelerator = Accelerator(mixed_precision=args.mixed_precision)
+text_encoder = CLIPTextModel.from_pretrained('runwayml/stable-diffusion-v1-5', subfolder='text_encoder')
+unet = UNet2DConditionModel.from_pretrained('runwayml/stable-diffusion-v1-5', subfolder='unet')
+optimizer = torch.optim.AdamW(text_encoder.get_input_embeddings().parameters(), lr=5e-4)
+text_encoder, optimizer, train_dataloader = accelerator.prepare(text_encoder, optimizer, train_dataloader)
+weight_dtype = torch.float32
+if accelerator.mixed_precision == 'fp16':
+    weight_dtype = torch.float16
+elif accelerator.mixed_precision == 'bf16':
+    weight_dtype = torch.bfloat16
+unet.to(accelerator.device, dtype=weight_dtype)
+for epoch in range(100):
+    for step, batch in enumerate(train_dataloader):
+        hidden = text_encoder(batch['input_ids'])[0]
+        loss = unet(batch['latents'], batch['t'], hidden).sample.pow(2).mean()
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+";
+
+// Ex) AdamW(text_encoder.get_input_embeddings().parameters()); if mixed_precision == 'fp16': weight_dtype = ...
+#[test]
+fn a_part_a_model_hands_out_trains_that_model_and_dead_dtype_bindings_bind_nothing() {
+    let a = run(TEXTUAL_INVERSION);
+    // anchored where the trained text encoder is built, not at the frozen U-Net's move
+    assert_eq!(lines_of(&a, "EA203"), vec![11], "{:?}", a.findings);
+    // `weight_dtype` stays float32 as shipped: fp32 training
+    assert_eq!(lines_of(&a, "EA201"), vec![22], "{:?}", a.findings);
+    let fp16 = TEXTUAL_INVERSION.replace("default='no'", "default='fp16'");
+    assert!(lines_of(&run(&fp16), "EA201").is_empty());
+}

@@ -1035,8 +1035,11 @@ fn dtype_constant(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> Op
     if !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
         return None;
     }
-    let same =
-        |a: &&super::facts::Assign| !a.augmented && a.targets.len() == 1 && m.text(a.left) == name;
+    // (a binding in a branch that does not run as shipped binds nothing: `if
+    // accelerator.mixed_precision == "fp16": weight_dtype = torch.float16` with `"no"`)
+    let same = |a: &&super::facts::Assign| {
+        !a.augmented && a.targets.len() == 1 && m.text(a.left) == name && !m.dead(&a.ctx)
+    };
     let local: Vec<_> = m
         .assigns
         .iter()
@@ -2640,7 +2643,17 @@ fn parameter_owners<'s>(m: &Model<'s>, arg: &'s str, at: usize) -> Vec<&'s str> 
                 else {
                     continue;
                 };
-                let head = text.get(..i).unwrap_or_default();
+                let mut head = text.get(..i).unwrap_or_default();
+                // `text_encoder.get_input_embeddings().parameters()`: a part the model hands
+                // out trains the model
+                if let Some(inner) = head.strip_suffix("()")
+                    && let Some(dot) = inner.rfind('.')
+                    && inner.get(dot + 1..).is_some_and(|m| {
+                        m.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                    })
+                {
+                    head = inner.get(..dot).unwrap_or_default();
+                }
                 let start = head
                     .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))
                     .map_or(0, |j| j + 1);
