@@ -1034,3 +1034,32 @@ fn a_part_a_model_hands_out_trains_that_model_and_dead_dtype_bindings_bind_nothi
     let fp16 = TEXTUAL_INVERSION.replace("default='no'", "default='fp16'");
     assert!(lines_of(&run(&fp16), "EA201").is_empty());
 }
+
+/// LRW lip reading: the step loop draws each batch with `next` from the pinned loader.
+const NEXT_DRAWN: &str = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+train_loader = DataLoader(train_data, shuffle=True, batch_size=64, num_workers=8, pin_memory=True, persistent_workers=True)
+model = LipNet().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(30):
+    loader = iter(train_loader)
+    for step in range(1, len(train_loader) + 1):
+        batch = next(loader)
+        frames = batch['frames'].to(device)
+        labels = batch['label'].to(device)
+        loss = torch.nn.functional.cross_entropy(model(frames), labels.squeeze(1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) batch = next(loader); frames = batch['frames'].to(device)   <- a pinned batch, copied blocking
+#[test]
+fn a_batch_drawn_with_next_from_a_pinned_loader_is_a_pinned_batch() {
+    assert_eq!(lines_of(&run(NEXT_DRAWN), "EA303"), vec![12, 13]);
+    // not from a loader: an iterator over something else draws no pinned batch
+    let other = NEXT_DRAWN.replace("loader = iter(train_loader)", "loader = iter(samples)");
+    assert!(lines_of(&run(&other), "EA303").is_empty());
+}

@@ -9,7 +9,8 @@ declare_rule! {
     /// ## What it does
     /// Flags `.to(device)` (also `.to(device=...)`) / `.cuda()` of a batch in a step loop without `non_blocking=True`
     /// (not under a `step % N == 0` guard nor in a branch that runs once, `if i == 0:`),
-    /// when the loop iterates a `DataLoader` with `pin_memory=True` (or a loader the function
+    /// when the loop iterates a `DataLoader` with `pin_memory=True` (or draws its batch with
+    /// `next(it)` from `it = iter(loader)`, or a loader the function
     /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
     /// parts in a comprehension (`[b.to(device) for b in boxes]`) or in a loop over them (`for k, v
     /// in targets.items(): targets[k] = v.to(device)`). A batch rebuilt in the loop
@@ -140,7 +141,15 @@ impl Rule for H2dBlocking {
                 let it = m.text(l.iter?);
                 super::words(it).find(|w| f.params.iter().any(|(p, _)| m.text(*p) == *w))
             };
-            let Some(var) = l.info.iterates_loader.as_deref().or_else(handed) else {
+            // (or draws its batch with `next(it)` from `it = iter(loader)`)
+            let drawn = next_drawn(m, l);
+            let Some(var) = l
+                .info
+                .iterates_loader
+                .as_deref()
+                .or_else(handed)
+                .or(drawn.as_ref().map(|(v, _)| *v))
+            else {
                 continue;
             };
             let var = wrapped_loader(m, var);
@@ -198,7 +207,11 @@ impl Rule for H2dBlocking {
                 }
                 inner = il.parent;
             }
-            if !l.info.batch_names.iter().any(|b| b == root) || rebuilt(m, l, c, root) {
+            let batch = l.info.batch_names.iter().any(|b| b == root)
+                || drawn
+                    .as_ref()
+                    .is_some_and(|(_, names)| names.contains(&root));
+            if !batch || rebuilt(m, l, c, root) {
                 continue;
             }
             let fix = add_kwarg(m, c, "non_blocking=True").map(|e| Fix {
@@ -286,4 +299,56 @@ fn wrapped_loader<'a>(m: &'a crate::analysis::facts::Model<'_>, var: &'a str) ->
             Some(m.text(m.pos(c, 0)?.value))
         })
         .unwrap_or(var)
+}
+
+/// A loop that draws its batch from an iterator of a loader (`it = iter(train_loader)` ... `for
+/// step in range(n): batch = next(it)`): the loader, and the names the drawn batch is bound to
+/// and unpacked into in the loop body (`batch`, `frames = batch['frames']`).
+// Ex) loader = iter(train_loader) ... for step in range(1, len(train_loader) + 1): batch = next(loader)
+fn next_drawn<'s>(
+    m: &crate::analysis::facts::Model<'s>,
+    l: &crate::analysis::facts::Loop,
+) -> Option<(&'s str, Vec<&'s str>)> {
+    let mut loader = None;
+    let mut names: Vec<&str> = Vec::new();
+    for a in m
+        .assigns
+        .iter()
+        .filter(|a| l.span.contains(a.span) && !a.augmented)
+    {
+        let drawn = a
+            .rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .filter(|c| c.method.is_none() && m.text(c.func) == "next")
+            .and_then(|c| m.pos(c, 0))
+            .and_then(|it| {
+                let binding = m.assigns.iter().rfind(|b| {
+                    b.span.end <= l.span.start
+                        && b.targets.len() == 1
+                        && m.text(b.left) == m.text(it.value)
+                })?;
+                let iter = m.calls.get(binding.rhs_call? as usize)?;
+                (iter.method.is_none() && m.text(iter.func) == "iter")
+                    .then(|| m.pos(iter, 0))
+                    .flatten()
+                    .map(|x| m.text(x.value))
+                    .filter(|v| m.var_kind(v) == Some(crate::analysis::facts::VarKind::Loader))
+            });
+        if let Some(v) = drawn {
+            loader = Some(v);
+            names.extend(a.targets.iter().map(|t| m.text(*t)));
+        } else if loader.is_some() {
+            // (a part of the drawn batch: `frames = batch['frames']`, `x, y = batch`)
+            let v = m.text(a.value);
+            if names.iter().any(|n| {
+                v == *n
+                    || v.strip_prefix(n)
+                        .is_some_and(|r| r.starts_with('[') || r.starts_with('.'))
+            }) && !v.contains('(')
+            {
+                names.extend(a.targets.iter().map(|t| m.text(*t)));
+            }
+        }
+    }
+    loader.map(|v| (v, names))
 }
