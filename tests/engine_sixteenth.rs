@@ -1063,3 +1063,193 @@ fn a_batch_drawn_with_next_from_a_pinned_loader_is_a_pinned_batch() {
     let other = NEXT_DRAWN.replace("loader = iter(train_loader)", "loader = iter(samples)");
     assert!(lines_of(&run(&other), "EA303").is_empty());
 }
+
+/// HTS-AT on Lightning 1.x: `accelerator` names the distributed strategy, `gpus=` the device.
+const LIGHTNING_ONE: &str = "import torch
+import pytorch_lightning as pl
+from sed_model import SEDWrapper
+
+device_num = torch.cuda.device_count()
+model = SEDWrapper(sed_model=HTSAT_Swin_Transformer(), config=config, dataset=dataset)
+trainer = pl.Trainer(
+    gpus=device_num,
+    max_epochs=100,
+    accelerator='ddp' if device_num > 1 else None,
+)
+trainer.fit(model, audioset_data)
+";
+
+// Ex) pl.Trainer(gpus=device_num, accelerator="ddp" if device_num > 1 else None)   <- on GPUs
+#[test]
+fn a_lightning_one_strategy_named_as_accelerator_leaves_the_gpus_to_decide() {
+    assert_eq!(lines_of(&run(LIGHTNING_ONE), "EA203"), vec![6]);
+    let cpu = LIGHTNING_ONE.replace("'ddp' if device_num > 1 else None", "'cpu'");
+    assert!(lines_of(&run(&cpu), "EA203").is_empty());
+}
+
+/// An OWL-ViT fine-tune binding each loader to two names at once.
+const CHAINED: &str = "import torch
+from torch.utils.data import DataLoader
+
+def main():
+    dataloader = test_dataloader = DataLoader(dataset, batch_size=4, shuffle=True, num_workers=8)
+    model = load_owlvit().cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    for epoch in range(20):
+        for images, targets in dataloader:
+            loss = model(images.cuda(), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+main()
+";
+
+// Ex) dataloader = test_dataloader = DataLoader(...)   <- both names hold the loader
+#[test]
+fn every_name_of_a_chained_assignment_holds_the_value() {
+    assert_eq!(lines_of(&run(CHAINED), "EA103"), vec![5]);
+}
+
+/// YOLO-World's demo: a helper of the file runs MMEngine's `test_step`, then decodes the
+/// image again to draw on it.
+const TEST_STEP: &str = "import os
+import cv2
+import torch
+
+def inference_detector(model, image_path, texts, test_pipeline):
+    data_info = test_pipeline(dict(img_id=0, img_path=image_path, texts=texts))
+    data_batch = dict(inputs=data_info['inputs'].unsqueeze(0), data_samples=[data_info['data_samples']])
+    with torch.no_grad():
+        output = model.test_step(data_batch)[0]
+    image = cv2.imread(image_path)
+    cv2.imwrite(os.path.join('out', os.path.basename(image_path)), image)
+
+model = init_detector(config, checkpoint, device='cuda:0')
+for image_path in [os.path.join(folder, f) for f in os.listdir(folder)]:
+    inference_detector(model, image_path, texts, test_pipeline)
+";
+
+// Ex) output = model.test_step(data_batch)[0]   <- MMEngine's forward
+#[test]
+fn mmengine_test_step_runs_the_model() {
+    let a = run(TEST_STEP);
+    assert_eq!(lines_of(&a, "EA502"), vec![10], "{:?}", a.findings);
+    assert!(lines_of(&a, "EA602").is_empty(), "{:?}", a.findings);
+}
+
+/// CLAP zero-shot classification: the model method takes the processor's dict, moved to the GPU.
+const SPLAT_INPUTS: &str = "import torch
+import pandas as pd
+from transformers import ClapModel, ClapProcessor
+
+DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'
+processor = ClapProcessor.from_pretrained('laion/clap-htsat-unfused')
+model = ClapModel.from_pretrained('laion/clap-htsat-unfused').to(DEVICE)
+meta = pd.read_csv('esc50.csv')
+predicted = []
+for _, row in meta.iterrows():
+    inputs = processor(audios=[load_audio(row['filename'])], return_tensors='pt', sampling_rate=48000).to(DEVICE)
+    with torch.no_grad():
+        audio_embed = model.get_audio_features(**inputs)
+        predicted.append(labels[(audio_embed @ text_embeds.T).argmax().item()])
+";
+
+// Ex) audio_embed = model.get_audio_features(**inputs)   <- the model runs once per row
+#[test]
+fn a_model_method_given_an_unpacked_batch_runs_the_model() {
+    let a = run(SPLAT_INPUTS);
+    assert_eq!(lines_of(&a, "EA301"), vec![14], "{:?}", a.findings);
+    assert_eq!(lines_of(&a, "EA202"), vec![7], "{:?}", a.findings);
+    assert!(lines_of(&a, "EA601").is_empty(), "{:?}", a.findings);
+}
+
+/// Grounded-SAM over a folder, on the CPU by default, clearing CUDA's cache per image.
+const CPU_EMPTY_CACHE: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--device', type=str, default='cpu')
+args = parser.parse_args()
+device = args.device
+model = load_model(config_file, checkpoint, device=device)
+for img in images:
+    boxes = model(torch.Tensor(img).to(device))
+    masks = predictor.predict_torch(boxes.to(device))
+    torch.cuda.empty_cache()
+";
+
+// Ex) --device defaults to 'cpu' ... torch.cuda.empty_cache()   <- a no-op
+#[test]
+fn cuda_housekeeping_in_a_file_that_runs_on_the_cpu_is_no_sync() {
+    assert!(lines_of(&run(CPU_EMPTY_CACHE), "EA302").is_empty());
+    let gpu = CPU_EMPTY_CACHE.replace("default='cpu'", "default='cuda'");
+    assert_eq!(lines_of(&run(&gpu), "EA302"), vec![12]);
+}
+
+/// OWL-ViT fine-tune that builds a GradScaler and never uses it.
+const UNUSED_SCALER: &str = "import torch
+
+model = OwlViTForObjectDetection.from_pretrained('google/owlvit-base-patch32').cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+scaler = torch.cuda.amp.GradScaler()
+for epoch in range(10):
+    for images, targets in loader:
+        loss = model(images.cuda(), targets).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) scaler = torch.cuda.amp.GradScaler()  # and `scaler` never used: fp32 training
+#[test]
+fn a_grad_scaler_never_used_scales_nothing() {
+    assert_eq!(lines_of(&run(UNUSED_SCALER), "EA201"), vec![7]);
+    let used = UNUSED_SCALER
+        .replace("        loss.backward()\n        optimizer.step()\n", "        scaler.scale(loss).backward()\n        scaler.step(optimizer)\n        scaler.update()\n");
+    assert!(lines_of(&run(&used), "EA201").is_empty());
+}
+
+/// LAVT evaluation: precision at five IoU thresholds written out.
+const FEW_THRESHOLDS: &str = "import numpy as np
+import torch
+
+eval_seg_iou_list = [.5, .6, .7, .8, .9]
+seg_correct = np.zeros(len(eval_seg_iou_list), dtype=np.int32)
+for n_eval_iou in range(len(eval_seg_iou_list)):
+    seg_correct[n_eval_iou] += (iou >= eval_seg_iou_list[n_eval_iou])
+";
+
+// Ex) for n in range(len(eval_seg_iou_list)):   <- five thresholds written out
+#[test]
+fn a_range_over_the_length_of_a_short_list_written_out_is_a_few_iterations() {
+    assert!(lines_of(&run(FEW_THRESHOLDS), "EA603").is_empty());
+    let many = FEW_THRESHOLDS.replace("[.5, .6, .7, .8, .9]", "np.linspace(0, 1, 1000)");
+    assert_eq!(lines_of(&run(&many), "EA603"), vec![6]);
+}
+
+/// APPS generation: the model is loaded with `device_map="auto"` unless a checkpoint is given.
+const DEVICE_MAP: &str = "import argparse
+import torch
+from transformers import AutoModelForCausalLM, GPT2LMHeadModel
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--load', default='', type=str)
+args = parser.parse_args()
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+if args.load:
+    model = GPT2LMHeadModel.from_pretrained(args.load)
+    model.to(device)
+else:
+    model = AutoModelForCausalLM.from_pretrained('gpt2', device_map='auto').eval()
+for problem in problems:
+    ids = tokenizer(problem, return_tensors='pt').input_ids.to(device)
+    out = model.generate(ids, max_new_tokens=256)
+    print(tokenizer.decode(out[0]))
+";
+
+// Ex) model = AutoModelForCausalLM.from_pretrained(name, device_map='auto').eval()
+#[test]
+fn a_model_loaded_with_a_device_map_is_placed_where_it_is_loaded() {
+    assert_eq!(lines_of(&run(DEVICE_MAP), "EA202"), vec![13]);
+}

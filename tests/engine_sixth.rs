@@ -515,12 +515,27 @@ fn a_swa_scheduler_step_does_not_make_the_epoch_loop_a_step_loop() {
         "{:?}",
         a.facts.loops
     );
-    // an optimizer of torch.optim stepped in the loop still makes it a step loop
-    let a = run(&SWA_EPOCHS.replace("    swa_scheduler.step()", "    optimizer.step()"));
+    // an optimizer of torch.optim stepped in the loop still makes it a step loop, unless the
+    // loop also runs a whole training pass (`train_epoch(...)`): then it steps once per pass
+    // (the sixteenth session, an FSDP script stepping once more after each pass)
+    let a = run(&SWA_EPOCHS
+        .replace("    swa_scheduler.step()", "    optimizer.step()")
+        .replace(
+            "    train_loss = train_epoch(model, train_loader, optimizer)",
+            "    train_loss = model(next(iter(train_loader))).mean()\n    train_loss.backward()",
+        ));
     let kinds: Vec<(usize, &str)> = a.facts.loops.iter().map(|l| (l.line, l.kind)).collect();
     assert_eq!(
         kinds,
         vec![(5, "step"), (16, "step")],
+        "{:?}",
+        a.facts.loops
+    );
+    let a = run(&SWA_EPOCHS.replace("    swa_scheduler.step()", "    optimizer.step()"));
+    let kinds: Vec<(usize, &str)> = a.facts.loops.iter().map(|l| (l.line, l.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![(5, "step"), (16, "epoch")],
         "{:?}",
         a.facts.loops
     );

@@ -119,7 +119,8 @@ fn markdown() -> String {
          `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
          own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments`, DDP, `device_map`, Lightning 2's `Trainer()`, which picks the GPU \
-         itself; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
+         itself, or a Lightning 1.x `Trainer(gpus=n)` whose `accelerator=` names only the \
+         distributed strategy; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \

@@ -1751,12 +1751,20 @@ impl<'s> Walker<'s> {
     }
 
     fn on_assign(&mut self, node: Node<'_>) {
-        let (Some(left), Some(right)) = (
+        let (Some(left), Some(mut right)) = (
             field::get(node, field::LEFT),
             field::get(node, field::RIGHT),
         ) else {
             return;
         };
+        // `loader = test_loader = DataLoader(...)`: every name of a chain is bound to the value
+        // at its end
+        for _ in 0..8 {
+            match field::get(right, field::RIGHT).filter(|_| right.kind() == "assignment") {
+                Some(inner) => right = inner,
+                None => break,
+            }
+        }
         let mut targets = Vec::new();
         match left.kind() {
             "identifier" | "attribute" if is_dotted(left) => targets.push(Span::of(left)),
@@ -1867,7 +1875,8 @@ impl<'s> Walker<'s> {
             ctx: self.ctx(),
         });
         let id = node.id();
-        if let Some(pos) = self.rhs_watch.iter().rposition(|(nid, _)| *nid == id) {
+        // (every assignment of a chain binding this call: `a = b = DataLoader(...)`)
+        while let Some(pos) = self.rhs_watch.iter().rposition(|(nid, _)| *nid == id) {
             let a = self.rhs_watch[pos].1;
             self.rhs_watch.swap_remove(pos);
             if let Some(asg) = self.m.assigns.get_mut(a as usize) {

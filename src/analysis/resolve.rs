@@ -767,8 +767,24 @@ fn device(m: &mut Model<'_>) {
                 see("cuda");
             }
             "Trainer" | "Fabric" => {
-                if let Some(a) = m.kw(c, "accelerator") {
-                    let t = m.text(a.value);
+                // (Lightning 1.x named the distributed strategy there, `accelerator="ddp"`:
+                // no device, the `gpus=` beside it decides)
+                let strategy = |t: &str| {
+                    let t = t.to_ascii_lowercase();
+                    ["ddp", "dp", "horovod", "none"]
+                        .iter()
+                        .any(|s| t.contains(s))
+                        && !["gpu", "cuda", "auto", "cpu", "mps", "tpu"]
+                            .iter()
+                            .any(|d| t.contains(d))
+                };
+                let accelerator =
+                    m.kw(c, "accelerator")
+                        .map(|a| match m.resolve(&a, c.span.start, c.ctx.func) {
+                            Val::Str(v) => v,
+                            _ => m.text(a.value).to_string(),
+                        });
+                if let Some(t) = accelerator.as_deref().filter(|t| !strategy(t)) {
                     if t.contains("gpu") || t.contains("cuda") || t.contains("auto") {
                         see("cuda");
                     } else {
@@ -1115,6 +1131,26 @@ fn shipped_precision(v: Val) -> Option<Shipped> {
     }
 }
 
+/// Is GradScaler call `c` bound to a name the file never scales, steps or unscales with?
+// Ex) scaler = torch.cuda.amp.GradScaler() ... loss.backward(); optimizer.step()
+fn unused_scaler(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let Some(ci) = m.calls.iter().position(|k| k.span == c.span) else {
+        return false;
+    };
+    let Some(name) = m
+        .assigns
+        .iter()
+        .find(|a| a.rhs_call == u32::try_from(ci).ok() && a.targets.len() == 1)
+        .map(|a| m.text(a.left))
+    else {
+        return false;
+    };
+    !m.calls.iter().any(|k| {
+        k.recv.is_some_and(|r| m.text(r) == name)
+            && matches!(m.last_name(k), "scale" | "step" | "unscale_" | "update")
+    }) && !m.args.iter().any(|a| m.text(a.value) == name)
+}
+
 fn precision(m: &mut Model<'_>) {
     let mut p = m.facts.precision.clone();
     let mut cudnn_benchmark = m.facts.cudnn_benchmark;
@@ -1151,7 +1187,9 @@ fn precision(m: &mut Model<'_>) {
         };
         match last {
             "autocast" if !disabled() => p.autocast = true,
-            "GradScaler" if !disabled() => p.grad_scaler = true,
+            // (a scaler bound and never used, `scaler = GradScaler()` with no `scaler.scale(loss)`,
+            // scales nothing: the loss is fp32 as before)
+            "GradScaler" if !disabled() && !unused_scaler(m, c) => p.grad_scaler = true,
             "autocast" | "GradScaler" => {}
             "half" | "bfloat16" if c.method.is_some() => p.half = true,
             "set_float32_matmul_precision" => {
@@ -1607,7 +1645,8 @@ pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
         return true;
     }
     let last = m.last_name(c);
-    matches!(last, "generate" | "forward")
+    // (also MMEngine's and Lightning's step methods: `model.test_step(data_batch)`)
+    matches!(last, "generate" | "forward" | "test_step" | "val_step")
         && c.recv
             .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
 }
@@ -1662,11 +1701,11 @@ pub(crate) fn runs_model(m: &Model<'_>, c: &super::facts::Call) -> bool {
     if is_model_call(m, c) {
         return true;
     }
+    // (also a dict of inputs unpacked, `model.get_audio_features(**inputs)`)
+    let per_step = |t: &str| t.contains(".to(") || t.contains(".cuda(") || per_iteration(m, c, t);
     model_method(m, c)
-        && m.call_args(c).iter().any(|a| {
-            let t = m.text(a.value);
-            t.contains(".to(") || t.contains(".cuda(") || per_iteration(m, c, t)
-        })
+        && (m.call_args(c).iter().any(|a| per_step(m.text(a.value)))
+            || c.splat.is_some_and(|s| per_step(m.text(s))))
 }
 
 /// Is a call a method of a model variable that may run it: not module housekeeping

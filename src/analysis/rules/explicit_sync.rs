@@ -5,7 +5,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags `torch.cuda.synchronize()` and `torch.cuda.empty_cache()` inside a step loop, when
-    /// not under a `step % N == 0` guard. A `synchronize()` followed at once by a clock read
+    /// not under a `step % N == 0` guard (in a file whose work runs on the CPU or MPS as
+    /// shipped both do nothing, and are not reported). A `synchronize()` followed at once by a clock read
     /// (`time.time()`, `time.perf_counter()`, ...) or by CUDA event timing (`torch.cuda.Event(
     /// enable_timing=True)`, `start.elapsed_time(end)`) times the step: it is measurement, not
     /// waste.
@@ -67,6 +68,13 @@ impl Rule for ExplicitSync {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
+        // (on a file whose work runs on the CPU or MPS as shipped, CUDA's calls do nothing)
+        if matches!(
+            m.facts.device,
+            crate::analysis::facts::Device::Cpu | crate::analysis::facts::Device::Mps
+        ) {
+            return;
+        }
         for c in &m.calls {
             let last = m.last_name(c);
             if !matches!(last, "synchronize" | "empty_cache") || c.ctx.in_except {

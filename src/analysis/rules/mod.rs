@@ -504,20 +504,29 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
         // `model = whisper.load_model(args.model, args.device)`, `clip.load(name, device=d)`: a
         // library's loader that places what it builds (not a function of this file, which
         // shows its own placement)
-        let loads_onto_device = a
-            .rhs_call
-            .and_then(|i| m.calls.get(i as usize))
-            .filter(|c| !m.defined.contains(m.last_name(c)))
-            .is_some_and(|c| {
-                m.call_args(c)
+        // (also `from_pretrained(name, device_map="auto")`, through a mode switch after it:
+        // `.eval()`)
+        let places_itself = |c: &Call| {
+            !m.defined.contains(m.last_name(c))
+                && m.call_args(c)
                     .iter()
                     .any(|arg| match arg.name.map(|n| m.text(n)) {
-                        Some(kw) => kw == "device",
+                        Some(kw) => kw == "device" || kw == "device_map",
                         None => {
                             matches!(arg.vkind, ValKind::Ident | ValKind::Attr)
                                 && m.text(arg.value).to_ascii_lowercase().ends_with("device")
                         }
                     })
+        };
+        let loads_onto_device = a
+            .rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|c| {
+                places_itself(c)
+                    || (matches!(m.last_name(c), "eval" | "train" | "requires_grad_")
+                        && c.recv_call
+                            .and_then(|i| m.calls.get(i as usize))
+                            .is_some_and(places_itself))
             });
         // `model = model.to(memory_format=torch.channels_last)`: a layout change, not a placement
         let only_relayout = a
@@ -1702,6 +1711,30 @@ pub(crate) fn container_loops<'a>(
 /// cost (a print, an element write) is noise next to the work around the loop.
 pub(crate) const FEW_ITERATIONS: i64 = 16;
 
+/// `len(name)` where `name` is bound, as shipped at `at`, to a list or tuple written out: its
+/// number of items.
+fn literal_len(m: &Model<'_>, s: super::facts::Span, at: &Call) -> Option<i64> {
+    let len = m
+        .calls
+        .iter()
+        .find(|c| c.span == s && c.method.is_none() && m.text(c.func) == "len")?;
+    let [arg] = m.call_args(len) else { return None };
+    let a = super::as_shipped::binding(m, m.text(arg.value), at.span.start, at.ctx.func)?;
+    let items = m
+        .node(a.value)
+        .filter(|v| matches!(v.kind(), "list" | "tuple"))?;
+    let mut cursor = items.walk();
+    let mut n = 0i64;
+    for c in items.named_children(&mut cursor) {
+        match c.kind() {
+            "comment" => {}
+            "list_splat" | "list_comprehension" | "parenthesized_list_splat" => return None,
+            _ => n += 1,
+        }
+    }
+    Some(n)
+}
+
 /// Does loop `l` iterate `range(...)` with a known upper bound of at most [`FEW_ITERATIONS`],
 /// or a list or tuple of at most that many items written out in the file, or end its body with
 /// an unconditional `break`?
@@ -1750,9 +1783,10 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     if m.text(call.func) != "range" || call.splat.is_some() || call.star {
         return false;
     }
+    // (also `len(thresholds)` of a list the file writes out: `eval_seg_iou_list = [.5, .6, .7]`)
     let resolve = |s: super::facts::Span| match m.resolve_expr(s, call.span.start, call.ctx.func) {
         Val::Int(n) => Some(n),
-        _ => None,
+        _ => literal_len(m, s, call),
     };
     // also a sum or difference of such (`range(args.num_iterations + 1)`)
     let int = |i: usize| {

@@ -8,7 +8,8 @@ declare_rule! {
     /// Flags a Python `for i in range(...)` loop that computes a NumPy array or torch tensor
     /// element by element: it assigns `out[i] = ...` into an array built with `np.*` /
     /// `torch.*`, or accumulates `total += a[i] ...` from one. Nested loops are reported once,
-    /// on the outer loop; loops of at most 16 known iterations (`range(3)`) are not reported,
+    /// on the outer loop; loops of at most 16 known iterations (`range(3)`, `range(len(ts))`
+    /// over a list written out) are not reported,
     /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`),
     /// nor loops whose iterations run a model (also a module moved to the device and called
     /// by its variable, `layer = layers[i].to(dev)`, or a layer or method of the module the loop
