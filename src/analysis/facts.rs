@@ -419,6 +419,9 @@ pub(crate) struct Model<'s> {
     /// The parameter count of the file's own models (`rules::local_model_params`), worked out
     /// when first asked: four rules ask.
     pub model_params: std::cell::OnceCell<Option<u64>>,
+    /// What the file shows of its network's layers (`rules::no_tf32`'s architecture: conv,
+    /// attention, linear, recurrent, embedding tables only), worked out once per file.
+    pub architecture: std::cell::OnceCell<[bool; 5]>,
     /// The names every binding of which is an optimizer class
     /// (`resolve::optimizer_class_name`), worked out when first asked: every plain call asks.
     pub optimizer_classes: std::cell::OnceCell<std::collections::HashSet<&'s str>>,
@@ -1939,6 +1942,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         cuda_default_param: false,
         uncalled: std::cell::OnceCell::new(),
         model_params: std::cell::OnceCell::new(),
+        architecture: std::cell::OnceCell::new(),
         optimizer_classes: std::cell::OnceCell::new(),
     };
     let mut w = Walker {
@@ -2500,9 +2504,13 @@ impl<'s> Model<'s> {
             }
             // `opt.save_txt | opt.save_hybrid`, `a or b`: two switches combined
             ValKind::Other => {
+                // (one look-up of the node serves every shape below)
+                let Some(node) = self.node(s) else {
+                    return Val::Unknown;
+                };
                 // `config['num_workers']` of a dict the file writes out (`config = {...,
                 // 'num_workers': 4}`), as it stands here (later writes to the key counted)
-                if let Some(n) = self.node(s).filter(|n| n.kind() == "subscript")
+                if let Some(n) = Some(node).filter(|n| n.kind() == "subscript")
                     && let Some(d) =
                         field::get(n, field::VALUE).filter(|v| v.kind() == "identifier")
                     && n.named_child_count() == 2
@@ -2522,9 +2530,7 @@ impl<'s> Model<'s> {
                 }
                 // `False if int(args.half) == 0 else True`: the branch the test takes as shipped
                 // (either, when both agree)
-                if let Some(n) = self
-                    .node(s)
-                    .filter(|n| n.kind() == "conditional_expression")
+                if let Some(n) = Some(node).filter(|n| n.kind() == "conditional_expression")
                     && let (Some(yes), Some(cond), Some(no)) =
                         (n.named_child(0), n.named_child(1), n.named_child(2))
                 {
@@ -2540,7 +2546,7 @@ impl<'s> Model<'s> {
                         },
                     };
                 }
-                let Some(n) = self.node(s).filter(|n| {
+                let Some(n) = Some(node).filter(|n| {
                     matches!(
                         n.kind(),
                         "binary_operator" | "boolean_operator" | "comparison_operator"

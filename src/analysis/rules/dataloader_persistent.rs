@@ -115,9 +115,9 @@ impl Rule for DataloaderPersistent {
                     // of a function it calls, `def train_epoch(self): pbar =
                     // tqdm(self.train_loader)`)
                     || m.calls.iter().any(|o| {
-                        (in_epoch(m, o.ctx.loop_)
-                            || (o.ctx.loop_.is_none() && called_per_epoch(m, o.ctx.func)))
-                            && m.call_args(o).iter().any(|a| m.text(a.value) == v)
+                        m.call_args(o).iter().any(|a| m.text(a.value) == v)
+                            && (in_epoch(m, o.ctx.loop_)
+                                || (o.ctx.loop_.is_none() && called_per_epoch(m, o.ctx.func)))
                     })
                     || (lightning_fit
                         && m.calls.iter().any(|o| {
@@ -217,8 +217,8 @@ fn handed_to_epoch_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool 
                     && in_epoch(m, l.parent)
             }) || m.calls.iter().any(|inner| {
                 inner.ctx.func == Some(fi)
-                    && in_epoch(m, inner.ctx.loop_)
                     && m.call_args(inner).iter().any(|a| m.text(a.value) == p)
+                    && in_epoch(m, inner.ctx.loop_)
             })
         })
     })
@@ -409,6 +409,9 @@ fn restarted_in_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool {
 
 /// Does loop `l` iterate `range(1)` (or `range(n)` with `n` known to be 1): a single pass?
 fn single_pass(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loop) -> bool {
+    if !l.iter.is_some_and(|it| m.text(it).starts_with("range(")) {
+        return false;
+    }
     m.calls.iter().any(|c| {
         l.iter == Some(c.span)
             && c.method.is_none()

@@ -1714,6 +1714,9 @@ pub(crate) const FEW_ITERATIONS: i64 = 16;
 /// `len(name)` where `name` is bound, as shipped at `at`, to a list or tuple written out: its
 /// number of items.
 fn literal_len(m: &Model<'_>, s: super::facts::Span, at: &Call) -> Option<i64> {
+    if !m.text(s).starts_with("len(") {
+        return None;
+    }
     let len = m
         .calls
         .iter()

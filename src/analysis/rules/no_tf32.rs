@@ -346,6 +346,21 @@ pub(super) fn embedding_tables_only(m: &crate::analysis::facts::Model<'_>) -> bo
 /// Reads [`Architecture`] from the calls and the names and strings of the code (not its
 /// comments or docstrings).
 fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
+    let [conv, attention, linear, recurrent, tables_only] = *m.architecture.get_or_init(|| {
+        let a = read_architecture(m);
+        [a.conv, a.attention, a.linear, a.recurrent, a.tables_only]
+    });
+    Architecture {
+        conv,
+        attention,
+        linear,
+        recurrent,
+        tables_only,
+    }
+}
+
+/// [`architecture`], read from the file.
+fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
     let mut arch = Architecture {
         conv: super::convolutional(m),
         attention: false,
@@ -426,7 +441,13 @@ fn architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             // variable, a constant or a keyword (`attention_mask`, `ATTENTION_SIZE = 64`,
             // `use_attention=True`), which name no layers the file shows
             // (not a variable bound to a transform: `transformer = T.Compose([...])`)
-            "identifier" => names_a_model(n) && !bound_to_transform(m, n),
+            "identifier" => {
+                names_a_model(n) && {
+                    // (the binding is looked up only for a name that could name a transformer)
+                    let t = m.node_text(n).to_ascii_lowercase();
+                    !(t.contains("former") && bound_to_transform(m, n))
+                }
+            }
             // (not a docstring, nor the help text of a command-line option: `help="Number of
             // encoding layers in the transformer"` names no model the file builds)
             // (nor a source file's path)
