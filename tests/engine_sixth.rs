@@ -507,36 +507,31 @@ for epoch in range(10):
 // Ex) swa_scheduler = SWALR(optimizer, ...) ... for epoch: ...; swa_scheduler.step()
 #[test]
 fn a_swa_scheduler_step_does_not_make_the_epoch_loop_a_step_loop() {
-    let a = run(SWA_EPOCHS);
-    let kinds: Vec<(usize, &str)> = a.facts.loops.iter().map(|l| (l.line, l.kind)).collect();
-    assert_eq!(
-        kinds,
-        vec![(5, "step"), (16, "epoch")],
-        "{:?}",
-        a.facts.loops
-    );
+    // the kind of each loop of `src`, by line
+    let kinds = |src: &str| {
+        let a = run(src);
+        let kinds: Vec<(usize, String)> = a
+            .facts
+            .loops
+            .iter()
+            .map(|l| (l.line, l.kind.to_string()))
+            .collect();
+        kinds
+    };
+    let expect = |v: &[(usize, &str)]| -> Vec<(usize, String)> {
+        v.iter().map(|(l, k)| (*l, (*k).to_string())).collect()
+    };
+    assert_eq!(kinds(SWA_EPOCHS), expect(&[(5, "step"), (16, "epoch")]));
     // an optimizer of torch.optim stepped in the loop still makes it a step loop, unless the
     // loop also runs a whole training pass (`train_epoch(...)`): then it steps once per pass
     // (the sixteenth session, an FSDP script stepping once more after each pass)
-    let a = run(&SWA_EPOCHS
+    let own_step = SWA_EPOCHS
         .replace("    swa_scheduler.step()", "    optimizer.step()")
         .replace(
             "    train_loss = train_epoch(model, train_loader, optimizer)",
             "    train_loss = model(next(iter(train_loader))).mean()\n    train_loss.backward()",
-        ));
-    let kinds: Vec<(usize, &str)> = a.facts.loops.iter().map(|l| (l.line, l.kind)).collect();
-    assert_eq!(
-        kinds,
-        vec![(5, "step"), (16, "step")],
-        "{:?}",
-        a.facts.loops
-    );
-    let a = run(&SWA_EPOCHS.replace("    swa_scheduler.step()", "    optimizer.step()"));
-    let kinds: Vec<(usize, &str)> = a.facts.loops.iter().map(|l| (l.line, l.kind)).collect();
-    assert_eq!(
-        kinds,
-        vec![(5, "step"), (16, "epoch")],
-        "{:?}",
-        a.facts.loops
-    );
+        );
+    assert_eq!(kinds(&own_step), expect(&[(5, "step"), (16, "step")]));
+    let per_pass = SWA_EPOCHS.replace("    swa_scheduler.step()", "    optimizer.step()");
+    assert_eq!(kinds(&per_pass), expect(&[(5, "step"), (16, "epoch")]));
 }
