@@ -340,7 +340,11 @@ struct Architecture {
 /// Is every layer the file shows an embedding table (`nn.Embedding`; no Linear, convolution,
 /// recurrent or attention layer by call or by name)?
 pub(super) fn embedding_tables_only(m: &crate::analysis::facts::Model<'_>) -> bool {
-    architecture(m).tables_only
+    // (the whole-file scan only where a module class of the file builds a table at all)
+    m.calls
+        .iter()
+        .any(|c| c.ctx.class.is_some() && matches!(m.last_name(c), "Embedding" | "EmbeddingBag"))
+        && architecture(m).tables_only
 }
 
 /// Reads [`Architecture`] from the calls and the names and strings of the code (not its
