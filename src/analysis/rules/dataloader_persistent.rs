@@ -261,19 +261,10 @@ fn called_per_epoch(m: &crate::analysis::facts::Model<'_>, f: Option<u32>) -> bo
 fn stored_in_object<'s>(m: &crate::analysis::facts::Model<'s>, v: &str) -> Vec<&'s str> {
     let mut out = Vec::new();
     for o in m.calls.iter().filter(|o| o.method.is_none()) {
-        let Some(ci) = m
-            .classes
-            .iter()
-            .position(|k| m.text(k.name) == m.text(o.func))
-        else {
+        let Some(fi) = super::method_of(m, m.text(o.func), "__init__") else {
             continue;
         };
-        let Some((fi, init)) = m
-            .funcs
-            .iter()
-            .enumerate()
-            .find(|(_, f)| f.class == u32::try_from(ci).ok() && m.text(f.name) == "__init__")
-        else {
+        let Some(init) = m.funcs.get(fi as usize) else {
             continue;
         };
         // (the arguments fill the parameters after `self`)
@@ -288,7 +279,7 @@ fn stored_in_object<'s>(m: &crate::analysis::facts::Model<'s>, v: &str) -> Vec<&
             m.assigns
                 .iter()
                 .filter(|a| {
-                    a.ctx.func == u32::try_from(fi).ok()
+                    a.ctx.func == Some(fi)
                         && a.targets.len() == 1
                         && !a.augmented
                         && m.text(a.value) == param

@@ -1035,9 +1035,8 @@ fn loader_host_value(
         }
         // moved (or rebound from anything else) before `c`, or its items moved (`targets[k] =
         // v.to(device)`): no longer the loader's CPU tensor
-        let item = format!("{name}[");
         return !m.assigns.iter().filter(before).any(|a| {
-            (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left).starts_with(&item)) && {
+            binds_or_fills(m, a, name) && {
                 let v = m.text(a.value);
                 v.contains('(') || v.contains("device")
             }
@@ -1068,14 +1067,13 @@ fn moved_in_loop(
     name: &str,
 ) -> bool {
     let first = m.assigns.partition_point(|a| a.span.start < l.span.start);
-    let item = format!("{name}[");
     m.assigns
         .get(first..)
         .unwrap_or(&[])
         .iter()
         .take_while(|a| a.span.start < l.span.end)
         .any(|a| {
-            (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left).starts_with(&item)) && {
+            binds_or_fills(m, a, name) && {
                 let v = m.text(a.value);
                 v.contains(".to(") || v.contains(".cuda(") || v.contains("device")
             }
@@ -1171,4 +1169,16 @@ fn unwrapped_model(
                 .iter()
                 .any(|a| m.var_kind(m.text(a.value)) == Some(VarKind::Model))
         })
+}
+
+/// Does assignment `a` bind `name`, or write one of its items (`targets[k] = ...`)?
+fn binds_or_fills(
+    m: &crate::analysis::facts::Model<'_>,
+    a: &crate::analysis::facts::Assign,
+    name: &str,
+) -> bool {
+    a.targets.iter().any(|t| m.text(*t) == name)
+        || m.text(a.left)
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('['))
 }

@@ -480,12 +480,8 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
     // runs as shipped: no switch off by default around it (the engine's guards, and conditions
     // like `args.arch.startswith("vgg")` read here)
     // (nor in a function the script never calls: a sampling helper that builds its own copy)
-    let live = |ctx: &super::facts::Ctx, span: super::facts::Span| {
-        !m.dead(ctx)
-            && !behind_default_off_flag(m, span)
-            && !m
-                .node(span)
-                .is_some_and(|n| m.uncalled_line(n.start_position().row + 1))
+    let live = |ctx: &super::facts::Ctx, span: super::facts::Span, line: usize| {
+        !m.dead(ctx) && !behind_default_off_flag(m, span) && !m.uncalled_line(line)
     };
     let trained = crate::analysis::resolve::trained_models(m);
     for (i, a) in m.assigns.iter().enumerate() {
@@ -561,7 +557,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                 &mut best,
                 (
                     trained.contains(name),
-                    live(&a.ctx, a.span),
+                    live(&a.ctx, a.span, a.line),
                     !handed(a.ctx.func, name),
                     v.contains(".to(") || v.contains(".cuda("),
                 ),
@@ -582,7 +578,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                 best,
                 (
                     trained.contains(name),
-                    live(&c.ctx, c.span),
+                    live(&c.ctx, c.span, c.line),
                     !handed(c.ctx.func, name),
                     true,
                 ),
@@ -639,7 +635,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                         &mut best,
                         (
                             trained.contains(name),
-                            live(&c.ctx, c.span) && live(&a.ctx, a.span),
+                            live(&c.ctx, c.span, c.line) && live(&a.ctx, a.span, a.line),
                             !handed(c.ctx.func, name),
                             false,
                         ),
@@ -672,7 +668,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
             // here, built and placed in one expression
             consider(
                 &mut best,
-                (false, live(&c.ctx, c.span), true, true),
+                (false, live(&c.ctx, c.span, c.line), true, true),
                 c.span.start,
                 c.line,
                 c.col,
@@ -1231,24 +1227,27 @@ fn getitem_on_device(m: &Model<'_>, c: &Call) -> bool {
     let Some(ctor) = dataset_ctor(m, c).filter(|t| t.method.is_none()) else {
         return false;
     };
-    let class = m.text(ctor.func);
-    let Some(ci) = m.classes.iter().position(|k| m.text(k.name) == class) else {
-        return false;
-    };
-    let Some(getitem) = m
-        .funcs
-        .iter()
-        .position(|f| f.class == u32::try_from(ci).ok() && m.text(f.name) == "__getitem__")
-    else {
+    let Some(getitem) = method_of(m, m.text(ctor.func), "__getitem__") else {
         return false;
     };
     m.calls.iter().any(|k| {
-        k.ctx.func == u32::try_from(getitem).ok()
+        k.ctx.func == Some(getitem)
             && k.method.is_some()
             && matches!(m.last_name(k), "to" | "cuda")
             && crate::analysis::resolve::placement_arg(m, k)
             && !m.dead(&k.ctx)
     })
+}
+
+/// The index (in `m.funcs`) of method `name` of the file's class `class` (`__getitem__` of a
+/// `Dataset`, `__init__` of a trainer).
+pub(crate) fn method_of(m: &Model<'_>, class: &str, name: &str) -> Option<u32> {
+    let ci = u32::try_from(m.classes.iter().position(|k| m.text(k.name) == class)?).ok()?;
+    let fi = m
+        .funcs
+        .iter()
+        .position(|f| f.class == Some(ci) && m.text(f.name) == name)?;
+    u32::try_from(fi).ok()
 }
 
 /// A loader over one of several datasets a call builds together with the device
@@ -1723,9 +1722,15 @@ fn literal_len(m: &Model<'_>, s: super::facts::Span, at: &Call) -> Option<i64> {
         .find(|c| c.span == s && c.method.is_none() && m.text(c.func) == "len")?;
     let [arg] = m.call_args(len) else { return None };
     let a = super::as_shipped::binding(m, m.text(arg.value), at.span.start, at.ctx.func)?;
-    let items = m
-        .node(a.value)
-        .filter(|v| matches!(v.kind(), "list" | "tuple"))?;
+    literal_items(
+        m.node(a.value)
+            .filter(|v| matches!(v.kind(), "list" | "tuple"))?,
+    )
+}
+
+/// How many items list or tuple `items` writes out; `None` when one is unpacked or generated
+/// (`*rest`, a comprehension), so the count is not the text's.
+fn literal_items(items: tree_sitter::Node<'_>) -> Option<i64> {
     let mut cursor = items.walk();
     let mut n = 0i64;
     for c in items.named_children(&mut cursor) {
@@ -1766,19 +1771,7 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
         _ => None,
     });
     if let Some(items) = literal {
-        let mut cursor = items.walk();
-        let n = items
-            .named_children(&mut cursor)
-            .filter(|c| c.kind() != "comment")
-            .count();
-        return n > 0
-            && i64::try_from(n).is_ok_and(|n| n <= FEW_ITERATIONS)
-            && !items.named_children(&mut cursor).any(|c| {
-                matches!(
-                    c.kind(),
-                    "list_splat" | "list_comprehension" | "parenthesized_list_splat"
-                )
-            });
+        return literal_items(items).is_some_and(|n| n > 0 && n <= FEW_ITERATIONS);
     }
     let Some(call) = m.calls.iter().find(|c| c.span == it) else {
         return false;
@@ -1860,12 +1853,7 @@ pub(crate) fn cheap_local_dataset(m: &Model<'_>, c: &Call) -> Option<CheapItems>
     if ctor.method.is_some() {
         return None;
     }
-    let class = m.text(ctor.func);
-    let ci = m.classes.iter().position(|k| m.text(k.name) == class)?;
-    let getitem = m
-        .funcs
-        .iter()
-        .position(|f| f.class == Some(ci as u32) && m.text(f.name) == "__getitem__")?;
+    let getitem = method_of(m, m.text(ctor.func), "__getitem__")? as usize;
     let mut device_or_ids = false;
     for call in m
         .calls
