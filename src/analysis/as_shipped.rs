@@ -8,6 +8,7 @@
 //! file runs on CUDA) and a name that selects the device (`torch.device("cuda" if c else "cpu")`).
 //! Anything else is unknown, and a dict key written under an unknown condition is unknown.
 
+use crate::analysis::facts::NodeKind;
 use tree_sitter::Node;
 
 use super::facts::{Assign, Model, Span, Val, field, string_value};
@@ -31,7 +32,7 @@ pub(crate) fn condition(
     if depth > MAX_DEPTH {
         return None;
     }
-    match node.kind() {
+    match node.node_kind() {
         "true" => Some(true),
         "false" | "none" => Some(false),
         "parenthesized_expression" => condition(m, node.named_child(0)?, at, func, depth + 1),
@@ -136,7 +137,7 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
     // == 'train'` with `--mode` given choices and no default (run without options, the
     // script takes neither branch)
     let unset = |n: Node<'_>| {
-        n.kind() == "attribute"
+        n.node_kind() == "attribute"
             && n.child_by_field_name("attribute")
                 .is_some_and(|f| m.argparse_unset.contains(m.node_text(f)))
     };
@@ -198,7 +199,7 @@ fn torch_device_vs_string(
     at: usize,
     func: Option<u32>,
 ) -> bool {
-    if dev.kind() != "identifier" || lit.kind() != "string" {
+    if dev.node_kind() != "identifier" || lit.node_kind() != "string" {
         return false;
     }
     binding(m, m.node_text(dev), at, func)
@@ -233,7 +234,7 @@ fn name_condition(
     }
     // `use_compile = args.compile` with `--compile` declared without a default (nor demanded
     // by the script): None as shipped
-    if node.kind() == "attribute"
+    if node.node_kind() == "attribute"
         && (super::resolve::unset_option(m, name) || super::resolve::empty_default(m, name))
     {
         return Some(false);
@@ -278,7 +279,7 @@ fn selects_cuda(m: &Model<'_>, name: &str) -> bool {
         .map(|a| a.value)
         .chain(m.args.iter().map(|a| a.value));
     spans.filter_map(|s| m.node(s)).any(|n| {
-        n.kind() == "conditional_expression"
+        n.node_kind() == "conditional_expression"
             && n.named_child(1).is_some_and(|c| m.node_text(c) == name)
             && n.named_child(0).is_some_and(|t| {
                 let t = m.node_text(t);
@@ -303,11 +304,11 @@ pub(crate) fn runs_before(
         if n.start_byte() <= use_site.start && use_site.end <= n.end_byte() {
             return Some(true);
         }
-        match n.kind() {
+        match n.node_kind() {
             "if_statement" => {
                 let c = field::get(n, field::CONDITION)
                     .and_then(|c| condition(m, c, c.start_byte(), func, 0));
-                match prev.kind() {
+                match prev.node_kind() {
                     "block" => match c {
                         Some(true) => {}
                         Some(false) => return Some(false),
@@ -387,12 +388,12 @@ fn dict_key_with(
     let Some(n) = m.node(s) else {
         return Val::Unknown;
     };
-    match n.kind() {
+    match n.node_kind() {
         "dictionary" => {
             let mut found = Val::Absent;
             let mut cur = n.walk();
             for p in n.named_children(&mut cur) {
-                match p.kind() {
+                match p.node_kind() {
                     "pair" => {
                         let (Some(k), Some(v)) =
                             (field::get(p, field::KEY), field::get(p, field::VALUE))
@@ -706,7 +707,7 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     while let Some(&child) = items.get(i) {
         i += 1;
         // the statements of `if __name__ == "__main__":` run at module level too
-        if child.kind() == "if_statement"
+        if child.node_kind() == "if_statement"
             && child
                 .child_by_field_name("condition")
                 .is_some_and(|c| m.node_text(c).contains("__name__"))
@@ -721,17 +722,19 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             }
             continue;
         }
-        let def = match child.kind() {
+        let def = match child.node_kind() {
             "function_definition" => Some(child),
             "decorated_definition" => child
                 .child_by_field_name("definition")
-                .filter(|d| d.kind() == "function_definition"),
+                .filter(|d| d.node_kind() == "function_definition"),
             _ => None,
         };
         match def.and_then(|d| d.child_by_field_name("name")) {
             // a decorator may register the function (`@app.route(...)`): it counts as called,
             // unless each only wraps it (`@torch.no_grad()`, `@functools.lru_cache`)
-            Some(name) if child.kind() == "decorated_definition" && !only_wrapped(m, child) => {
+            Some(name)
+                if child.node_kind() == "decorated_definition" && !only_wrapped(m, child) =>
+            {
                 module_names.push((m.node_text(name), false));
                 funcs.push((m.node_text(name), child));
             }
@@ -799,11 +802,11 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
 
 /// The class definition `n` is (also a decorated one), if it is one.
 fn class_def(n: Node<'_>) -> Option<Node<'_>> {
-    let def = match n.kind() {
+    let def = match n.node_kind() {
         "decorated_definition" => n.child_by_field_name("definition")?,
         _ => n,
     };
-    (def.kind() == "class_definition").then_some(def)
+    (def.node_kind() == "class_definition").then_some(def)
 }
 
 /// Are all the decorators of `def` wrappers that register nothing: PyTorch's autograd and
@@ -812,7 +815,7 @@ fn class_def(n: Node<'_>) -> Option<Node<'_>> {
 fn only_wrapped(m: &Model<'_>, def: Node<'_>) -> bool {
     let mut c = def.walk();
     def.named_children(&mut c)
-        .filter(|d| d.kind() == "decorator")
+        .filter(|d| d.node_kind() == "decorator")
         .all(|d| {
             let t = m.node_text(d).trim_start_matches('@').trim();
             let name = t.split('(').next().unwrap_or(t);
@@ -849,7 +852,7 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         let mut c = body.walk();
         for item in body.named_children(&mut c) {
             // (a decorated method, `@property`, `@torch.no_grad()`, is reached by its own ways)
-            if item.kind() != "function_definition" {
+            if item.node_kind() != "function_definition" {
                 continue;
             }
             if let Some(name) = item.child_by_field_name("name") {
@@ -870,10 +873,11 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
     // ... MultiGPULossCompute(...)`) runs none of its methods
     let mut class_refs: std::collections::HashMap<&str, (u32, u32)> =
         classes.iter().map(|(n, _)| (*n, (0, 0))).collect();
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        if n.kind() == "identifier"
-            && n.parent().is_none_or(|p| p.kind() != "class_definition")
+    // (each node with its parent: asking a node for its parent walks down from the root)
+    let mut stack = vec![(root, None::<Node<'_>>)];
+    while let Some((n, parent)) = stack.pop() {
+        if n.node_kind() == "identifier"
+            && parent.is_none_or(|p| p.node_kind() != "class_definition")
             && let Some(entry) = class_refs.get_mut(m.node_text(n))
         {
             entry.0 += 1;
@@ -883,27 +887,26 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         }
         // (a method's own body naming it does not call it from outside: `def train(self, model):
         // model.train()` is the module's `train`, and a recursion needs a first call)
-        if n.kind() == "attribute"
+        if n.node_kind() == "attribute"
             && let Some(attr) = n.child_by_field_name("attribute")
+            && let Some(entry) = refs.get_mut(m.node_text(attr))
             && !methods.iter().any(|(name, def)| {
                 *name == m.node_text(attr)
                     && def.start_byte() <= n.start_byte()
                     && n.end_byte() <= def.end_byte()
             })
-            && let Some(entry) = refs.get_mut(m.node_text(attr))
         {
             entry.0 += 1;
-            let called = n
-                .parent()
-                .filter(|p| p.kind() == "call")
+            let called = parent
+                .filter(|p| p.node_kind() == "call")
                 .and_then(|p| p.child_by_field_name("function"))
                 .is_some_and(|f| f.id() == n.id());
             if called && dead_call(m, n) {
                 entry.1 += 1;
             }
         }
-        if !matches!(n.kind(), "string" | "comment") {
-            stack.extend(n.named_children(&mut cursor));
+        if !matches!(n.node_kind(), "string" | "comment") {
+            stack.extend(n.named_children(&mut cursor).map(|c| (c, Some(n))));
         }
     }
     let unused = |r: Option<&(u32, u32)>| r.is_some_and(|(all, dead)| *all > 0 && all == dead);
@@ -939,13 +942,13 @@ fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
     let mut stack = vec![node];
     let mut cursor = node.walk();
     while let Some(n) = stack.pop() {
-        if n.kind() == "identifier" {
+        if n.node_kind() == "identifier" {
             out.push((m.node_text(n), dead_call(m, n)));
-        } else if n.kind() == "attribute" {
+        } else if n.node_kind() == "attribute" {
             stack.extend(n.child_by_field_name("object"));
-        } else if n.kind() == "keyword_argument" {
+        } else if n.node_kind() == "keyword_argument" {
             stack.extend(n.child_by_field_name("value"));
-        } else if !matches!(n.kind(), "string" | "comment") {
+        } else if !matches!(n.node_kind(), "string" | "comment") {
             stack.extend(n.named_children(&mut cursor));
         }
     }
@@ -988,7 +991,7 @@ pub(crate) fn at_least(
         return None;
     }
     let next = depth + 1;
-    match node.kind() {
+    match node.node_kind() {
         "parenthesized_expression" => at_least(m, node.named_child(0)?, at, func, next),
         "identifier" => match binding(m, m.node_text(node), at, func) {
             Some(a) => at_least(m, m.node(a.value)?, a.span.start, a.ctx.func, next),
@@ -1031,7 +1034,7 @@ pub(crate) fn at_least(
             let mut c = args.walk();
             let mut items: Vec<Node<'_>> = args.named_children(&mut c).collect();
             if let [one] = items.as_slice()
-                && matches!(one.kind(), "list" | "tuple")
+                && matches!(one.node_kind(), "list" | "tuple")
             {
                 let one = *one;
                 let mut c = one.walk();
@@ -1059,11 +1062,11 @@ pub(crate) fn at_least(
                 field::get(node, field::RIGHT)?,
             );
             let op = m.node_text(field::get(node, field::OPERATOR)?);
-            let k: f64 = match r.kind() {
+            let k: f64 = match r.node_kind() {
                 "integer" | "float" => m.node_text(r).replace('_', "").parse().ok()?,
                 _ => return m.resolve_expr(Span::of(node), at, func).int(),
             };
-            let cores = l.kind() == "call"
+            let cores = l.node_kind() == "call"
                 && field::get(l, field::FUNCTION).is_some_and(|f| names_cpu_count(m.node_text(f)));
             let low = if cores {
                 2.0

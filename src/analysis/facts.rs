@@ -445,6 +445,40 @@ pub(crate) fn word_positions<'a>(src: &'a str, name: &'a str) -> impl Iterator<I
     })
 }
 
+/// A node's kind (`"identifier"`, `"call"`), read from a table of the Python grammar's kind
+/// names built once: tree-sitter's own `Node::kind` measures and UTF-8-checks the grammar's C
+/// string on every call, and the analysis asks it of nearly every node it visits. The same
+/// name as `Node::kind` in every case (`ERROR` too).
+pub(crate) trait NodeKind {
+    fn node_kind(&self) -> &'static str;
+}
+
+impl NodeKind for Node<'_> {
+    fn node_kind(&self) -> &'static str {
+        static KINDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let kinds = KINDS.get_or_init(|| {
+            let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+            (0..lang.node_kind_count())
+                .map(|id| {
+                    u16::try_from(id)
+                        .ok()
+                        .and_then(|id| lang.node_kind_for_id(id))
+                        .unwrap_or("")
+                        .to_owned()
+                })
+                .collect()
+        });
+        match kinds.get(usize::from(self.kind_id())) {
+            Some(k) if !k.is_empty() => k,
+            // (`ERROR` and any id past the table: ask tree-sitter)
+            _ => match self.kind() {
+                "ERROR" => "ERROR",
+                _ => "",
+            },
+        }
+    }
+}
+
 /// tree-sitter field ids of the Python grammar, looked up once (`child_by_field_name` searches
 /// the grammar's field names on every call).
 pub(crate) mod field {
@@ -628,12 +662,14 @@ pub(crate) fn line_col(src: &str, node: Node<'_>) -> (usize, usize) {
 }
 
 fn val_kind(node: Node<'_>) -> ValKind {
-    match node.kind() {
+    match node.node_kind() {
         "integer" => ValKind::Int,
         // a negative literal (`default=-1`)
         "unary_operator"
-            if node.child(0).is_some_and(|o| o.kind() == "-")
-                && node.named_child(0).is_some_and(|a| a.kind() == "integer") =>
+            if node.child(0).is_some_and(|o| o.node_kind() == "-")
+                && node
+                    .named_child(0)
+                    .is_some_and(|a| a.node_kind() == "integer") =>
         {
             ValKind::Int
         }
@@ -653,7 +689,7 @@ fn val_kind(node: Node<'_>) -> ValKind {
 /// Is `node` a pure dotted chain of identifiers?
 fn is_dotted(mut node: Node<'_>) -> bool {
     for _ in 0..SCAN_CAP {
-        match node.kind() {
+        match node.node_kind() {
             "identifier" => return true,
             "attribute" => match field::get(node, field::OBJECT) {
                 Some(o) => node = o,
@@ -668,7 +704,7 @@ fn is_dotted(mut node: Node<'_>) -> bool {
 /// The root identifier of an expression chain (`a` in `a.b[c].d(e).f`).
 fn root_ident(mut node: Node<'_>) -> Option<Node<'_>> {
     for _ in 0..SCAN_CAP {
-        match node.kind() {
+        match node.node_kind() {
             "identifier" => return Some(node),
             "attribute" => node = field::get(node, field::OBJECT)?,
             "subscript" => node = field::get(node, field::VALUE)?,
@@ -705,11 +741,11 @@ fn any_in_subtree(node: Node<'_>, mut hit: impl FnMut(Node<'_>) -> bool) -> bool
 // Ex) for x, y in loader: ...; compute_metrics(y.cpu().numpy(), out.cpu().numpy()); exit()
 pub(crate) fn leaves(src: &str, block: Node<'_>) -> bool {
     let mut c = block.walk();
-    block.named_children(&mut c).any(|st| match st.kind() {
+    block.named_children(&mut c).any(|st| match st.node_kind() {
         "break_statement" | "return_statement" | "raise_statement" => true,
         "expression_statement" => st
             .named_child(0)
-            .filter(|n| n.kind() == "call")
+            .filter(|n| n.node_kind() == "call")
             .and_then(|n| field::get(n, field::FUNCTION))
             .is_some_and(|f| {
                 matches!(
@@ -724,7 +760,7 @@ pub(crate) fn leaves(src: &str, block: Node<'_>) -> bool {
 /// Does the sub-tree contain a `%` binary operator (bounded scan)?
 fn contains_modulo(node: Node<'_>, src: &str) -> bool {
     any_in_subtree(node, |n| {
-        n.kind() == "binary_operator"
+        n.node_kind() == "binary_operator"
             && field::get(n, field::OPERATOR)
                 .is_some_and(|o| o.utf8_text(src.as_bytes()).ok() == Some("%"))
     })
@@ -732,13 +768,13 @@ fn contains_modulo(node: Node<'_>, src: &str) -> bool {
 
 /// The literal content of a plain string node (no interpolation), else `None`.
 pub(crate) fn string_value<'a>(node: Node<'_>, src: &'a str) -> Option<Cow<'a, str>> {
-    if node.kind() != "string" {
+    if node.node_kind() != "string" {
         return None;
     }
     let mut out: Option<Cow<'a, str>> = None;
     let mut c = node.walk();
     for ch in node.named_children(&mut c) {
-        match ch.kind() {
+        match ch.node_kind() {
             "string_start" | "string_end" => {}
             "string_content" => {
                 let t = src.get(ch.start_byte()..ch.end_byte())?;
@@ -787,7 +823,7 @@ impl<'s> Walker<'s> {
             if out.len() > 16 {
                 break;
             }
-            match n.kind() {
+            match n.node_kind() {
                 "boolean_operator"
                     if field::get(n, field::OPERATOR)
                         .is_some_and(|o| o.utf8_text(self.src.as_bytes()).ok() == Some("and")) =>
@@ -812,18 +848,19 @@ impl<'s> Walker<'s> {
 
     /// `x` or `args.x` (a name, or an attribute of a name): something a switch can be.
     fn switch_like(node: Node<'_>, src: &str) -> bool {
-        match node.kind() {
+        match node.node_kind() {
             // `if False:` around code kept for later
             "identifier" | "true" | "false" => true,
             // `args.fp16`, and a namespace an object holds: `self.config.srl_alternate`
             "attribute" => field::get(node, field::OBJECT).is_some_and(|o| {
-                o.kind() == "identifier"
-                    || (o.kind() == "attribute"
-                        && field::get(o, field::OBJECT).is_some_and(|s| s.kind() == "identifier"))
+                o.node_kind() == "identifier"
+                    || (o.node_kind() == "attribute"
+                        && field::get(o, field::OBJECT)
+                            .is_some_and(|s| s.node_kind() == "identifier"))
             }),
             // `args.dataset.lower()`: a switch case-folded or stripped
             "call" => field::get(node, field::FUNCTION).is_some_and(|f| {
-                f.kind() == "attribute"
+                f.node_kind() == "attribute"
                     && f.child_by_field_name("attribute").is_some_and(|a| {
                         matches!(
                             src.get(a.start_byte()..a.end_byte()),
@@ -836,9 +873,11 @@ impl<'s> Walker<'s> {
             }),
             // `config["enable_tensorboard"]`: a dict's entry under a literal key
             "subscript" => {
-                field::get(node, field::VALUE).is_some_and(|v| v.kind() == "identifier")
+                field::get(node, field::VALUE).is_some_and(|v| v.node_kind() == "identifier")
                     && node.named_child_count() == 2
-                    && node.named_child(1).is_some_and(|k| k.kind() == "string")
+                    && node
+                        .named_child(1)
+                        .is_some_and(|k| k.node_kind() == "string")
             }
             _ => false,
         }
@@ -851,9 +890,13 @@ impl<'s> Walker<'s> {
         if Self::switch_like(node, src) {
             return Some((Span::of(node), true));
         }
-        if node.kind() == "comparison_operator" && node.named_child_count() == 2 {
-            let literal =
-                |n: Node<'_>| matches!(n.kind(), "string" | "integer" | "true" | "false" | "none");
+        if node.node_kind() == "comparison_operator" && node.named_child_count() == 2 {
+            let literal = |n: Node<'_>| {
+                matches!(
+                    n.node_kind(),
+                    "string" | "integer" | "true" | "false" | "none"
+                )
+            };
             let (l, r) = (node.named_child(0)?, node.named_child(1)?);
             if (Self::switch_like(l, src) && literal(r))
                 || (literal(l) && Self::switch_like(r, src))
@@ -861,7 +904,7 @@ impl<'s> Walker<'s> {
                 return Some((Span::of(node), true));
             }
         }
-        if node.kind() == "not_operator"
+        if node.node_kind() == "not_operator"
             && let Some(inner) = node.named_child(0)
             && Self::switch_like(inner, src)
         {
@@ -873,7 +916,8 @@ impl<'s> Walker<'s> {
     /// The block of an `if` or `else` clause.
     fn block_of(node: Node<'_>) -> Option<Node<'_>> {
         let mut c = node.walk();
-        node.named_children(&mut c).find(|ch| ch.kind() == "block")
+        node.named_children(&mut c)
+            .find(|ch| ch.node_kind() == "block")
     }
 
     /// Does the block leave the loop or the program (see [`leaves`])? Then it runs at most once.
@@ -891,11 +935,11 @@ impl<'s> Walker<'s> {
             if seen > SCAN_CAP {
                 return false;
             }
-            match n.kind() {
+            match n.node_kind() {
                 "function_definition" | "class_definition" | "lambda" => continue,
                 "assignment"
                     if field::get(n, field::LEFT).is_some_and(|l| self.text(l) == name)
-                        && field::get(n, field::RIGHT).is_some_and(|r| r.kind() != "none") =>
+                        && field::get(n, field::RIGHT).is_some_and(|r| r.node_kind() != "none") =>
                 {
                     return true;
                 }
@@ -929,7 +973,7 @@ impl<'s> Walker<'s> {
     fn lazy_init(&self, cond: Node<'_>, block: Node<'_>) -> bool {
         // Ex) if features is None: features = torch.zeros(n, d)
         // Ex) if len(y_true) == 0: y_true = y.cpu().numpy()
-        if cond.kind() == "not_operator"
+        if cond.node_kind() == "not_operator"
             && let Some(a) = cond.named_child(0)
             && Self::switch_like(a, self.src)
         {
@@ -937,12 +981,12 @@ impl<'s> Walker<'s> {
             // print("Warm up Completed")` then `warmup_completed = True`)
             let set_after = block
                 .parent()
-                .filter(|p| p.kind() == "if_statement")
+                .filter(|p| p.node_kind() == "if_statement")
                 .and_then(|p| p.next_named_sibling())
                 .is_some_and(|next| {
-                    next.kind() == "expression_statement"
+                    next.node_kind() == "expression_statement"
                         && next.named_child(0).is_some_and(|asg| {
-                            asg.kind() == "assignment"
+                            asg.node_kind() == "assignment"
                                 && field::get(asg, field::LEFT)
                                     .is_some_and(|l| self.text(l) == self.text(a))
                         })
@@ -964,7 +1008,7 @@ impl<'s> Walker<'s> {
                 _ => false,
             };
         }
-        b.kind() == "none"
+        b.node_kind() == "none"
             && Self::switch_like(a, self.src)
             && op == "is"
             && self.assigns_name(block, self.text(a))
@@ -973,7 +1017,7 @@ impl<'s> Walker<'s> {
     /// A binary comparison `a OP b` (`==`, `>=`, `is`, `not in`, ...): its two sides and the
     /// operator's text.
     fn comparison_parts<'n>(&self, cond: Node<'n>) -> Option<(Node<'n>, &'s str, Node<'n>)> {
-        if cond.kind() != "comparison_operator" || cond.named_child_count() != 2 {
+        if cond.node_kind() != "comparison_operator" || cond.named_child_count() != 2 {
             return None;
         }
         let (a, b) = (cond.named_child(0)?, cond.named_child(1)?);
@@ -983,7 +1027,8 @@ impl<'s> Walker<'s> {
 
     /// Is `n` a call of the builtin `len`?
     fn is_len_call(&self, n: Node<'_>) -> bool {
-        n.kind() == "call" && field::get(n, field::FUNCTION).is_some_and(|f| self.text(f) == "len")
+        n.node_kind() == "call"
+            && field::get(n, field::FUNCTION).is_some_and(|f| self.text(f) == "len")
     }
 
     /// `len(x) == N` / `len(x) >= N` / `len(x) > N` with N a literal of at least 2 or a name
@@ -995,7 +1040,7 @@ impl<'s> Walker<'s> {
         };
         self.is_len_call(a)
             && matches!(op, "==" | ">=" | ">")
-            && match b.kind() {
+            && match b.node_kind() {
                 "integer" => self.text(b).parse::<u32>().is_ok_and(|n| n >= 2),
                 "identifier" | "attribute" => true,
                 _ => false,
@@ -1015,7 +1060,7 @@ impl<'s> Walker<'s> {
         // `if i < 4:`
         // Ex) if i < len(output_writers): output_writers[i].add_image(..., input[0].cpu())
         let first_few = matches!(op, "<" | "<=")
-            && match b.kind() {
+            && match b.node_kind() {
                 "integer" => self.text(b).parse::<u32>().is_ok_and(|n| n <= 16),
                 "call" if self.is_len_call(b) => self
                     .cur_loop
@@ -1033,7 +1078,7 @@ impl<'s> Walker<'s> {
                     }),
                 _ => false,
             };
-        if !(op == "in" || first_few) || a.kind() != "identifier" {
+        if !(op == "in" || first_few) || a.node_kind() != "identifier" {
             return false;
         }
         let name = self.text(a);
@@ -1053,7 +1098,7 @@ impl<'s> Walker<'s> {
     fn numeric_error_check(&self, cond: Node<'_>) -> bool {
         const CHECKS: &[&str] = &["isnan", "isinf", "isfinite", "isneginf", "isposinf"];
         any_in_subtree(cond, |n| {
-            n.kind() == "call"
+            n.node_kind() == "call"
                 && field::get(n, field::FUNCTION).is_some_and(|f| {
                     CHECKS.contains(&self.text(f).rsplit('.').next().unwrap_or(""))
                 })
@@ -1066,7 +1111,7 @@ impl<'s> Walker<'s> {
     fn episode_end(&self, cond: Node<'_>) -> bool {
         const DONE: &[&str] = &["done", "dones", "terminated", "truncated", "is_done"];
         let name_is_done = |n: Node<'_>| {
-            matches!(n.kind(), "identifier" | "attribute")
+            matches!(n.node_kind(), "identifier" | "attribute")
                 && DONE.contains(&self.text(n).rsplit('.').next().unwrap_or(""))
         };
         let quotes_episode = |n: Node<'_>| {
@@ -1075,7 +1120,7 @@ impl<'s> Walker<'s> {
                 "episode" | "final_info"
             )
         };
-        match cond.kind() {
+        match cond.node_kind() {
             "identifier" | "attribute" => name_is_done(cond),
             "parenthesized_expression" => cond.named_child(0).is_some_and(|c| self.episode_end(c)),
             // `terminated or truncated`
@@ -1091,15 +1136,15 @@ impl<'s> Walker<'s> {
                     && self.episode_end(r)
             }
             // `"episode" in info`, `"episode" in infos[0]`
-            "comparison_operator" => self
-                .comparison_parts(cond)
-                .is_some_and(|(l, op, _)| op == "in" && l.kind() == "string" && quotes_episode(l)),
+            "comparison_operator" => self.comparison_parts(cond).is_some_and(|(l, op, _)| {
+                op == "in" && l.node_kind() == "string" && quotes_episode(l)
+            }),
             // `info.get("episode")`
             "call" => {
                 self.text(cond).contains(".get(")
                     && field::get(cond, field::ARGUMENTS)
                         .and_then(|a| a.named_child(0))
-                        .is_some_and(|a| a.kind() == "string" && quotes_episode(a))
+                        .is_some_and(|a| a.node_kind() == "string" && quotes_episode(a))
             }
             _ => false,
         }
@@ -1118,9 +1163,9 @@ impl<'s> Walker<'s> {
         let mut names = Vec::new();
         let mut stack = vec![cond];
         while let Some(n) = stack.pop() {
-            if n.kind() == "identifier" {
+            if n.node_kind() == "identifier" {
                 names.push(self.text(n));
-            } else if n.kind() != "call" {
+            } else if n.node_kind() != "call" {
                 let mut c = n.walk();
                 stack.extend(n.named_children(&mut c));
             }
@@ -1131,7 +1176,7 @@ impl<'s> Walker<'s> {
     /// `len(x) OP N` with `x` a switch-like name and `N` a literal integer: (x, OP, N).
     fn len_comparison(&self, cond: Node<'_>) -> Option<(&'s str, &'s str, u32)> {
         let (a, op, b) = self.comparison_parts(cond)?;
-        if b.kind() != "integer" || !self.is_len_call(a) {
+        if b.node_kind() != "integer" || !self.is_len_call(a) {
             return None;
         }
         let arg = field::get(a, field::ARGUMENTS).and_then(|x| x.named_child(0))?;
@@ -1142,7 +1187,7 @@ impl<'s> Walker<'s> {
     /// A name the loop body binds to a test with `%` (`log_losses = i > 0 and n_iter %
     /// args.print_freq == 0` ... `if log_losses:`): the cadence guard, named.
     fn cadence_flag(&self, cond: Node<'_>) -> bool {
-        if cond.kind() != "identifier" || self.cur_loop.is_none() {
+        if cond.node_kind() != "identifier" || self.cur_loop.is_none() {
             return false;
         }
         let name = self.text(cond);
@@ -1171,14 +1216,14 @@ impl<'s> Walker<'s> {
             return false;
         };
         let batch_size = |n: Node<'_>| {
-            matches!(n.kind(), "identifier" | "attribute")
+            matches!(n.node_kind(), "identifier" | "attribute")
                 && self.text(n).to_ascii_lowercase().ends_with("batch_size")
         };
         let (size, other) = if batch_size(b) { (b, a) } else { (a, b) };
         matches!(op, "!=" | "<" | ">")
             && batch_size(size)
             && !batch_size(other)
-            && matches!(other.kind(), "identifier" | "call" | "subscript")
+            && matches!(other.node_kind(), "identifier" | "call" | "subscript")
             && (op == "!=" || (op == "<") == (size.id() == b.id()))
     }
 
@@ -1186,7 +1231,7 @@ impl<'s> Walker<'s> {
     fn counter_is_literal(&self, cond: Node<'_>) -> bool {
         // Ex) if i == 0: ... (the loop variable against a literal, or the loop's last index)
         if let Some((a, "==", b)) = self.comparison_parts(cond) {
-            let (var, lit) = if a.kind() == "identifier" {
+            let (var, lit) = if a.node_kind() == "identifier" {
                 (a, b)
             } else {
                 (b, a)
@@ -1196,7 +1241,7 @@ impl<'s> Walker<'s> {
                 let t: String = self.text(lit).split_whitespace().collect();
                 t.starts_with("len(") && (t.ends_with(')') || t.ends_with(")-1"))
             };
-            if var.kind() == "identifier" && (lit.kind() == "integer" || last()) {
+            if var.node_kind() == "identifier" && (lit.node_kind() == "integer" || last()) {
                 let name = self.text(var);
                 let mut cur = self.cur_loop;
                 for _ in 0..64 {
@@ -1247,10 +1292,10 @@ impl<'s> Walker<'s> {
         let mut c = node.walk();
         let clauses: Vec<Node<'_>> = node
             .named_children(&mut c)
-            .filter(|ch| matches!(ch.kind(), "elif_clause" | "else_clause"))
+            .filter(|ch| matches!(ch.node_kind(), "elif_clause" | "else_clause"))
             .collect();
         // Ex) elif source == 'vott': convert_vott_json(...)  (its own test is necessary too)
-        for elif in clauses.iter().filter(|ch| ch.kind() == "elif_clause") {
+        for elif in clauses.iter().filter(|ch| ch.node_kind() == "elif_clause") {
             let (Some(cond), Some(body)) =
                 (field::get(*elif, field::CONDITION), Self::block_of(*elif))
             else {
@@ -1266,7 +1311,7 @@ impl<'s> Walker<'s> {
                 .push((body.id(), BlockMark { modulo, switches }));
         }
         if let [else_] = clauses.as_slice()
-            && else_.kind() == "else_clause"
+            && else_.node_kind() == "else_clause"
             && let Some(body) = Self::block_of(*else_)
         {
             // Ex) if use_cuda: ... else: x.cpu()  (the else of a switch that is on by default)
@@ -1344,7 +1389,7 @@ impl<'s> Walker<'s> {
 
     fn enter(&mut self, node: Node<'_>) {
         let id = node.id();
-        match node.kind() {
+        match node.node_kind() {
             "call" => self.on_call(node),
             "for_statement" | "while_statement" => self.on_loop(node),
             "assignment" | "augmented_assignment" => self.on_assign(node),
@@ -1367,7 +1412,7 @@ impl<'s> Walker<'s> {
                 let mut no_grad = false;
                 let mut c = node.walk();
                 for d in node.named_children(&mut c) {
-                    if d.kind() == "decorator" {
+                    if d.node_kind() == "decorator" {
                         let t = self.text(d);
                         if t.contains("no_grad") || t.contains("inference_mode") {
                             no_grad = true;
@@ -1501,7 +1546,7 @@ impl<'s> Walker<'s> {
         {
             self.m.last_import_end = Some(node.end_byte());
         }
-        let from = node.kind() == "import_from_statement";
+        let from = node.node_kind() == "import_from_statement";
         let module = if from {
             field::get(node, field::MODULE_NAME).map(|n| self.text(n))
         } else {
@@ -1523,7 +1568,7 @@ impl<'s> Walker<'s> {
         }
         let mut c = node.walk();
         for ch in node.children_by_field_name("name", &mut c) {
-            let (name, alias) = match ch.kind() {
+            let (name, alias) = match ch.node_kind() {
                 "aliased_import" => (
                     field::get(ch, field::NAME).map(|n| self.text(n)),
                     field::get(ch, field::ALIAS).map(|n| self.text(n)),
@@ -1568,10 +1613,11 @@ impl<'s> Walker<'s> {
         if let Some(ps) = field::get(node, field::PARAMETERS) {
             let mut c = ps.walk();
             for p in ps.named_children(&mut c) {
-                match p.kind() {
+                match p.node_kind() {
                     "identifier" => params.push((Span::of(p), None)),
                     "typed_parameter" => {
-                        if let Some(n) = p.named_child(0).filter(|n| n.kind() == "identifier") {
+                        if let Some(n) = p.named_child(0).filter(|n| n.node_kind() == "identifier")
+                        {
                             params.push((Span::of(n), None));
                             if let Some(t) = p.child_by_field_name("type") {
                                 self.m.param_types.push((Span::of(n), Span::of(t)));
@@ -1593,8 +1639,10 @@ impl<'s> Walker<'s> {
                     }
                     _ => {}
                 }
-                if matches!(p.kind(), "default_parameter" | "typed_default_parameter")
-                    && let Some(v) = field::get(p, field::VALUE)
+                if matches!(
+                    p.node_kind(),
+                    "default_parameter" | "typed_default_parameter"
+                ) && let Some(v) = field::get(p, field::VALUE)
                     && let Some(t) = string_value(v, self.src)
                     && (t == "cuda" || t.starts_with("cuda:"))
                 {
@@ -1658,7 +1706,7 @@ impl<'s> Walker<'s> {
             if seen > 64 {
                 break;
             }
-            match n.kind() {
+            match n.node_kind() {
                 "with_statement"
                 | "with_clause"
                 | "with_item"
@@ -1667,7 +1715,7 @@ impl<'s> Walker<'s> {
                 | "tuple" => {
                     let mut c = n.walk();
                     for ch in n.named_children(&mut c) {
-                        if ch.kind() != "block" {
+                        if ch.node_kind() != "block" {
                             stack.push(ch);
                         }
                     }
@@ -1696,7 +1744,7 @@ impl<'s> Walker<'s> {
     }
 
     fn on_loop(&mut self, node: Node<'_>) {
-        let is_for = node.kind() == "for_statement";
+        let is_for = node.node_kind() == "for_statement";
         let mut targets = Vec::new();
         if is_for && let Some(left) = field::get(node, field::LEFT) {
             {
@@ -1705,10 +1753,10 @@ impl<'s> Walker<'s> {
                     if targets.len() > 32 {
                         break;
                     }
-                    if n.kind() == "identifier" {
+                    if n.node_kind() == "identifier" {
                         targets.push(Span::of(n));
                     } else if matches!(
-                        n.kind(),
+                        n.node_kind(),
                         "pattern_list"
                             | "tuple_pattern"
                             | "list_pattern"
@@ -1763,13 +1811,13 @@ impl<'s> Walker<'s> {
         // `loader = test_loader = DataLoader(...)`: every name of a chain is bound to the value
         // at its end
         for _ in 0..8 {
-            match field::get(right, field::RIGHT).filter(|_| right.kind() == "assignment") {
+            match field::get(right, field::RIGHT).filter(|_| right.node_kind() == "assignment") {
                 Some(inner) => right = inner,
                 None => break,
             }
         }
         let mut targets = Vec::new();
-        match left.kind() {
+        match left.node_kind() {
             "identifier" | "attribute" if is_dotted(left) => targets.push(Span::of(left)),
             "pattern_list" | "tuple_pattern" | "list_pattern" => {
                 let mut c = left.walk();
@@ -1789,11 +1837,11 @@ impl<'s> Walker<'s> {
             value: Span::of(right),
             vkind: val_kind(right),
             rhs_call: None,
-            augmented: node.kind() == "augmented_assignment",
+            augmented: node.node_kind() == "augmented_assignment",
             line: node.start_position().row + 1,
             ctx: self.ctx(),
         });
-        if right.kind() == "call" {
+        if right.node_kind() == "call" {
             self.rhs_watch.push((right.id(), idx));
         }
     }
@@ -1803,10 +1851,10 @@ impl<'s> Walker<'s> {
             return;
         };
         let idx = self.m.calls.len() as u32;
-        let (method, recv, recv_root, recv_call) = if func.kind() == "attribute" {
+        let (method, recv, recv_root, recv_call) = if func.node_kind() == "attribute" {
             let obj = field::get(func, field::OBJECT);
             let root = obj.and_then(root_ident);
-            if let Some(o) = obj.filter(|o| o.kind() == "call") {
+            if let Some(o) = obj.filter(|o| o.node_kind() == "call") {
                 self.recv_watch.push((o.id(), idx));
             }
             (
@@ -1822,10 +1870,10 @@ impl<'s> Walker<'s> {
         let a0 = self.m.args.len() as u32;
         let mut splat = None;
         let mut star = false;
-        if let Some(al) = args_node.filter(|a| a.kind() == "argument_list") {
+        if let Some(al) = args_node.filter(|a| a.node_kind() == "argument_list") {
             let mut c = al.walk();
             for ch in al.children(&mut c) {
-                match ch.kind() {
+                match ch.node_kind() {
                     "keyword_argument" => {
                         if let (Some(n), Some(v)) =
                             (field::get(ch, field::NAME), field::get(ch, field::VALUE))
@@ -2256,7 +2304,7 @@ impl<'s> Model<'s> {
         let mut n = self.node(span);
         for _ in 0..64 {
             let Some(cur) = n else { return false };
-            match cur.kind() {
+            match cur.node_kind() {
                 "function_definition" | "module" => return true,
                 "if_statement" | "try_statement" | "with_statement" | "match_statement"
                 | "for_statement" | "while_statement" => return false,
@@ -2273,10 +2321,12 @@ impl<'s> Model<'s> {
         let mut n = self.node(span);
         for _ in 0..64 {
             let Some(cur) = n else { return false };
-            match cur.kind() {
+            match cur.node_kind() {
                 "function_definition" | "module" => return true,
                 "block"
-                    if cur.parent().is_some_and(|p| p.kind() != "with_statement")
+                    if cur
+                        .parent()
+                        .is_some_and(|p| p.node_kind() != "with_statement")
                         && !(cur.start_byte() <= at && at <= cur.end_byte()) =>
                 {
                     return false;
@@ -2457,7 +2507,8 @@ impl<'s> Model<'s> {
                     return Val::Unknown;
                 };
                 // `args.dataset.lower()`: a string option, case-folded or stripped
-                if let Some(f) = field::get(n, field::FUNCTION).filter(|f| f.kind() == "attribute")
+                if let Some(f) =
+                    field::get(n, field::FUNCTION).filter(|f| f.node_kind() == "attribute")
                     && let (Some(recv), Some(meth)) = (
                         field::get(f, field::OBJECT),
                         f.child_by_field_name("attribute")
@@ -2510,9 +2561,9 @@ impl<'s> Model<'s> {
                 };
                 // `config['num_workers']` of a dict the file writes out (`config = {...,
                 // 'num_workers': 4}`), as it stands here (later writes to the key counted)
-                if let Some(n) = Some(node).filter(|n| n.kind() == "subscript")
+                if let Some(n) = Some(node).filter(|n| n.node_kind() == "subscript")
                     && let Some(d) =
-                        field::get(n, field::VALUE).filter(|v| v.kind() == "identifier")
+                        field::get(n, field::VALUE).filter(|v| v.node_kind() == "identifier")
                     && n.named_child_count() == 2
                     && let Some(key) = n.named_child(1).and_then(|k| string_value(k, self.src))
                 {
@@ -2530,7 +2581,7 @@ impl<'s> Model<'s> {
                 }
                 // `False if int(args.half) == 0 else True`: the branch the test takes as shipped
                 // (either, when both agree)
-                if let Some(n) = Some(node).filter(|n| n.kind() == "conditional_expression")
+                if let Some(n) = Some(node).filter(|n| n.node_kind() == "conditional_expression")
                     && let (Some(yes), Some(cond), Some(no)) =
                         (n.named_child(0), n.named_child(1), n.named_child(2))
                 {
@@ -2548,7 +2599,7 @@ impl<'s> Model<'s> {
                 }
                 let Some(n) = Some(node).filter(|n| {
                     matches!(
-                        n.kind(),
+                        n.node_kind(),
                         "binary_operator" | "boolean_operator" | "comparison_operator"
                     )
                 }) else {
@@ -2556,7 +2607,7 @@ impl<'s> Model<'s> {
                 };
                 // `args.world_size > 1`, `args.gpu is not None`: a test of values known as
                 // shipped
-                if n.kind() == "comparison_operator" {
+                if n.node_kind() == "comparison_operator" {
                     return super::as_shipped::condition(self, n, at, func_ctx, depth + 1)
                         .map_or(Val::Unknown, Val::Bool);
                 }

@@ -9,6 +9,7 @@ use super::facts::{
     kind_by_name, string_value,
 };
 use super::model::CodeKind;
+use crate::analysis::facts::NodeKind;
 use tree_sitter::Node;
 
 /// Tensor constructors of torch and numpy.
@@ -586,7 +587,7 @@ fn branch_not_taken(m: &Model<'_>, c: &super::facts::Call) -> bool {
 /// else 'cpu'` with `default="cpu"`: `'cpu'`), when its condition is known there; `None` for
 /// any other node.
 fn taken_branch<'t>(m: &Model<'_>, n: Node<'t>, at: usize, func: Option<u32>) -> Option<Node<'t>> {
-    if n.kind() != "conditional_expression" {
+    if n.node_kind() != "conditional_expression" {
         return None;
     }
     let pick = super::as_shipped::condition(m, n.named_child(1)?, at, func, 0)?;
@@ -891,7 +892,7 @@ fn device(m: &mut Model<'_>) {
         } else if a.vkind == ValKind::Other
             && !m.node(a.value).is_some_and(|n| {
                 matches!(
-                    n.kind(),
+                    n.node_kind(),
                     "comparison_operator" | "boolean_operator" | "not_operator"
                 )
             })
@@ -1539,7 +1540,7 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
         if seen > 64 {
             break;
         }
-        match n.kind() {
+        match n.node_kind() {
             "identifier" | "attribute" => {
                 let t = m.node_text(n);
                 if m.var_kind(t) == Some(VarKind::Loader) {
@@ -1548,7 +1549,7 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
                 // a progress bar bound before the loop: `pbar = tqdm(enumerate(dl_tr))` ...
                 // `for i, (x, y) in pbar:` (its latest binding in the function, once)
                 if !followed
-                    && n.kind() == "identifier"
+                    && n.node_kind() == "identifier"
                     && let Some(value) = m
                         .assigns
                         .iter()
@@ -1597,7 +1598,7 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
                 {
                     let mut c = args.walk();
                     for a in args.named_children(&mut c) {
-                        if a.kind() != "keyword_argument" {
+                        if a.node_kind() != "keyword_argument" {
                             stack.push(a);
                         }
                     }
@@ -1607,7 +1608,7 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
                         crate::analysis::facts::field::ARGUMENTS,
                     )
                     .and_then(|args| args.named_child(0))
-                    && matches!(a0.kind(), "identifier" | "attribute")
+                    && matches!(a0.node_kind(), "identifier" | "attribute")
                 {
                     // `metric_logger.log_every(data_loader, 10, header)`: a wrapper handed the
                     // loader first yields its batches
@@ -2076,7 +2077,7 @@ fn loops(m: &mut Model<'_>) {
             continue;
         };
         // `images, masks = batch["image"], batch["mask"]`: each target from its own element
-        let pairs: Vec<(Span, Node<'_>)> = match value.kind() {
+        let pairs: Vec<(Span, Node<'_>)> = match value.node_kind() {
             "expression_list" | "tuple" if value.named_child_count() == a.targets.len() => {
                 let mut c = value.walk();
                 a.targets
@@ -2133,11 +2134,11 @@ fn breaks_off(m: &Model<'_>, l: &super::facts::Loop) -> bool {
 
 /// Is statement `st` an `if` whose body is a lone `break`?
 fn breaks_on_test(st: Node<'_>) -> bool {
-    st.kind() == "if_statement"
+    st.node_kind() == "if_statement"
         && st.child_by_field_name("consequence").is_some_and(|b| {
             b.named_child_count() == 1
                 && b.named_child(0)
-                    .is_some_and(|k| k.kind() == "break_statement")
+                    .is_some_and(|k| k.node_kind() == "break_statement")
         })
 }
 
@@ -2153,7 +2154,7 @@ fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
     let mut cur = body.walk();
     body.named_children(&mut cur).any(|st| {
-        if st.kind() != "if_statement" || st.child_by_field_name("alternative").is_some() {
+        if st.node_kind() != "if_statement" || st.child_by_field_name("alternative").is_some() {
             return false;
         }
         let breaks = breaks_on_test(st);
@@ -2168,11 +2169,11 @@ fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
             return false;
         };
         breaks
-            && cond.kind() == "comparison_operator"
-            && a.kind() == "identifier"
+            && cond.node_kind() == "comparison_operator"
+            && a.node_kind() == "identifier"
             && (targets.contains(&m.node_text(*a)) || counts_iterations(m, l, m.node_text(*a)))
             && matches!(m.node_text(*op), ">=" | ">" | "==")
-            && b.kind() == "integer"
+            && b.node_kind() == "integer"
             && m.node_text(*b)
                 .parse::<i64>()
                 .is_ok_and(|n| n <= super::rules::FEW_ITERATIONS)
@@ -2211,7 +2212,7 @@ fn counts_iterations(m: &Model<'_>, l: &super::facts::Loop, name: &str) -> bool 
 fn batch_root<'s>(m: &Model<'s>, n: Node<'_>) -> Option<&'s str> {
     let mut n = n;
     for _ in 0..64 {
-        match n.kind() {
+        match n.node_kind() {
             "identifier" => {
                 return Some(m.node_text(n));
             }
@@ -2225,7 +2226,7 @@ fn batch_root<'s>(m: &Model<'s>, n: Node<'_>) -> Option<&'s str> {
                 // `x.to(d)` → x; `f(batch)` is not the batch
                 let f =
                     crate::analysis::facts::field::get(n, crate::analysis::facts::field::FUNCTION)?;
-                if f.kind() != "attribute" {
+                if f.node_kind() != "attribute" {
                     return None;
                 }
                 n = crate::analysis::facts::field::get(f, crate::analysis::facts::field::OBJECT)?;
@@ -3056,7 +3057,7 @@ fn truth(v: &Val) -> Option<bool> {
 fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
     let node = m.node(g.cond)?;
     let name = m.text(g.cond);
-    match node.kind() {
+    match node.node_kind() {
         "true" => Some(true),
         "false" => Some(false),
         // `args.x`: the argparse default (or a class field's), unless the file assigns the
@@ -3143,7 +3144,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
             let reassigned = node.named_children(&mut c).any(|side| {
                 let t = m.node_text(side);
                 let shipped = || m.resolve_expr(super::facts::Span::of(side), g.at, g.func);
-                side.kind() == "attribute"
+                side.node_kind() == "attribute"
                     && m.assigns
                         .iter()
                         .filter(|a| a.targets.iter().any(|x| m.text(*x) == t))
@@ -3173,7 +3174,8 @@ pub(crate) fn empty_default(m: &Model<'_>, name: &str) -> bool {
             .and_then(|d| d.as_ref())
             .and_then(|(s, _)| m.node(*s))
             .is_some_and(|n| {
-                matches!(n.kind(), "list" | "tuple" | "dictionary") && n.named_child_count() == 0
+                matches!(n.node_kind(), "list" | "tuple" | "dictionary")
+                    && n.named_child_count() == 0
             })
     }) && !m
         .assigns

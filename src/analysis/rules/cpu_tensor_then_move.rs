@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Edit, Fix};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
@@ -227,14 +228,14 @@ impl Rule for CpuTensorThenMove {
                     ) || m.node(a.value).is_some_and(|n| {
                         // `torch.LongTensor([g.label for g in batch])`: rows of host data
                         matches!(
-                            n.kind(),
+                            n.node_kind(),
                             "subscript" | "list_comprehension" | "generator_expression"
                         )
                         // `torch.tensor([value_dict["fps_id"]])`: a value read from host data
                         // (not a size: `torch.tensor([x.shape[0]])`)
-                        || (n.kind() == "list"
+                        || (n.node_kind() == "list"
                             && n.named_children(&mut n.walk()).any(|e| {
-                                e.kind() == "subscript"
+                                e.node_kind() == "subscript"
                                     && e.child_by_field_name("value").is_some_and(|v| {
                                         !m.node_text(v).ends_with("shape")
                                     })
@@ -355,11 +356,11 @@ fn paren_ctor<'a>(
     c: &crate::analysis::facts::Call,
 ) -> Option<&'a crate::analysis::facts::Call> {
     let mut n = m.node(c.recv?)?;
-    if n.kind() != "parenthesized_expression" {
+    if n.node_kind() != "parenthesized_expression" {
         return None;
     }
     for _ in 0..8 {
-        if n.kind() != "parenthesized_expression" {
+        if n.node_kind() != "parenthesized_expression" {
             break;
         }
         n = n.named_child(0)?;
@@ -377,7 +378,7 @@ fn arithmetic_ctor<'a>(
     if depth > 4 {
         return None;
     }
-    match n.kind() {
+    match n.node_kind() {
         "parenthesized_expression" => arithmetic_ctor(m, n.named_child(0)?, depth + 1),
         "binary_operator" => [
             n.child_by_field_name("left"),
@@ -419,7 +420,10 @@ fn bound_ctor<'a>(
         return None;
     }
     // (also a constructor scaled on the way: `scale = torch.randn(n) * 0.05 + 1`)
-    match m.node(a.value).filter(|v| v.kind() == "binary_operator") {
+    match m
+        .node(a.value)
+        .filter(|v| v.node_kind() == "binary_operator")
+    {
         Some(v) => arithmetic_ctor(m, v, 0),
         None => m.calls.get(a.rhs_call? as usize),
     }

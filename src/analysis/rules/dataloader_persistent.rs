@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::fix::enable_switch;
 use crate::analysis::model::{Applicability, Fix};
 use crate::analysis::resolve::{switch_off_as_written, workers_at_least};
@@ -177,7 +178,7 @@ fn chosen_as<'s>(m: &crate::analysis::facts::Model<'s>, v: &str) -> impl Iterato
     m.assigns.iter().filter_map(move |a| {
         let n = m.node(a.value)?;
         let chosen = a.targets.len() == 1
-            && n.kind() == "conditional_expression"
+            && n.node_kind() == "conditional_expression"
             && [n.named_child(0), n.named_child(2)]
                 .into_iter()
                 .flatten()

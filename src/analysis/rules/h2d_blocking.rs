@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::facts::{Call, Val};
 use crate::analysis::fix::add_kwarg;
 use crate::analysis::model::{Applicability, Fix};
@@ -282,7 +283,7 @@ fn rebuilt(
                         || m.qual(b).starts_with("torch.")
                 })
                 // `x = (x - mean) / std`: arithmetic makes a new tensor
-                || m.node(a.value).is_some_and(|v| v.kind() == "binary_operator"))
+                || m.node(a.value).is_some_and(|v| v.node_kind() == "binary_operator"))
     })
 }
 

@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -418,7 +419,7 @@ fn comprehension_source<'s>(
     use crate::analysis::facts::field;
     let text = |n: tree_sitter::Node<'_>| m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
     let (left, right) = super::comprehension_clause(m, c, name)?;
-    let source = if left.kind() == "identifier" {
+    let source = if left.node_kind() == "identifier" {
         Some(right)
     } else {
         let mut lw = left.walk();
@@ -434,7 +435,7 @@ fn comprehension_source<'s>(
         }
     };
     source
-        .filter(|s| s.kind() == "identifier")
+        .filter(|s| s.node_kind() == "identifier")
         .and_then(|s| m.src.get(s.start_byte()..s.end_byte()))
 }
 
@@ -476,12 +477,15 @@ fn in_condition(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fact
     };
     for _ in 0..32 {
         let Some(p) = n.parent() else { return false };
-        if matches!(p.kind(), "if_statement" | "elif_clause" | "while_statement") {
+        if matches!(
+            p.node_kind(),
+            "if_statement" | "elif_clause" | "while_statement"
+        ) {
             return p
                 .child_by_field_name("condition")
                 .is_some_and(|cond| cond.id() == n.id());
         }
-        if matches!(p.kind(), "block" | "module") {
+        if matches!(p.node_kind(), "block" | "module") {
             return false;
         }
         n = p;
@@ -821,14 +825,14 @@ fn loop_source<'s, 't>(
     let mut right = f.child_by_field_name("right")?;
     let parts = |n: tree_sitter::Node<'t>| -> Vec<tree_sitter::Node<'t>> {
         let mut n = n;
-        while n.kind() == "parenthesized_expression" {
+        while n.node_kind() == "parenthesized_expression" {
             match n.named_child(0) {
                 Some(c) => n = c,
                 None => break,
             }
         }
         let mut cur = n.walk();
-        match n.kind() {
+        match n.node_kind() {
             "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
                 n.named_children(&mut cur).collect()
             }
@@ -836,7 +840,7 @@ fn loop_source<'s, 't>(
         }
     };
     let call_of = |n: tree_sitter::Node<'t>, func: &str| -> Option<Vec<tree_sitter::Node<'t>>> {
-        (n.kind() == "call"
+        (n.node_kind() == "call"
             && n.child_by_field_name("function")
                 .is_some_and(|x| m.node_text(x) == func))
         .then(|| n.child_by_field_name("arguments"))
@@ -854,13 +858,13 @@ fn loop_source<'s, 't>(
         right = *first;
         left = *second;
     }
-    if left.kind() == "identifier" {
+    if left.node_kind() == "identifier" {
         return (m.node_text(left) == name).then(|| m.node_text(right));
     }
     let args = call_of(right, "zip")?;
     let pos = parts(left)
         .iter()
-        .position(|p| p.kind() == "identifier" && m.node_text(*p) == name)?;
+        .position(|p| p.node_kind() == "identifier" && m.node_text(*p) == name)?;
     args.get(pos).map(|a| m.node_text(*a))
 }
 
@@ -936,7 +940,8 @@ fn copied_to_host(
         match r.recv.filter(|_| r.method.is_some()) {
             // `output.argmax(1)`: a method of a host name, not a move
             Some(recv)
-                if m.node(recv).is_some_and(|n| n.kind() == "identifier") && host(m.text(recv)) =>
+                if m.node(recv).is_some_and(|n| n.node_kind() == "identifier")
+                    && host(m.text(recv)) =>
             {
                 !matches!(m.last_name(r), "to" | "cuda")
             }

@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -127,18 +128,21 @@ fn writes_opened_handle(
     for _ in 0..64 {
         let Some(p) = cur.parent() else { return false };
         cur = p;
-        if p.kind() != "with_statement" {
+        if p.node_kind() != "with_statement" {
             continue;
         }
         let mut w = p.walk();
         let clauses: Vec<_> = p
             .named_children(&mut w)
-            .filter(|k| k.kind() == "with_clause")
+            .filter(|k| k.node_kind() == "with_clause")
             .collect();
         for clause in clauses {
             let mut ic = clause.walk();
             for item in clause.named_children(&mut ic) {
-                let Some(pat) = item.named_child(0).filter(|n| n.kind() == "as_pattern") else {
+                let Some(pat) = item
+                    .named_child(0)
+                    .filter(|n| n.node_kind() == "as_pattern")
+                else {
                     continue;
                 };
                 let (Some(value), Some(alias)) =
@@ -172,7 +176,7 @@ fn feeds_image_decode(
     let Some(n) = m.node(c.span) else {
         return false;
     };
-    let Some(pat) = n.parent().filter(|p| p.kind() == "as_pattern") else {
+    let Some(pat) = n.parent().filter(|p| p.node_kind() == "as_pattern") else {
         return false;
     };
     let Some(alias) = pat.child_by_field_name("alias") else {
@@ -186,7 +190,7 @@ fn feeds_image_decode(
         .parent()
         .and_then(|i| i.parent())
         .and_then(|cl| cl.parent())
-        .filter(|w| w.kind() == "with_statement")
+        .filter(|w| w.node_kind() == "with_statement")
     else {
         return false;
     };

@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
@@ -138,12 +139,12 @@ fn metadata_only(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
         return false;
     }
     while let Some(n) = stack.pop() {
-        match n.kind() {
+        match n.node_kind() {
             "string" | "concatenated_string" | "interpolation" | "format_specifier" => {
                 let mut cur = n.walk();
                 stack.extend(n.named_children(&mut cur).filter(|k| {
                     !matches!(
-                        k.kind(),
+                        k.node_kind(),
                         "string_start" | "string_content" | "string_end" | "escape_sequence"
                     )
                 }));
@@ -168,9 +169,9 @@ fn metadata_only(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
                 let value = n.child_by_field_name("value");
                 let index_ok = n
                     .child_by_field_name("subscript")
-                    .is_some_and(|i| matches!(i.kind(), "integer" | "unary_operator"));
+                    .is_some_and(|i| matches!(i.node_kind(), "integer" | "unary_operator"));
                 match value {
-                    Some(v) if index_ok && v.kind() == "attribute" => stack.push(v),
+                    Some(v) if index_ok && v.node_kind() == "attribute" => stack.push(v),
                     _ => return false,
                 }
             }
@@ -179,7 +180,7 @@ fn metadata_only(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
                 let ok = f.is_some_and(|f| {
                     let t = text(f);
                     t == "len"
-                        || (f.kind() == "attribute"
+                        || (f.node_kind() == "attribute"
                             && f.child_by_field_name("attribute").map_or("", text) == "size")
                 });
                 if !ok {

@@ -3,6 +3,7 @@
 use super::facts::{Arg, Call, Device, Loop, Model, Val, ValKind};
 use super::model::CodeKind;
 use super::rule::Rule;
+use crate::analysis::facts::NodeKind;
 
 mod checkpoint_in_loop;
 mod cpu_tensor_then_move;
@@ -88,10 +89,10 @@ fn modulo_by_one(m: &Model<'_>, c: &Call, l: &super::facts::Loop) -> bool {
         if parent.start_byte() <= l.span.start {
             return found;
         }
-        if matches!(node.kind(), "else_clause" | "elif_clause") {
+        if matches!(node.node_kind(), "else_clause" | "elif_clause") {
             return false;
         }
-        if parent.kind() == "if_statement" {
+        if parent.node_kind() == "if_statement" {
             let Some(cond) = field::get(parent, field::CONDITION) else {
                 return false;
             };
@@ -103,7 +104,7 @@ fn modulo_by_one(m: &Model<'_>, c: &Call, l: &super::facts::Loop) -> bool {
             let mut divisors = Vec::new();
             let mut stack = vec![cond];
             while let Some(n) = stack.pop() {
-                if n.kind() == "binary_operator"
+                if n.node_kind() == "binary_operator"
                     && field::get(n, field::OPERATOR).is_some_and(|o| m.node_text(o) == "%")
                     && let Some(r) = field::get(n, field::RIGHT)
                 {
@@ -112,14 +113,14 @@ fn modulo_by_one(m: &Model<'_>, c: &Call, l: &super::facts::Loop) -> bool {
                 let mut w = n.walk();
                 stack.extend(n.named_children(&mut w));
             }
-            let leaves = node.kind() == "block"
+            let leaves = node.node_kind() == "block"
                 && node
                     .named_child(
                         u32::try_from(node.named_child_count().saturating_sub(1)).unwrap_or(0),
                     )
                     .is_some_and(|last| {
                         matches!(
-                            last.kind(),
+                            last.node_kind(),
                             "break_statement" | "return_statement" | "raise_statement"
                         )
                     });
@@ -299,7 +300,7 @@ pub(crate) fn under_if_in_function(m: &Model<'_>, c: &Call) -> bool {
         return false;
     };
     while let Some(p) = n.parent() {
-        match p.kind() {
+        match p.node_kind() {
             "function_definition" => return false,
             "if_statement" | "elif_clause" | "else_clause" => {
                 // (the condition itself is evaluated every call)
@@ -546,7 +547,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
         // conditional expression)
         let conditional = m
             .node(a.value)
-            .is_some_and(|n| n.kind() == "conditional_expression");
+            .is_some_and(|n| n.node_kind() == "conditional_expression");
         if (v.contains(".to(") || v.contains(".cuda(") || loads_onto_device)
             && (a.targets.len() == 1 || loads_onto_device)
             && (a.rhs_call.is_some() || conditional)
@@ -722,9 +723,12 @@ fn behind_default_off_flag(m: &Model<'_>, span: super::facts::Span) -> bool {
         let Some(parent) = node.parent() else {
             return false;
         };
-        let (if_stmt, want) = match (parent.kind(), node.kind()) {
+        let (if_stmt, want) = match (parent.node_kind(), node.node_kind()) {
             ("if_statement", "block") => (Some(parent), false),
-            ("else_clause", _) => (parent.parent().filter(|p| p.kind() == "if_statement"), true),
+            ("else_clause", _) => (
+                parent.parent().filter(|p| p.node_kind() == "if_statement"),
+                true,
+            ),
             _ => (None, false),
         };
         if let Some(cond) =
@@ -751,7 +755,7 @@ fn default_truth(m: &Model<'_>, cond: tree_sitter::Node<'_>) -> Option<bool> {
         };
         m.resolve(&arg, n.start_byte(), None)
     };
-    match cond.kind() {
+    match cond.node_kind() {
         "attribute" => match value(cond) {
             Val::Bool(b) => Some(b),
             Val::None => Some(false),
@@ -782,7 +786,7 @@ fn default_truth(m: &Model<'_>, cond: tree_sitter::Node<'_>) -> Option<bool> {
                 return None;
             };
             let lit = super::facts::string_value(lit, m.src)?;
-            let Val::Str(s) = (recv.kind() == "attribute").then(|| value(recv))? else {
+            let Val::Str(s) = (recv.node_kind() == "attribute").then(|| value(recv))? else {
                 return None;
             };
             match meth {
@@ -1114,7 +1118,7 @@ fn returned_call<'a>(
     let value = first_return(def)?;
     let element = if x.targets.len() > 1 {
         let k = x.targets.iter().position(|t| m.text(*t) == name)?;
-        if !matches!(value.kind(), "expression_list" | "tuple") {
+        if !matches!(value.node_kind(), "expression_list" | "tuple") {
             return None;
         }
         let mut cursor = value.walk();
@@ -1144,7 +1148,7 @@ pub(crate) fn returned_to<'s>(m: &Model<'s>, var: &str, func: Option<u32>) -> Ve
     };
     let text = |n: tree_sitter::Node<'_>| m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
     // (position in the returned tuple and its length; `None` for the whole value)
-    let at: Option<(usize, usize)> = match value.kind() {
+    let at: Option<(usize, usize)> = match value.node_kind() {
         "expression_list" | "tuple" => {
             let mut c = value.walk();
             let elements: Vec<_> = value.named_children(&mut c).collect();
@@ -1181,11 +1185,11 @@ fn first_return(def: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
     let body = def.child_by_field_name("body")?;
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
-        if n.kind() == "return_statement" {
+        if n.node_kind() == "return_statement" {
             return n.named_child(0);
         }
         if matches!(
-            n.kind(),
+            n.node_kind(),
             "function_definition" | "class_definition" | "lambda"
         ) {
             continue;
@@ -1394,7 +1398,7 @@ pub(crate) fn in_memory_list(m: &Model<'_>, c: &Call) -> bool {
     };
     let is_list = |s: super::facts::Span| {
         m.node(s)
-            .is_some_and(|n| matches!(n.kind(), "list" | "list_comprehension"))
+            .is_some_and(|n| matches!(n.node_kind(), "list" | "list_comprehension"))
     };
     match ds.vkind {
         super::facts::ValKind::Ident => {
@@ -1617,7 +1621,7 @@ fn tokenized_dataset(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
     for _ in 0..CHAIN_STEPS {
         let Some(n) = cur else { break };
         let sp = super::facts::Span::of(n);
-        match n.kind() {
+        match n.node_kind() {
             "subscript" => cur = super::facts::field::get(n, super::facts::field::VALUE),
             "parenthesized_expression" => cur = n.named_child(0),
             "identifier" => {
@@ -1669,7 +1673,7 @@ fn tokenizes(m: &Model<'_>, s: super::facts::Span) -> bool {
             .iter()
             .any(|x| x.ctx.func == Some(fi as u32) && is_tok(x));
     }
-    m.node(s).is_some_and(|n| n.kind() == "lambda")
+    m.node(s).is_some_and(|n| n.node_kind() == "lambda")
         && m.calls.iter().any(|x| s.contains(x.span) && is_tok(x))
 }
 
@@ -1724,7 +1728,7 @@ fn literal_len(m: &Model<'_>, s: super::facts::Span, at: &Call) -> Option<i64> {
     let a = super::as_shipped::binding(m, m.text(arg.value), at.span.start, at.ctx.func)?;
     literal_items(
         m.node(a.value)
-            .filter(|v| matches!(v.kind(), "list" | "tuple"))?,
+            .filter(|v| matches!(v.node_kind(), "list" | "tuple"))?,
     )
 }
 
@@ -1734,7 +1738,7 @@ fn literal_items(items: tree_sitter::Node<'_>) -> Option<i64> {
     let mut cursor = items.walk();
     let mut n = 0i64;
     for c in items.named_children(&mut cursor) {
-        match c.kind() {
+        match c.node_kind() {
             "comment" => {}
             "list_splat" | "list_comprehension" | "parenthesized_list_splat" => return None,
             _ => n += 1,
@@ -1763,11 +1767,11 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     }
     // a list or tuple written out, directly or through the name bound to it, of a few items
     // Ex) configurations = [{"name": "base", ...}, ...]  (13 items) ... for config in configurations:
-    let literal = m.node(it).and_then(|n| match n.kind() {
+    let literal = m.node(it).and_then(|n| match n.node_kind() {
         "list" | "tuple" => Some(n),
         "identifier" => super::as_shipped::binding(m, m.text(it), it.start, l.ctx.func)
             .and_then(|a| m.node(a.value))
-            .filter(|v| matches!(v.kind(), "list" | "tuple")),
+            .filter(|v| matches!(v.node_kind(), "list" | "tuple")),
         _ => None,
     });
     if let Some(items) = literal {
@@ -1788,7 +1792,9 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     let int = |i: usize| {
         m.pos(call, i).map(|a| {
             resolve(a.value).or_else(|| {
-                let n = m.node(a.value).filter(|n| n.kind() == "binary_operator")?;
+                let n = m
+                    .node(a.value)
+                    .filter(|n| n.node_kind() == "binary_operator")?;
                 let (l, op, r) = (
                     n.child_by_field_name("left")?,
                     n.child_by_field_name("operator")?,
@@ -1831,7 +1837,7 @@ fn always_breaks(m: &Model<'_>, l: &Loop) -> bool {
         .is_some_and(|body| {
             let mut c = body.walk();
             body.named_children(&mut c)
-                .any(|st| st.kind() == "break_statement")
+                .any(|st| st.node_kind() == "break_statement")
         })
 }
 
@@ -2025,7 +2031,7 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
 fn under_main_guard(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     let mut cur = node.parent();
     while let Some(n) = cur {
-        if n.kind() == "if_statement"
+        if n.node_kind() == "if_statement"
             && n.child_by_field_name("condition").is_some_and(|c| {
                 let t = m.src.get(c.start_byte()..c.end_byte()).unwrap_or("");
                 t.contains("__name__") && t.contains("__main__")
@@ -2041,7 +2047,7 @@ fn under_main_guard(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
 /// `node` is the left side of a plain assignment (`loader = ...`).
 fn is_assignment_target(node: tree_sitter::Node<'_>) -> bool {
     node.parent().is_some_and(|p| {
-        p.kind() == "assignment"
+        p.node_kind() == "assignment"
             && p.child_by_field_name("left")
                 .is_some_and(|l| l.start_byte() == node.start_byte())
     })
@@ -2052,18 +2058,18 @@ fn is_assignment_target(node: tree_sitter::Node<'_>) -> bool {
 // Ex) save_samples(gen, sample_loader, epoch)  with  def save_samples(gen, loader, epoch): data = next(iter(loader))
 fn passed_to_once_reader(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     let (arg, keyword) = match node.parent() {
-        Some(p) if p.kind() == "keyword_argument" => (p, p.child_by_field_name("name")),
+        Some(p) if p.node_kind() == "keyword_argument" => (p, p.child_by_field_name("name")),
         Some(_) => (node, None),
         None => return false,
     };
-    let Some(args) = arg.parent().filter(|p| p.kind() == "argument_list") else {
+    let Some(args) = arg.parent().filter(|p| p.node_kind() == "argument_list") else {
         return false;
     };
     let Some(callee) = args
         .parent()
-        .filter(|c| c.kind() == "call")
+        .filter(|c| c.node_kind() == "call")
         .and_then(|c| c.child_by_field_name("function"))
-        .filter(|f| f.kind() == "identifier")
+        .filter(|f| f.node_kind() == "identifier")
     else {
         return false;
     };
@@ -2086,7 +2092,7 @@ fn passed_to_once_reader(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
                 .collect::<Vec<_>>();
             if before
                 .iter()
-                .any(|a| a.kind() != "keyword_argument" && a.kind().contains("splat"))
+                .any(|a| a.node_kind() != "keyword_argument" && a.node_kind().contains("splat"))
             {
                 return false;
             }
@@ -2120,17 +2126,22 @@ fn single_batch_reads(
     also: impl Fn(tree_sitter::Node<'_>) -> bool,
 ) -> Option<usize> {
     let mut uses = 0usize;
-    let mut stack = vec![scope];
-    while let Some(n) = stack.pop() {
+    // (each node with its parent: asking a node for its parent walks down from the root)
+    let mut stack = vec![(scope, scope.parent())];
+    let mut cur = scope.walk();
+    while let Some((n, parent)) = stack.pop() {
         // (not a keyword's name, `test(data_loader=data_test_loader)`, nor an attribute,
         // `self.data_loader`: other variables)
-        let other_name = n.parent().is_some_and(|p| {
-            (p.kind() == "keyword_argument" && p.child_by_field_name("name") == Some(n))
-                || (p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(n))
-        });
-        if n.kind() == "identifier"
+        let other_name = || {
+            parent.is_some_and(|p| {
+                (p.node_kind() == "keyword_argument" && p.child_by_field_name("name") == Some(n))
+                    || (p.node_kind() == "attribute"
+                        && p.child_by_field_name("attribute") == Some(n))
+            })
+        };
+        if n.node_kind() == "identifier"
             && m.src.get(n.start_byte()..n.end_byte()) == Some(name)
-            && !other_name
+            && !other_name()
             && !skip(n)
         {
             if !in_next_iter(m, n) && !also(n) {
@@ -2138,8 +2149,7 @@ fn single_batch_reads(
             }
             uses += 1;
         }
-        let mut cur = n.walk();
-        stack.extend(n.named_children(&mut cur));
+        stack.extend(n.named_children(&mut cur).map(|c| (c, Some(n))));
     }
     Some(uses)
 }
@@ -2150,9 +2160,9 @@ fn single_batch_reads(
 fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     let Some(left) = only_arg_of(m, node, "iter")
         .and_then(|call| call.parent())
-        .filter(|p| p.kind() == "assignment")
+        .filter(|p| p.node_kind() == "assignment")
         .and_then(|a| a.child_by_field_name("left"))
-        .filter(|l| l.kind() == "identifier")
+        .filter(|l| l.node_kind() == "identifier")
     else {
         return false;
     };
@@ -2160,7 +2170,7 @@ fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     let enclosing_loop = |n: tree_sitter::Node<'_>| {
         let mut up = n.parent();
         while let Some(p) = up {
-            if matches!(p.kind(), "for_statement" | "while_statement") {
+            if matches!(p.node_kind(), "for_statement" | "while_statement") {
                 return Some(p.id());
             }
             up = p.parent();
@@ -2170,7 +2180,7 @@ fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     let mut nexts = 0usize;
     let mut stack = vec![m.tree.root_node()];
     while let Some(n) = stack.pop() {
-        if n.kind() == "identifier" && n.id() != left.id() && m.node_text(n) == name {
+        if n.node_kind() == "identifier" && n.id() != left.id() && m.node_text(n) == name {
             if only_arg_of(m, n, "next").is_none() || enclosing_loop(n) != enclosing_loop(left) {
                 return false;
             }
@@ -2194,7 +2204,7 @@ fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
         up = up.and_then(|n| n.parent());
     }
     up.is_some_and(|call| {
-        call.kind() == "call"
+        call.node_kind() == "call"
             && m.node_text(call).replace(char::is_whitespace, "")
                 == format!("{name}.__iter__().__next__()")
     })
@@ -2206,8 +2216,8 @@ fn only_arg_of<'t>(
     n: tree_sitter::Node<'t>,
     f: &str,
 ) -> Option<tree_sitter::Node<'t>> {
-    let args = n.parent().filter(|p| p.kind() == "argument_list")?;
-    let call = args.parent().filter(|p| p.kind() == "call")?;
+    let args = n.parent().filter(|p| p.node_kind() == "argument_list")?;
+    let call = args.parent().filter(|p| p.node_kind() == "call")?;
     let func = call.child_by_field_name("function")?;
     (args.named_child_count() == 1 && m.src.get(func.start_byte()..func.end_byte()) == Some(f))
         .then_some(call)
@@ -2836,7 +2846,7 @@ pub(crate) fn comprehension_clause<'t>(
     for _ in 0..32 {
         let n = cur?;
         if matches!(
-            n.kind(),
+            n.node_kind(),
             "list_comprehension"
                 | "set_comprehension"
                 | "dictionary_comprehension"
@@ -2845,7 +2855,7 @@ pub(crate) fn comprehension_clause<'t>(
             let mut w = n.walk();
             for clause in n
                 .named_children(&mut w)
-                .filter(|k| k.kind() == "for_in_clause")
+                .filter(|k| k.node_kind() == "for_in_clause")
             {
                 let (Some(left), Some(right)) = (
                     clause.child_by_field_name("left"),
@@ -2855,7 +2865,7 @@ pub(crate) fn comprehension_clause<'t>(
                 };
                 let mut stack = vec![left];
                 while let Some(x) = stack.pop() {
-                    if x.kind() == "identifier"
+                    if x.node_kind() == "identifier"
                         && m.src.get(x.start_byte()..x.end_byte()) == Some(name)
                     {
                         return Some((left, right));
@@ -2865,7 +2875,7 @@ pub(crate) fn comprehension_clause<'t>(
                 }
             }
         }
-        if matches!(n.kind(), "for_statement" | "function_definition") {
+        if matches!(n.node_kind(), "for_statement" | "function_definition") {
             return None;
         }
         cur = n.parent();
@@ -2880,7 +2890,7 @@ pub(crate) fn comprehension_clause<'t>(
 pub(crate) fn comprehension_source<'a>(m: &Model<'a>, c: &Call, name: &str) -> Option<&'a str> {
     let (_, mut root) = comprehension_clause(m, c, name)?;
     for _ in 0..64 {
-        let next = match root.kind() {
+        let next = match root.node_kind() {
             "call" => root.child_by_field_name("function"),
             "attribute" => root.child_by_field_name("object"),
             "subscript" => root.child_by_field_name("value"),
@@ -2891,7 +2901,7 @@ pub(crate) fn comprehension_source<'a>(m: &Model<'a>, c: &Call, name: &str) -> O
             None => break,
         }
     }
-    (root.kind() == "identifier")
+    (root.node_kind() == "identifier")
         .then(|| m.src.get(root.start_byte()..root.end_byte()))
         .flatten()
 }

@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::fix::{insert_after_imports, torch_name};
 use crate::analysis::model::{Applicability, Fix};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
@@ -265,25 +266,30 @@ fn encodes_sentences(m: &crate::analysis::facts::Model<'_>) -> bool {
     })
 }
 
-/// Is identifier `n` the function of a call, a class's name or base, or part of an import?
-fn names_a_model(n: tree_sitter::Node<'_>) -> bool {
-    let Some(p) = n.parent() else { return false };
+/// Is identifier `n`, whose parent is `p` and grandparent `g`, the function of a call, a
+/// class's name or base, or part of an import?
+fn names_a_model(
+    n: tree_sitter::Node<'_>,
+    p: Option<tree_sitter::Node<'_>>,
+    g: Option<tree_sitter::Node<'_>>,
+) -> bool {
+    let Some(p) = p else { return false };
     let called = |call: Option<tree_sitter::Node<'_>>, f: tree_sitter::Node<'_>| {
-        call.filter(|c| c.kind() == "call")
+        call.filter(|c| c.node_kind() == "call")
             .and_then(|c| c.child_by_field_name("function"))
             .is_some_and(|func| func.id() == f.id())
     };
-    match p.kind() {
+    match p.node_kind() {
         "call" => called(Some(p), n),
         "attribute" => {
             p.child_by_field_name("attribute")
                 .is_some_and(|a| a.id() == n.id())
-                && called(p.parent(), p)
+                && called(g, p)
         }
         "class_definition" => p
             .child_by_field_name("name")
             .is_some_and(|a| a.id() == n.id()),
-        "argument_list" => p.parent().is_some_and(|g| g.kind() == "class_definition"),
+        "argument_list" => g.is_some_and(|g| g.node_kind() == "class_definition"),
         "dotted_name" | "aliased_import" => true,
         _ => false,
     }
@@ -422,12 +428,14 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         }
     }
     let mut cursor = m.tree.walk();
-    let mut stack = vec![m.tree.root_node()];
-    while let Some(n) = stack.pop() {
+    // (each node with its parent and grandparent: asking a node for its parent walks down from
+    // the root)
+    let mut stack = vec![(m.tree.root_node(), None, None)];
+    while let Some((n, parent, grandparent)) = stack.pop() {
         if arch.attention {
             break;
         }
-        let word = match n.kind() {
+        let word = match n.node_kind() {
             // importing from Hugging Face transformers is not building a transformer (`from
             // transformers import get_cosine_schedule_with_warmup`): its models are known by
             // their `from_pretrained` (and `pipeline`) calls above
@@ -446,7 +454,7 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             // `use_attention=True`), which name no layers the file shows
             // (not a variable bound to a transform: `transformer = T.Compose([...])`)
             "identifier" => {
-                names_a_model(n) && {
+                names_a_model(n, parent, grandparent) && {
                     // (the binding is looked up only for a name that could name a transformer)
                     let t = m.node_text(n).to_ascii_lowercase();
                     !(t.contains("former") && bound_to_transform(m, n))
@@ -456,18 +464,18 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             // encoding layers in the transformer"` names no model the file builds)
             // (nor a source file's path)
             "string" if source_path(m.node_text(n)) => false,
-            "string" => n.parent().is_none_or(|p| {
-                p.kind() != "expression_statement"
+            "string" => parent.is_none_or(|p| {
+                p.node_kind() != "expression_statement"
                     // (`argparse.ArgumentParser('Set transformer detector')`: a program's title)
-                    && !(p.kind() == "argument_list"
-                        && p.parent()
-                            .and_then(|call| call.child_by_field_name("function"))
+                    && !(p.node_kind() == "argument_list"
+                        && grandparent
+                            .and_then(|call: tree_sitter::Node<'_>| call.child_by_field_name("function"))
                             .is_some_and(|f| {
                                 m.src
                                     .get(f.start_byte()..f.end_byte())
                                     .is_some_and(|t| t.ends_with("ArgumentParser"))
                             }))
-                    && !(p.kind() == "keyword_argument"
+                    && !(p.node_kind() == "keyword_argument"
                         && p.child_by_field_name("name").is_some_and(|k| {
                             matches!(
                                 m.src.get(k.start_byte()..k.end_byte()),
@@ -477,11 +485,17 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             }),
             _ => false,
         };
+        if n.node_kind() != "string" {
+            stack.extend(n.named_children(&mut cursor).map(|c| (c, Some(n), parent)));
+        }
+        if !word {
+            continue;
+        }
         let text = m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
         // an Attention U-Net gates its skip connections with 1x1 convolutions: a U-Net by any
         // name stays convolutional
         // Ex) model = AttentionUNet(in_channels=3, num_classes=10).to(device)
-        if word && n.kind() == "identifier" && text.to_ascii_lowercase().contains("unet") {
+        if n.node_kind() == "identifier" && text.to_ascii_lowercase().contains("unet") {
             continue;
         }
         // the parts of a name: `BiLSTM_CRF` → `BiLSTM`, `CRF`; `DecoderRNN` → `Decoder`, `RNN`
@@ -496,9 +510,8 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         // (a string that is only a two-letter word, `"T5"` among a plot's task labels, names
         // no model: `"t5-small"`, `"google/t5-v1_1-base"` do)
         let bare_short =
-            n.kind() == "string" && text.trim_matches(|ch| ch == '"' || ch == '\'').len() <= 2;
-        if word
-            && !data_transform
+            n.node_kind() == "string" && text.trim_matches(|ch| ch == '"' || ch == '\'').len() <= 2;
+        if !data_transform
             && !bare_short
             && parts().any(|p| {
                 TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
@@ -508,18 +521,13 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             arch.attention = true;
         }
         // `lstm_crf`, `BiLSTM`, `DecoderRNN`, `gru_model`: a recurrent network by name
-        if word
-            && parts().any(|p| {
-                let p = p.to_ascii_lowercase();
-                ["lstm", "gru", "rnn"]
-                    .iter()
-                    .any(|w| p == *w || (p.len() <= 6 && p.ends_with(w)))
-            })
-        {
+        if parts().any(|p| {
+            let p = p.to_ascii_lowercase();
+            ["lstm", "gru", "rnn"]
+                .iter()
+                .any(|w| p == *w || (p.len() <= 6 && p.ends_with(w)))
+        }) {
             arch.recurrent = true;
-        }
-        if n.kind() != "string" {
-            stack.extend(n.children(&mut cursor));
         }
     }
     // (a network of embedding tables only: its products are gathered dot products)

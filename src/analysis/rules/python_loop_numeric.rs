@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::facts::{Model, Span, VarKind};
 use crate::analysis::resolve::TENSOR_CTORS;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
@@ -234,7 +235,7 @@ impl Rule for PythonLoopNumeric {
                 }
                 let left = m.text(a.left);
                 if let Some(node) = m.node(a.left)
-                    && node.kind() == "subscript"
+                    && node.node_kind() == "subscript"
                 {
                     // `a[i][j] = ...` indexes the array `a` (row `i`, then column `j`)
                     let mut base = crate::analysis::facts::field::get(
@@ -242,7 +243,7 @@ impl Rule for PythonLoopNumeric {
                         crate::analysis::facts::field::VALUE,
                     );
                     let mut outer_idx = String::new();
-                    while let Some(b) = base.filter(|b| b.kind() == "subscript") {
+                    while let Some(b) = base.filter(|b| b.node_kind() == "subscript") {
                         if let Some(i) = crate::analysis::facts::field::get(
                             b,
                             crate::analysis::facts::field::SUBSCRIPT,

@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::model::CodeKind;
 use crate::analysis::resolve::is_record_loop;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
@@ -428,7 +429,7 @@ fn breaks(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loo
         node.named_children(&mut c).collect()
     };
     while let Some(n) = stack.pop() {
-        match n.kind() {
+        match n.node_kind() {
             "break_statement" => return true,
             "for_statement"
             | "while_statement"
@@ -464,7 +465,8 @@ fn carries_state(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::fac
                 && !a.augmented
                 && a.targets.len() == 1
                 && a.ctx.func == l.ctx.func
-                && m.node(a.left).is_some_and(|n| n.kind() == "identifier")
+                && m.node(a.left)
+                    .is_some_and(|n| n.node_kind() == "identifier")
         })
         .any(|a| {
             let name = m.text(a.left);
@@ -504,14 +506,14 @@ fn read_before(
         if n.start_byte() >= limit {
             continue;
         }
-        if n.kind() == "identifier" && m.node_text(n) == name {
+        if n.node_kind() == "identifier" && m.node_text(n) == name {
             let own_accumulation = std::iter::successors(n.parent(), |p| p.parent())
                 .take_while(|p| p.id() != body.id())
-                .find(|p| p.kind() == "assignment")
+                .find(|p| p.node_kind() == "assignment")
                 .and_then(|p| p.child_by_field_name("left"))
                 .is_some_and(|left| m.node_text(left) == name);
             let is_target = n.parent().is_some_and(|p| {
-                p.kind() == "assignment" && p.child_by_field_name("left") == Some(n)
+                p.node_kind() == "assignment" && p.child_by_field_name("left") == Some(n)
             });
             if !own_accumulation && !is_target {
                 return true;
