@@ -3031,14 +3031,20 @@ fn splat_value(m: &Model<'_>, s: Span, name: &str, at: &super::facts::Call) -> V
 /// needs never runs with the defaults the script ships with (`if args.fp16:` with a
 /// `store_true` flag, `if profile:` with `profile = False`, `if save_txt:` with a parameter
 /// defaulting to `False`, the `else` of `if use_cuda:` with `use_cuda=True`).
+///
+/// Settled in two rounds: a module-level flag set in the branches of a switch (`if args.mode
+/// == "cln": flag_advtrain = False elif args.mode == "adv": flag_advtrain = True`) holds what
+/// the branches the first round left running give it.
 fn guards(m: &mut Model<'_>) {
-    let dead: Vec<bool> = m
-        .guards
-        .iter()
-        .map(|g| switch_value(m, g).is_some_and(|v| v != g.when))
-        .collect();
-    for (g, d) in m.guards.iter_mut().zip(dead) {
-        g.dead = d;
+    for _ in 0..2 {
+        let dead: Vec<bool> = m
+            .guards
+            .iter()
+            .map(|g| switch_value(m, g).is_some_and(|v| v != g.when))
+            .collect();
+        for (g, d) in m.guards.iter_mut().zip(dead) {
+            g.dead = d;
+        }
     }
 }
 
@@ -3378,10 +3384,12 @@ fn module_constant(m: &Model<'_>, name: &str) -> Option<bool> {
         return None;
     }
     let mut value = None;
+    // (an assignment in a branch that never runs as shipped binds nothing)
     for a in m.assigns.iter().filter(|a| {
         a.ctx.func.is_none()
             && a.ctx.class.is_none()
             && (a.targets.iter().any(|t| m.text(*t) == name) || m.text(a.left) == name)
+            && !m.dead(&a.ctx)
     }) {
         let literal = matches!(
             a.vkind,

@@ -19,7 +19,8 @@ declare_rule! {
     /// file), also when a function of the file returns the datasets (`train_ds, val_ds =
     /// make_datasets()`), or a plain Python list of samples already in memory with the
     /// default collate: workers have nothing to overlap. Nor is a loader over indices
-    /// (`DataLoader(range(n), batch_size)`, `torch.arange(n)`), whose batches slice tensors the
+    /// (`DataLoader(range(n), batch_size)`, `torch.arange(n)`, a dataset class named for them,
+    /// `IndexSet(n)`), whose batches slice tensors the
     /// step already holds.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, a loop over it whose body always `break`s, or a name only
     /// ever used that way or counted, `len(loader)`, or one whose batch is its whole dataset, `batch_size=len(data)`):

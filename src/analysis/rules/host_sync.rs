@@ -164,6 +164,9 @@ impl Rule for HostSync {
             // side of each step, and its `done` test decides whether the episode goes on
             if let Some(l) = m.loops.get(s.loop_ as usize)
                 && (host_call_result(m, l, c)
+                    || c.recv
+                        .and_then(|r| m.node(r))
+                        .is_some_and(|r| host_expr(m, l, c, r, 0))
                     || ((last != "item" || in_condition(m, c)) && steps_environment(m, l)))
             {
                 continue;
@@ -587,6 +590,30 @@ fn feeds_host_sink(
     }) {
         return true;
     }
+    // stored into an array on disk (`h5feat[indices, :] = enc.cpu().numpy()` with `h5feat =
+    // h5.create_dataset(...)`, an `np.memmap`): written to the file
+    if m.assigns.iter().any(|a| {
+        in_body(a.span)
+            && a.value.contains(c.span)
+            && m.text(a.left).contains('[')
+            && m.text(a.left).split('[').next().is_some_and(|base| {
+                m.assigns.iter().any(|b| {
+                    b.ctx.func == a.ctx.func
+                        && b.span.end <= a.span.start
+                        && m.text(b.left) == base.trim()
+                        && b.rhs_call
+                            .and_then(|i| m.calls.get(i as usize))
+                            .is_some_and(|k| {
+                                matches!(
+                                    m.last_name(k),
+                                    "create_dataset" | "require_dataset" | "memmap" | "open_memmap"
+                                )
+                            })
+                })
+            })
+    }) {
+        return true;
+    }
     // the names it is assigned to, and those of a loop in the body that iterates it (`for
     // score, box in zip(scores.cpu().numpy(), boxes.cpu().numpy()):`)
     let mut names: Vec<&str> = assigned_in_body(m, l, c)
@@ -770,6 +797,101 @@ fn host_call_result(
                     || (l.targets.iter().any(|t| m.text(*t) == name) && !moved_in_loop(m, l, name))
                     || loader_host_value(m, c, name))
         })
+}
+
+/// Is expression `n` (the receiver of a read at call `c` in step loop `l`) computed on the
+/// host only: literals, names holding host values ([`on_host`], a loader's batch not yet
+/// moved, the counter of an inner `range` or `enumerate` loop), their items and arithmetic,
+/// and `torch` / `numpy` functions or tensor methods of them that place nothing on a device?
+// Ex) for i, negCount in enumerate(negCounts): negIx = (torch.sum(negCounts[:i]) + n).item()
+fn host_expr(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    n: tree_sitter::Node<'_>,
+    depth: u8,
+) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let host =
+        |x: Option<tree_sitter::Node<'_>>| x.is_some_and(|x| host_expr(m, l, c, x, depth + 1));
+    match n.node_kind() {
+        "integer" | "float" | "true" | "false" | "none" | "string" => true,
+        "identifier" => {
+            let name = m.node_text(n);
+            on_host(m, l, c, name) || unmoved_batch_value(m, l, c, name) || counter(m, l, c, name)
+        }
+        "parenthesized_expression" => host(n.named_child(0)),
+        "subscript" => host(n.child_by_field_name("value")),
+        "unary_operator" => host(n.child_by_field_name("argument")),
+        "binary_operator" => {
+            host(n.child_by_field_name("left")) && host(n.child_by_field_name("right"))
+        }
+        "call" => {
+            let Some(k) = m
+                .calls
+                .iter()
+                .find(|k| k.span == crate::analysis::facts::Span::of(n))
+            else {
+                return false;
+            };
+            if matches!(m.last_name(k), "to" | "cuda")
+                || m.kw(k, "device").is_some()
+                || k.splat.is_some()
+                || k.star
+            {
+                return false;
+            }
+            let q = m.qual(k);
+            let args_on_host = || m.call_args(k).iter().all(|a| host(m.node(a.value)));
+            match (k.method, k.recv) {
+                // `torch.sum(x)`, `np.abs(x)`: a library function of host values
+                _ if k.dotted
+                    && (q.starts_with("torch.") || q.starts_with("numpy."))
+                    && !q.starts_with("torch.cuda.") =>
+                {
+                    !m.call_args(k).is_empty() && args_on_host()
+                }
+                // `x.float()`, `x.sum()`: a method of a host value
+                (Some(_), Some(r)) => host(m.node(r)) && args_on_host(),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Is `name` the counter of a loop between call `c` and step loop `l` (`for n in
+/// range(k):`, the index of `for i, x in enumerate(xs):`): a Python integer?
+fn counter(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    name: &str,
+) -> bool {
+    let mut cur = c.ctx.loop_;
+    for _ in 0..64 {
+        let Some(inner) = cur.and_then(|i| m.loops.get(i as usize)) else {
+            return false;
+        };
+        if std::ptr::eq(inner, l) {
+            return false;
+        }
+        let it = inner.iter.map(|i| m.text(i)).unwrap_or("");
+        let first = inner
+            .targets
+            .iter()
+            .min_by_key(|t| t.start)
+            .map(|t| m.text(*t));
+        if (it.starts_with("range(") && inner.targets.len() == 1 && first == Some(name))
+            || (it.starts_with("enumerate(") && first == Some(name))
+        {
+            return true;
+        }
+        cur = inner.parent;
+    }
+    false
 }
 
 /// Is `name`, at call `c` inside step loop `l`, a value already copied to the host: bound

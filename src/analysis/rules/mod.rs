@@ -832,6 +832,15 @@ pub(crate) fn live_loader(m: &Model<'_>, c: &Call) -> bool {
 /// have nothing to do, and building one is free.
 // Ex) for perm in DataLoader(range(pos_train_edge.size(0)), batch_size, shuffle=True):
 pub(crate) fn index_loader(m: &Model<'_>, c: &Call) -> bool {
+    // (also a dataset of indices by its class's name, `train_index_loader =
+    // DataLoader(dataset=IndexSet(num_indices=n))`, directly or through a variable)
+    let index_set = |call: &Call| {
+        let parts: Vec<&str> = camel_parts(m.last_name(call)).collect();
+        matches!(
+            parts.as_slice(),
+            [.., "Index" | "Indices", "Set" | "Dataset"]
+        )
+    };
     m.pos(c, 0)
         .or_else(|| m.kw(c, "dataset"))
         .is_some_and(|ds| {
@@ -839,7 +848,46 @@ pub(crate) fn index_loader(m: &Model<'_>, c: &Call) -> bool {
             ["range(", "torch.arange(", "np.arange(", "list(range("]
                 .iter()
                 .any(|p| t.starts_with(p))
+                || m.calls
+                    .iter()
+                    .find(|k| k.span == ds.value)
+                    .is_some_and(index_set)
+                || crate::analysis::as_shipped::binding(m, t, c.span.start, c.ctx.func)
+                    .and_then(|a| a.rhs_call)
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(index_set)
         })
+}
+
+/// The parts of a CamelCase name: `DecoderRNN` → `Decoder`, `RNN`; `TransformerModel` →
+/// `Transformer`, `Model`. A part starts at an upper-case letter after a lower-case one or a
+/// digit, or at the last upper-case letter of a run followed by a lower-case one.
+pub(crate) fn camel_parts(word: &str) -> impl Iterator<Item = &str> {
+    let b = word.as_bytes();
+    let mut start = 0;
+    let mut i = 1;
+    std::iter::from_fn(move || {
+        if start >= b.len() {
+            return None;
+        }
+        while i < b.len() {
+            let (prev, cur) = (b[i - 1], b[i]);
+            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let boundary = cur.is_ascii_uppercase()
+                && (prev.is_ascii_lowercase()
+                    || prev.is_ascii_digit()
+                    || (prev.is_ascii_uppercase() && next_lower));
+            i += 1;
+            if boundary {
+                let part = &word[start..i - 1];
+                start = i - 1;
+                return Some(part);
+            }
+        }
+        let part = &word[start..];
+        start = b.len();
+        Some(part)
+    })
 }
 
 /// Does the loader take its whole dataset as one batch (`batch_size=len(valid_data)` over
@@ -2762,8 +2810,13 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
                 && conv_family(local)
                 && super::facts::word_uses(m.src, local) > 1
         })
+        // (not a call in a branch that never runs as shipped: `elif args.arch_type ==
+        // "lenet5": model = LeNet5.LeNet5()` with `default="fc1"` builds no LeNet)
         || m.calls.iter().any(|c| {
             let last = m.last_name(c);
+            if m.dead(&c.ctx) {
+                return false;
+            }
             conv_family(last)
                 || (matches!(last, "from_pretrained" | "from_name")
                     && c.recv.is_some_and(|r| conv_family(m.text(r))))

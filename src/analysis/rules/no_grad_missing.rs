@@ -16,7 +16,10 @@ declare_rule! {
     /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
     /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
     /// counted: its `__call__` disables autograd itself; nor is a file that freezes every
-    /// parameter (`for p in model.parameters(): p.requires_grad = False`). `Variable(x, volatile=True)` (PyTorch
+    /// parameter (`for p in model.parameters(): p.requires_grad = False`), nor a loop that builds
+    /// adversarial examples or saliency maps, which need autograd (a call named for an attack or
+    /// gradients: `projected_gradient_descent(net, x, ...)`, `adversary.perturb(x, y)`).
+    /// `Variable(x, volatile=True)` (PyTorch
     /// 0.3's no-grad mode) does not count as disabling autograd: it has done nothing since 0.4.
     ///
     /// Reported on the `for` line of the evaluation loop.
@@ -152,6 +155,21 @@ impl Rule for NoGradMissing {
             if bare_calls == 0 {
                 continue;
             }
+            // (a loop that builds adversarial examples or saliency maps needs autograd:
+            // `x_pgd = projected_gradient_descent(net, x, eps, ...)`, `adversary.perturb(x, y)`)
+            let needs_grad = m
+                .calls
+                .get(first..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|c| c.span.start < l.span.end)
+                .any(|c| {
+                    let name = m.last_name(c).to_ascii_lowercase();
+                    !c.ctx.no_grad && GRADIENT_WORDS.iter().any(|w| name.contains(w))
+                });
+            if needs_grad {
+                continue;
+            }
             // (`Variable(x, volatile=True)`, PyTorch 0.3's no-grad mode, has done nothing since
             // 0.4: on the PyTorch the runner installs, autograd is on)
             // the last `.eval()` / `.train()` before the loop in the same function decides the
@@ -261,3 +279,9 @@ fn pipeline(m: &crate::analysis::facts::Model<'_>, name: &str) -> bool {
         }
     })
 }
+
+/// Words of a function's name that say it differentiates through the model (an attack, a
+/// saliency or Grad-CAM map): a loop calling one needs autograd on.
+const GRADIENT_WORDS: [&str; 9] = [
+    "attack", "gradient", "fgsm", "pgd", "perturb", "adversar", "saliency", "gradcam", "grad_cam",
+];

@@ -295,37 +295,6 @@ fn names_a_model(
     }
 }
 
-/// The parts of a CamelCase name: `DecoderRNN` → `Decoder`, `RNN`; `TransformerModel` →
-/// `Transformer`, `Model`. A part starts at an upper-case letter after a lower-case one or a
-/// digit, or at the last upper-case letter of a run followed by a lower-case one.
-fn camel_parts(word: &str) -> impl Iterator<Item = &str> {
-    let b = word.as_bytes();
-    let mut start = 0;
-    let mut i = 1;
-    std::iter::from_fn(move || {
-        if start >= b.len() {
-            return None;
-        }
-        while i < b.len() {
-            let (prev, cur) = (b[i - 1], b[i]);
-            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
-            let boundary = cur.is_ascii_uppercase()
-                && (prev.is_ascii_lowercase()
-                    || prev.is_ascii_digit()
-                    || (prev.is_ascii_uppercase() && next_lower));
-            i += 1;
-            if boundary {
-                let part = &word[start..i - 1];
-                start = i - 1;
-                return Some(part);
-            }
-        }
-        let part = &word[start..];
-        start = b.len();
-        Some(part)
-    })
-}
-
 /// What the file shows of its network's layers.
 struct Architecture {
     /// Convolution layers, or a convolutional model by name (`resnet50()`, `MobileNet()`).
@@ -501,7 +470,7 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         // the parts of a name: `BiLSTM_CRF` → `BiLSTM`, `CRF`; `DecoderRNN` → `Decoder`, `RNN`
         let parts = || {
             text.split(|ch: char| !ch.is_ascii_alphanumeric())
-                .flat_map(|part| std::iter::once(part).chain(camel_parts(part)))
+                .flat_map(|part| std::iter::once(part).chain(super::camel_parts(part)))
         };
         // (`CodeFormer`, `segformer`, `Informer`: the -former family too; not a data
         // transformer of the scikit-learn kind: `DataTransformer`, `ColumnTransformer`)

@@ -115,10 +115,28 @@ fn is_key(idx: &str) -> bool {
     })
 }
 
+/// Methods that run a whole pass of an object over data given to them (`appr.train(t,
+/// loader)`, `trainer.evaluate(ds)`, `clf.fit(X, y)`).
+const PASSES: [&str; 8] = [
+    "train",
+    "eval",
+    "evaluate",
+    "test",
+    "validate",
+    "fit",
+    "predict",
+    "run_epoch",
+];
+
 /// An index that takes a whole axis (`:, i`, `i, :`, `..., i`): a row or column at a time.
 fn whole_axis(idx: &str) -> bool {
     idx.split(',')
         .any(|part| matches!(part.trim(), ":" | "::" | "..."))
+}
+
+/// An index that takes a slice of an axis (`i, start:start + n`, `i, :n`): a block at a time.
+fn block(idx: &str) -> bool {
+    whole_axis(idx) || idx.split(',').any(|part| part.contains(':'))
 }
 
 /// `out[i] = x[:, i]`: the value reads a slice by the loop variable, a whole row or column per
@@ -194,27 +212,32 @@ impl Rule for PythonLoopNumeric {
                 .take_while(|c| c.span.start < l.span.end);
             // (also one that reads its element from a file or a stream, `ret, frame =
             // capture.read()` ... `v[count] = frame`: decoding, not arithmetic, each time)
+            // (also one that hands a pass to an object, `appr.eval(u, data[u]['test loader'])`:
+            // a whole evaluation or training pass per iteration)
             let calls_work = in_loop.any(|c| {
                 l.span.contains(c.span)
                     && (matches!(
                         m.last_name(c),
                         "read" | "imread" | "imdecode" | "read_image" | "read_video" | "load"
-                    ) || if c.method.is_none() {
-                        // (also a module called by its variable: `layer = layers[i].to(dev)`
-                        // ... `outs[j] = layer(inps[j])`, a model by its kind)
-                        let f = m.text(c.func);
-                        looping_fns.contains(f)
-                            || m.var_kind(f) == Some(VarKind::Model)
-                            || moved.contains(f)
-                    } else {
-                        c.recv.is_some_and(|r| {
-                            let root = super::words(m.text(r)).next().unwrap_or_default();
-                            m.var_kind(root) == Some(VarKind::Model)
+                    ) || (c.method.is_some()
+                        && c.args.1 > c.args.0
+                        && PASSES.contains(&m.last_name(c)))
+                        || if c.method.is_none() {
+                            // (also a module called by its variable: `layer = layers[i].to(dev)`
+                            // ... `outs[j] = layer(inps[j])`, a model by its kind)
+                            let f = m.text(c.func);
+                            looping_fns.contains(f)
+                                || m.var_kind(f) == Some(VarKind::Model)
+                                || moved.contains(f)
+                        } else {
+                            c.recv.is_some_and(|r| {
+                                let root = super::words(m.text(r)).next().unwrap_or_default();
+                                m.var_kind(root) == Some(VarKind::Model)
                                 // a layer or a method of the module the loop sits in
                                 // (`self.get_att_score(dec_output, enc_outputs[i])`)
                                 || (m.text(r) == "self" && in_module_class(m, c))
+                            })
                         })
-                    })
             });
             if calls_work {
                 continue;
@@ -264,10 +287,10 @@ impl Rule for PythonLoopNumeric {
                     )
                     .map_or("", |v| index_text(m, v.end_byte(), node.end_byte()));
                     // `d[f"{col}_{i}"] = ...` writes a dict by key, and `a[:, i] = ...` (or
-                    // `... = b[:, i]`) moves a whole column per iteration: neither is
-                    // element-wise work
+                    // `... = b[:, i]`) moves a whole column per iteration, `a[i, s:s + n] =
+                    // ...` a block: none is element-wise work
                     if is_key(idx)
-                        || whole_axis(idx)
+                        || block(idx)
                         || whole_axis(&outer_idx)
                         || local_dict(m, arr, l.span.start, l.ctx.func)
                         || slices_by(m, a, var)
