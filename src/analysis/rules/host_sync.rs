@@ -166,7 +166,7 @@ impl Rule for HostSync {
                 && (host_call_result(m, l, c)
                     || c.recv
                         .and_then(|r| m.node(r))
-                        .is_some_and(|r| host_expr(m, l, c, r, 0))
+                        .is_some_and(|r| host_expr(m, l, c, r))
                     || ((last != "item" || in_condition(m, c)) && steps_environment(m, l)))
             {
                 continue;
@@ -800,33 +800,115 @@ fn host_call_result(
 }
 
 /// Is expression `n` (the receiver of a read at call `c` in step loop `l`) computed on the
-/// host only: literals, names holding host values ([`on_host`], a loader's batch not yet
-/// moved, the counter of an inner `range` or `enumerate` loop), their items and arithmetic,
-/// and `torch` / `numpy` functions or tensor methods of them that place nothing on a device?
+/// host: see [`place`].
 // Ex) for i, negCount in enumerate(negCounts): negIx = (torch.sum(negCounts[:i]) + n).item()
 fn host_expr(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
     c: &crate::analysis::facts::Call,
     n: tree_sitter::Node<'_>,
-    depth: u8,
 ) -> bool {
-    if depth > 8 {
-        return false;
+    matches!(place(m, l, c, n, 0), Place::Host | Place::Copied)
+}
+
+/// Where an expression's value lives, as far as [`place`] can tell.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A Python literal: it takes the place of what it is combined with.
+    Literal,
+    /// Host memory, as the engine reads the names involved (a loader's batch may still have
+    /// been moved by its collate function).
+    Host,
+    /// A copy to the host made in the iteration (`.cpu()`, `.numpy()`): host memory for sure.
+    Copied,
+    Unknown,
+}
+
+/// Where the value of expression `n` (in step loop `l`, before call `c`) lives: host memory for
+/// names holding host values ([`on_host`], a loader's batch not yet moved, a name bound earlier
+/// in the iteration to a host expression; the counter of an inner `range` or `enumerate` loop
+/// and a value read back with `.item()` / `.tolist()` are Python numbers, which mix with
+/// tensors anywhere), a `.cpu()` / `.numpy()` copy, items and methods of host values, `torch` /
+/// `numpy` functions of host values and literals that place nothing on a device, and
+/// arithmetic or comparisons with a host tensor (PyTorch refuses to mix a CPU tensor with a
+/// CUDA one: `(flow_pr - flow_gt)` with `flow_pr` copied to the host is on the host).
+fn place(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    n: tree_sitter::Node<'_>,
+    depth: u8,
+) -> Place {
+    if depth > 12 {
+        return Place::Unknown;
     }
-    let host =
-        |x: Option<tree_sitter::Node<'_>>| x.is_some_and(|x| host_expr(m, l, c, x, depth + 1));
+    let of = |x: Option<tree_sitter::Node<'_>>| {
+        x.map_or(Place::Unknown, |x| place(m, l, c, x, depth + 1))
+    };
+    // arithmetic: a copy made on the host makes the result a host tensor (PyTorch would refuse
+    // a CUDA operand); otherwise every operand must be on the host (or a literal)
+    let combine = |places: &[Place]| {
+        if places.contains(&Place::Copied) {
+            Place::Copied
+        } else if places.iter().all(|p| *p == Place::Literal) {
+            Place::Literal
+        } else if places
+            .iter()
+            .all(|p| matches!(p, Place::Host | Place::Literal))
+        {
+            Place::Host
+        } else {
+            Place::Unknown
+        }
+    };
     match n.node_kind() {
-        "integer" | "float" | "true" | "false" | "none" | "string" => true,
+        "integer" | "float" | "true" | "false" | "none" | "string" => Place::Literal,
         "identifier" => {
             let name = m.node_text(n);
-            on_host(m, l, c, name) || unmoved_batch_value(m, l, c, name) || counter(m, l, c, name)
+            if counter(m, l, c, name) {
+                return Place::Literal;
+            }
+            // the last binding earlier in the iteration (`out = (epe_flattened > 1.0)`; a
+            // Python number read back, `n = mask.sum().item()`, mixes with tensors anywhere)
+            // (not one added to since, `momentum_norm = 0` then `momentum_norm += x.norm(2)`)
+            let bound = m
+                .assigns
+                .iter()
+                .filter(|a| {
+                    l.span.contains(a.span)
+                        && a.span.end <= n.start_byte()
+                        && a.targets.len() == 1
+                        && m.text(a.left) == name
+                })
+                .last()
+                .map(|a| {
+                    if a.augmented {
+                        Place::Unknown
+                    } else {
+                        of(m.node(a.value))
+                    }
+                });
+            match bound {
+                Some(p @ (Place::Host | Place::Copied | Place::Literal)) => p,
+                _ if on_host(m, l, c, name) => Place::Copied,
+                _ if unmoved_batch_value(m, l, c, name) => Place::Host,
+                _ => Place::Unknown,
+            }
         }
-        "parenthesized_expression" => host(n.named_child(0)),
-        "subscript" => host(n.child_by_field_name("value")),
-        "unary_operator" => host(n.child_by_field_name("argument")),
-        "binary_operator" => {
-            host(n.child_by_field_name("left")) && host(n.child_by_field_name("right"))
+        "parenthesized_expression" => of(n.named_child(0)),
+        "subscript" => match of(n.child_by_field_name("value")) {
+            p @ (Place::Host | Place::Copied) => p,
+            _ => Place::Unknown,
+        },
+        "unary_operator" => of(n.child_by_field_name("argument")),
+        "binary_operator" => combine(&[
+            of(n.child_by_field_name("left")),
+            of(n.child_by_field_name("right")),
+        ]),
+        "comparison_operator" => {
+            let mut cur = n.walk();
+            let parts: Vec<Place> = n.named_children(&mut cur).map(|x| of(Some(x))).collect();
+            combine(&parts)
         }
         "call" => {
             let Some(k) = m
@@ -834,31 +916,50 @@ fn host_expr(
                 .iter()
                 .find(|k| k.span == crate::analysis::facts::Span::of(n))
             else {
-                return false;
+                return Place::Unknown;
             };
-            if matches!(m.last_name(k), "to" | "cuda")
+            let last = m.last_name(k);
+            if k.method.is_some() && matches!(last, "cpu" | "numpy") {
+                return Place::Copied;
+            }
+            // (a Python number or list)
+            if k.method.is_some() && matches!(last, "item" | "tolist") {
+                return Place::Literal;
+            }
+            if matches!(last, "to" | "cuda")
                 || m.kw(k, "device").is_some()
                 || k.splat.is_some()
                 || k.star
             {
-                return false;
+                return Place::Unknown;
             }
             let q = m.qual(k);
-            let args_on_host = || m.call_args(k).iter().all(|a| host(m.node(a.value)));
+            let args: Vec<Place> = m.call_args(k).iter().map(|a| of(m.node(a.value))).collect();
             match (k.method, k.recv) {
-                // `torch.sum(x)`, `np.abs(x)`: a library function of host values
+                // `torch.sum(x)`, `np.abs(x)`: a library function of host values and literals
                 _ if k.dotted
                     && (q.starts_with("torch.") || q.starts_with("numpy."))
                     && !q.starts_with("torch.cuda.") =>
                 {
-                    !m.call_args(k).is_empty() && args_on_host()
+                    match combine(&args) {
+                        Place::Literal if !args.is_empty() => Place::Host,
+                        Place::Literal => Place::Unknown,
+                        p => p,
+                    }
                 }
                 // `x.float()`, `x.sum()`: a method of a host value
-                (Some(_), Some(r)) => host(m.node(r)) && args_on_host(),
-                _ => false,
+                (Some(_), Some(r)) => {
+                    let mut all = args;
+                    all.push(of(m.node(r)));
+                    match combine(&all) {
+                        Place::Literal => Place::Unknown,
+                        p => p,
+                    }
+                }
+                _ => Place::Unknown,
             }
         }
-        _ => false,
+        _ => Place::Unknown,
     }
 }
 
@@ -1029,7 +1130,12 @@ fn copied_to_host(
             return false;
         }
         let v = m.text(a.value);
-        if a.targets.len() == 1 && reads_to_host(v) {
+        // (the whole value is the read: not `torch.sum(x) / torch.sum(mask).item()`)
+        let whole_read = a
+            .rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|r| r.span == a.value);
+        if a.targets.len() == 1 && whole_read && reads_to_host(v) {
             return true;
         }
         if depth == 0 {
