@@ -1526,7 +1526,8 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
                     || n.starts_with("tokenizer_")
             })
         })
-        || ["[\"input_ids\"]", "['input_ids']"]
+        // (also token keys of a reader's batches, `sample['context_tokens']`)
+        || ["[\"input_ids\"]", "['input_ids']", "_tokens\"]", "_tokens']"]
             .iter()
             .any(|k| m.src.contains(k))
         // a text model or a text dataset by its class (`BERTBaseUncased(...)`,
@@ -1575,6 +1576,9 @@ const TEXT_MODELS: &[&str] = &[
     "textdataset",
     "translationdataset",
     "sentimentdataset",
+    // reading-comprehension sets (`SQuAD(record_file)`, `KorquadDataset()`)
+    "squad",
+    "korquad",
 ];
 
 /// How many assignments and calls are followed back from a loader's dataset or collate.

@@ -190,6 +190,11 @@ const MATMUL_LAYERS: &[&str] = &[
 /// memory, not a matmul Tensor Cores would speed up).
 const MATMUL_OPS: &[&str] = &["bmm", "einsum"];
 
+/// Words of a function's name that say it scores a model's outputs (`test`, `evaluate`): a
+/// product there (`torch.matmul(p1.unsqueeze(2), p2.unsqueeze(1))` over an answer span's
+/// ends) is not the model's arithmetic.
+const EVAL_WORDS: &[&str] = &["test", "eval", "valid", "score", "metric", "decode"];
+
 /// Words that make a name a data transformation rather than a model, whatever transformer word
 /// it also holds (`DataTransformer`, `ColumnTransformer`, `feature_transformer`; also
 /// `bert_data`): such a name is not read as naming an attention model.
@@ -373,8 +378,20 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
         arch.recurrent |= RECURRENT_LAYERS.contains(&last);
         arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP");
-        ops_attention |= MATMUL_OPS.contains(&last);
-        ops_linear |= matches!(last, "matmul" | "mm");
+        // (a product in the model's code, not in the scoring of its outputs: QANet's
+        // `outer = torch.matmul(p1.unsqueeze(2), p2.unsqueeze(1))` over the answer span's ends)
+        let in_model = c.ctx.class.is_some()
+            || c.ctx.func.is_some_and(|f| {
+                m.funcs
+                    .get(f as usize)
+                    .is_some_and(|f| !EVAL_WORDS.iter().any(|w| m.text(f.name).contains(w)))
+            })
+            || c.ctx
+                .loop_
+                .and_then(|l| m.loops.get(l as usize))
+                .is_some_and(|l| l.info.train);
+        ops_attention |= in_model && MATMUL_OPS.contains(&last);
+        ops_linear |= in_model && matches!(last, "matmul" | "mm");
         // (tables a module class of the file holds: a latent code table beside a decoder
         // imported from elsewhere, DeepSDF's `lat_vecs = nn.Embedding(n, 256)`, says nothing
         // of that decoder)
@@ -474,8 +491,17 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         };
         // (`CodeFormer`, `segformer`, `Informer`: the -former family too; not a data
         // transformer of the scikit-learn kind: `DataTransformer`, `ColumnTransformer`)
+        // (nor a data class named for the model it feeds: `REMIFullSongTransformerDataset`)
         let data_transform =
-            parts().any(|p| DATA_TRANSFORMS.iter().any(|w| p.eq_ignore_ascii_case(w)));
+            parts().any(|p| DATA_TRANSFORMS.iter().any(|w| p.eq_ignore_ascii_case(w)))
+                || (n.node_kind() == "identifier"
+                    && super::camel_parts(text).last().is_some_and(|last| {
+                        matches!(
+                            last,
+                            "Dataset" | "Loader" | "Sampler" | "Collator" | "DataModule"
+                                | "Tokenizer"
+                        )
+                    }));
         // (a string that is only a two-letter word, `"T5"` among a plot's task labels, names
         // no model: `"t5-small"`, `"google/t5-v1_1-base"` do)
         let bare_short =
