@@ -127,8 +127,9 @@ fn markdown() -> String {
          never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
          default), or `torch.cuda.is_available()` without a move that runs, puts nothing on \
-         the GPU; nor does clearing CUDA's memory cache (`torch.cuda.empty_cache()`) in a file \
-         that places its work on the CPU.\n\n\
+         the GPU; nor does clearing CUDA's memory cache (`torch.cuda.empty_cache()`), or CUDA's \
+         mixed-precision helpers (`torch.cuda.amp.autocast()`, `GradScaler()`), in a file that \
+         places its work on the CPU (`--device` with `default=\"cpu\"`).\n\n\
          | Rule | Name | Category | Resource | Severity |\n|---|---|---|---|---|\n",
     );
     for r in RULES {

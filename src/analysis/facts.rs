@@ -2567,6 +2567,17 @@ impl<'s> Model<'s> {
                     && n.named_child_count() == 2
                     && let Some(key) = n.named_child(1).and_then(|k| string_value(k, self.src))
                 {
+                    // (`args["device"]` of `args = vars(parser.parse_args())`: the option's
+                    // default, unless the file writes that entry)
+                    let of_options = || {
+                        super::as_shipped::binding(self, self.node_text(d), at, func_ctx)
+                            .and_then(|a| a.rhs_call)
+                            .and_then(|i| self.calls.get(i as usize))
+                            .is_some_and(|c| c.method.is_none() && self.text(c.func) == "vars")
+                            && !self.assigns.iter().any(|a| {
+                                a.targets.iter().any(|t| self.text(*t) == self.node_text(n))
+                            })
+                    };
                     return match super::as_shipped::dict_key(
                         self,
                         Span::of(d),
@@ -2575,6 +2586,14 @@ impl<'s> Model<'s> {
                         func_ctx,
                         depth + 1,
                     ) {
+                        Val::Absent | Val::Unknown if of_options() => {
+                            match self.argparse.get(key.as_ref()) {
+                                Some(Some((vs, vk))) => {
+                                    self.resolve_span(*vs, *vk, vs.start, None, depth + 1)
+                                }
+                                _ => Val::Unknown,
+                            }
+                        }
                         Val::Absent => Val::Unknown,
                         v => v,
                     };

@@ -809,23 +809,24 @@ fn device(m: &mut Model<'_>) {
         if m.kw(c, "device_map").is_some() {
             see("cuda");
         }
-        // `torch.cuda.synchronize()`, `torch.cuda.amp.autocast(...)`: the code drives a CUDA
-        // device, whoever passes it in (a library module taking `device` as a parameter)
+        // `torch.cuda.synchronize()`, `torch.cuda.Stream()`: the code drives a CUDA device,
+        // whoever passes it in (a library module taking `device` as a parameter)
         if q.starts_with("torch.cuda.")
-            && matches!(
-                last,
-                "synchronize" | "autocast" | "GradScaler" | "Stream" | "Event" | "set_device"
-            )
+            && matches!(last, "synchronize" | "Stream" | "Event" | "set_device")
         {
             see("cuda");
         }
-        // memory housekeeping (`torch.cuda.empty_cache()`, `memory_summary()`) is a no-op
-        // without CUDA work: it counts only when nothing places the work on the CPU or MPS
-        // (`device = 'cpu'` hard-coded, the CUDA line commented out)
+        // memory housekeeping (`torch.cuda.empty_cache()`, `memory_summary()`) and CUDA's
+        // mixed-precision helpers (`torch.cuda.amp.autocast()`, a no-op with a warning off the
+        // GPU) do nothing without CUDA work: they count only when nothing places the work on
+        // the CPU or MPS (`device = 'cpu'` hard-coded, the CUDA line commented out, `--device`
+        // with `default="cpu"`)
         if q.starts_with("torch.cuda.")
             && matches!(
                 last,
-                "empty_cache"
+                "autocast"
+                    | "GradScaler"
+                    | "empty_cache"
                     | "memory_allocated"
                     | "max_memory_allocated"
                     | "reset_peak_memory_stats"
