@@ -1414,7 +1414,11 @@ impl<'s> Walker<'s> {
                 for d in node.named_children(&mut c) {
                     if d.node_kind() == "decorator" {
                         let t = self.text(d);
-                        if t.contains("no_grad") || t.contains("inference_mode") {
+                        // (also a project's own wrapper, `@make_nograd_func`)
+                        if t.contains("no_grad")
+                            || t.contains("nograd")
+                            || t.contains("inference_mode")
+                        {
                             no_grad = true;
                         }
                     }
