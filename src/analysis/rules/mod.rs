@@ -1995,7 +1995,8 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     let Some(node) = m.node(c.span) else {
         return false;
     };
-    if in_next_iter(m, node) {
+    // (or only counted: `len(DataLoader(client_data, batch_size=b))`)
+    if in_next_iter(m, node) || only_arg_of(m, node, "len").is_some() {
         return true;
     }
     let Some(ci) = m.calls.iter().position(|x| x.span == c.span) else {

@@ -9,7 +9,8 @@ declare_rule! {
     /// Flags, in a file that runs on CUDA, an evaluation or inference loop (the model is in
     /// `eval()` mode, or the function is
     /// an eval/test/predict one, also `val` as a word of its name, `do_val`, `val_model`, or the file only infers) that calls the model with autograd
-    /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it. A loop in a function
+    /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it (nor a decorator named
+    /// for it, `@make_nograd_func`). A loop in a function
     /// that also trains (calls backward) is one only when the function puts the model in
     /// `eval()` mode before it (`def train(...): ... model.eval(); for x, y in val_loader:`,
     /// flagged); otherwise it is part of training. The call may sit in a function of the file the loop calls, which runs the

@@ -492,16 +492,15 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         // (`CodeFormer`, `segformer`, `Informer`: the -former family too; not a data
         // transformer of the scikit-learn kind: `DataTransformer`, `ColumnTransformer`)
         // (nor a data class named for the model it feeds: `REMIFullSongTransformerDataset`)
-        let data_transform =
-            parts().any(|p| DATA_TRANSFORMS.iter().any(|w| p.eq_ignore_ascii_case(w)))
-                || (n.node_kind() == "identifier"
-                    && super::camel_parts(text).last().is_some_and(|last| {
-                        matches!(
-                            last,
-                            "Dataset" | "Loader" | "Sampler" | "Collator" | "DataModule"
-                                | "Tokenizer"
-                        )
-                    }));
+        let data_transform = parts()
+            .any(|p| DATA_TRANSFORMS.iter().any(|w| p.eq_ignore_ascii_case(w)))
+            || (n.node_kind() == "identifier"
+                && super::camel_parts(text).last().is_some_and(|last| {
+                    matches!(
+                        last,
+                        "Dataset" | "Loader" | "Sampler" | "Collator" | "DataModule" | "Tokenizer"
+                    )
+                }));
         // (a string that is only a two-letter word, `"T5"` among a plot's task labels, names
         // no model: `"t5-small"`, `"google/t5-v1_1-base"` do)
         let bare_short =

@@ -7,8 +7,9 @@ declare_rule! {
     /// ## What it does
     /// Flags work in a step loop whose result does not change between iterations: loading a
     /// model or tokenizer (`from_pretrained`), building an optimizer or a `DataLoader`,
-    /// `torch.compile`, or moving the model to the device (`model.to(device)`), when not under
-    /// an `if`, and when its arguments do not derive from the loop's item (a loader over each
+    /// `torch.compile`, or moving the model to the device (`model.to(device)`), in the loop's
+    /// body (not its own iterable, `for x, y in DataLoader(ds, ...)`, built once per pass), when
+    /// not under an `if`, and when its arguments do not derive from the loop's item (a loader over each
     /// subject's patches is rebuilt per subject because its data change) nor name something
     /// the loop rebinds (`opt = optim.SGD([x_adv])` ... `x_adv = x_adv + eta`, a PGD attack's
     /// optimizer over the new adversarial input). A loader over indices (`DataLoader(range(n),
@@ -103,6 +104,11 @@ impl Rule for RedundantWorkInLoop {
             let Some(l) = m.loops.get(s.loop_ as usize) else {
                 continue;
             };
+            // (not the loop's own iterable, `for data, target in DataLoader(ds, ...)`: built
+            // once per pass, before its first step)
+            if l.iter.is_some_and(|it| it.contains(c.span)) {
+                continue;
+            }
             // the loop's targets, its batch, and every name the body derives from them before
             // the call (`patched = patch(data["image"])`, `ds = TensorDataset(patched)`)
             let mut derived: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
