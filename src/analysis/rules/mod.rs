@@ -437,6 +437,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
                     && !a.augmented
                     && a.rhs_call.is_some()
                     && a.ctx.class.is_none()
+                    && !m.dead(&a.ctx)
                     && m.kinds.get(m.text(a.left)) == Some(&super::facts::VarKind::Model))
                 .then(|| {
                     let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
@@ -618,13 +619,16 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                                 && a.ctx.func == c.ctx.func
                                 && m.text(a.left) == name
                                 && !rebuilds(m, a, name)
+                                // (a build in a branch off as shipped builds nothing: `if
+                                // args.timm: model = timm.create_model(...)` with the flag off)
+                                && !m.dead(&a.ctx)
                         })
                         .count();
                     let Some(a) = build_site(m, name, c).filter(|a| {
                         builds == 1
                             && a.targets.len() == 1
                             && a.rhs_call.is_some()
-                            && a.ctx.guard.is_none()
+                            && !m.dead(&a.ctx)
                     }) else {
                         continue;
                     };
@@ -1331,8 +1335,11 @@ fn build_site<'a>(m: &'a Model<'_>, name: &str, c: &Call) -> Option<&'a super::f
         // args.load_model_from: module = Module.load_from_checkpoint(...)` `else: module =
         // Module(model, args)`)
         match latest_binding(m, name, a.span.start) {
+            // (nor into another function: a checkpoint hook's `model = models.pop()`)
             Some(earlier)
-                if (rebuilds(m, a, name) || a.ctx.guard.is_some()) && !m.dead(&earlier.ctx) =>
+                if (rebuilds(m, a, name) || a.ctx.guard.is_some())
+                    && !m.dead(&earlier.ctx)
+                    && earlier.ctx.func == a.ctx.func =>
             {
                 a = earlier;
             }
