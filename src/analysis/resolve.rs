@@ -2710,7 +2710,7 @@ fn parameter_owners<'s>(m: &Model<'s>, arg: &'s str, at: usize) -> Vec<&'s str> 
                         a.span.end <= at && a.targets.len() == 1 && m.text(a.left) == w
                     });
                 for a in bindings {
-                    next.push(m.text(a.value));
+                    next.push(shipped_branch(m, a));
                     if !a.augmented {
                         break;
                     }
@@ -2723,6 +2723,29 @@ fn parameter_owners<'s>(m: &Model<'s>, arg: &'s str, at: usize) -> Vec<&'s str> 
         texts = next;
     }
     owners
+}
+
+/// The text of what assignment `a` binds as shipped: of a conditional expression whose test
+/// the engine can read, the branch taken (`params = chain(unet.parameters(),
+/// text_encoder.parameters()) if args.train_text_encoder else unet.parameters()` with the flag
+/// off: `unet.parameters()`); else the whole value.
+fn shipped_branch<'s>(m: &Model<'s>, a: &super::facts::Assign) -> &'s str {
+    let mut n = m.node(a.value);
+    while let Some(p) = n.filter(|p| p.node_kind() == "parenthesized_expression") {
+        n = p.named_child(0);
+    }
+    let Some(n) = n.filter(|n| n.node_kind() == "conditional_expression") else {
+        return m.text(a.value);
+    };
+    let (Some(yes), Some(cond), Some(no)) = (n.named_child(0), n.named_child(1), n.named_child(2))
+    else {
+        return m.text(a.value);
+    };
+    match super::as_shipped::condition(m, cond, a.span.start, a.ctx.func, 0) {
+        Some(true) => m.node_text(yes),
+        Some(false) => m.node_text(no),
+        None => m.text(a.value),
+    }
 }
 
 /// A Hugging Face training configuration (`TrainingArguments`, `Seq2SeqTrainingArguments`,
