@@ -6,7 +6,8 @@ declare_rule! {
     /// Flags image decoding (`PIL.Image.open`, `cv2.imread`, `imageio.imread`,
     /// `torchvision.io.read_image`) inside a loop that also runs the model (or directly holds
     /// an inference loop: one image in, a loop over its faces or tiles), or in a function of
-    /// the file such a loop calls per step, outside a `Dataset.__getitem__`.
+    /// the file such a loop calls per step, outside a `Dataset.__getitem__`. Not in a loop of a
+    /// few known items (`for f in sample_files[:4]:`, a validation preview).
     ///
     /// Reported on the line of the decode call.
     ///
@@ -71,7 +72,19 @@ impl Rule for ImageDecodeInLoop {
             let in_model_loop = super::step_ctx(m, c).is_some()
                 || feeds_inner_inference(m, c)
                 || (c.ctx.loop_.is_none() && super::runs_per_step(m, &hot_funcs, c));
-            if !in_model_loop {
+            // (a loop of a few known items decodes a few images: `for f in files[:4]:`, a
+            // validation preview)
+            // (every loop around it: a batch of a few images built in a long loop is not)
+            let few = c.ctx.loop_.is_some() && {
+                let mut cur = c.ctx.loop_;
+                let mut all = true;
+                while let Some(l) = cur.and_then(|i| m.loops.get(i as usize)) {
+                    all &= super::few_iterations(m, l);
+                    cur = l.parent;
+                }
+                all
+            };
+            if !in_model_loop || few {
                 continue;
             }
             cx.at_call(

@@ -1836,6 +1836,32 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     if let Some(items) = literal {
         return literal_items(items).is_some_and(|n| n > 0 && n <= FEW_ITERATIONS);
     }
+    // a slice of a few items, directly or through the name bound to it
+    // Ex) sample_files = list(cond_dir.glob("*.png"))[:4] ... for sample_file in sample_files:
+    let sliced = m.node(it).and_then(|n| match n.node_kind() {
+        "subscript" => Some(n),
+        "identifier" => super::as_shipped::binding(m, m.text(it), it.start, l.ctx.func)
+            .and_then(|a| m.node(a.value))
+            .filter(|v| v.node_kind() == "subscript"),
+        _ => None,
+    });
+    if let Some(index) = sliced.and_then(|n| n.child_by_field_name("subscript"))
+        && index.node_kind() == "slice"
+        && let Some((start, stop)) = m.node_text(index).split_once(':')
+        && !stop.contains(':')
+    {
+        let start = if start.trim().is_empty() {
+            Some(0)
+        } else {
+            start.trim().parse::<i64>().ok()
+        };
+        if let (Some(a), Ok(b)) = (start, stop.trim().parse::<i64>())
+            && a >= 0
+            && b > a
+        {
+            return b - a <= FEW_ITERATIONS;
+        }
+    }
     let Some(call) = m.calls.iter().find(|c| c.span == it) else {
         return false;
     };
