@@ -299,3 +299,284 @@ for epoch in range(10):
 fn a_value_divided_by_a_number_read_back_is_not_a_host_copy() {
     assert_eq!(lines_of(&run(DIVIDED_LOSS), "EA301"), vec![11, 15]);
 }
+
+/// A BiDAF reader on SQuAD: batches of word and character ids from a dataset of another module.
+const SQUAD_READER: &str = "import torch
+import torch.utils.data as data
+from util import SQuAD, collate_fn
+
+device = torch.device('cuda')
+model = BiDAF(word_vectors).to(device)
+optimizer = torch.optim.Adadelta(model.parameters())
+train_dataset = SQuAD(args.train_record_file, args.use_squad_v2)
+train_loader = data.DataLoader(train_dataset, batch_size=64, shuffle=True, num_workers=4, collate_fn=collate_fn)
+for epoch in range(30):
+    for cw_idxs, cc_idxs, qw_idxs, qc_idxs, y1, y2, ids in train_loader:
+        log_p1, log_p2 = model(cw_idxs.to(device), qw_idxs.to(device))
+        loss = criterion(log_p1, y1.to(device)) + criterion(log_p2, y2.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) train_dataset = SQuAD(args.train_record_file, args.use_squad_v2)
+#[test]
+fn a_reading_comprehension_dataset_feeds_ids_pinning_cannot_speed() {
+    assert!(lines_of(&run(SQUAD_READER), "EA102").is_empty());
+    let images = SQUAD_READER.replace("SQuAD(", "CocoCaptions(");
+    assert_eq!(lines_of(&run(&images), "EA102"), vec![9]);
+}
+
+/// MuseMorphose: a dataset class named for the transformer it feeds, and a VAE built elsewhere.
+const DATASET_NAMED_FOR_MODEL: &str = "import torch
+from model.musemorphose import MuseMorphose
+from dataloader import REMIFullSongTransformerDataset
+
+device = torch.device('cuda')
+dset = REMIFullSongTransformerDataset(data_dir, vocab)
+model = MuseMorphose(enc_n_layer, enc_n_head).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for batch in loader:
+        loss = model(batch['enc_input'].to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) dset = REMIFullSongTransformerDataset(...)   <- names the data, not the model
+#[test]
+fn a_data_class_named_for_a_model_names_no_model() {
+    assert!(lines_of(&run(DATASET_NAMED_FOR_MODEL), "EA202").is_empty());
+    let transformer = DATASET_NAMED_FOR_MODEL.replace(
+        "model = MuseMorphose(enc_n_layer, enc_n_head)",
+        "model = MusicTransformer(enc_n_layer, enc_n_head)",
+    );
+    assert_eq!(lines_of(&run(&transformer), "EA202"), vec![7]);
+}
+
+/// QANet's evaluation: the answer span's ends scored by an outer product of probabilities.
+const SCORING_MATMUL: &str = "import torch
+from models import QANet
+
+device = torch.device('cuda')
+model = QANet(word_mat, char_mat).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+
+def test(model, dataset):
+    for Cwid, Qwid, y1, y2 in dataset:
+        p1, p2 = model(Cwid.to(device), Qwid.to(device))
+        outer = torch.matmul(p1.unsqueeze(2), p2.unsqueeze(1))
+        spans.append(outer)
+
+for epoch in range(10):
+    for Cwid, Qwid, y1, y2 in train_dataset:
+        p1, p2 = model(Cwid.to(device), Qwid.to(device))
+        loss = criterion(p1, y1.to(device)) + criterion(p2, y2.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    test(model, dev_dataset)
+";
+
+// Ex) outer = torch.matmul(p1.unsqueeze(2), p2.unsqueeze(1))   <- scoring, not the model
+#[test]
+fn a_product_that_scores_outputs_is_not_the_model_arithmetic() {
+    assert!(lines_of(&run(SCORING_MATMUL), "EA202").is_empty());
+    let in_training = SCORING_MATMUL.replace(
+        "        loss = criterion(p1, y1.to(device))",
+        "        p1 = torch.matmul(p1, proj)\n        loss = criterion(p1, y1.to(device))",
+    );
+    assert_eq!(lines_of(&run(&in_training), "EA202"), vec![5]);
+}
+
+/// A video diffusion trainer whose `--device` defaults to the CPU, with CUDA's AMP helpers.
+const CPU_DEFAULT_WITH_CUDA_AMP: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--device', choices=['cpu', 'cuda'], type=str, default='cpu')
+args = vars(parser.parse_args())
+device = args['device']
+scaler = torch.cuda.amp.GradScaler()
+model = UNet3D().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for x in loader:
+        with torch.cuda.amp.autocast():
+            loss = model(x.to(device))
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        print(loss.item())
+";
+
+// Ex) device = args["device"] with default="cpu"; scaler = torch.cuda.amp.GradScaler()
+#[test]
+fn cuda_amp_helpers_in_a_file_placing_work_on_the_cpu_put_nothing_on_the_gpu() {
+    let a = run(CPU_DEFAULT_WITH_CUDA_AMP);
+    assert!(lines_of(&a, "EA301").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA203").is_empty());
+    let cuda = CPU_DEFAULT_WITH_CUDA_AMP.replace("default='cpu'", "default='cuda'");
+    assert_eq!(lines_of(&run(&cuda), "EA301"), vec![19]);
+}
+
+/// GwcNet's disparity export: the test step is decorated by the project's own no-grad wrapper.
+const NOGRAD_DECORATOR: &str = "import torch
+from utils import make_nograd_func
+
+model = GwcNet(192).cuda()
+model.eval()
+
+@make_nograd_func
+def test_sample(sample):
+    return model(sample['left'].cuda(), sample['right'].cuda())
+
+def test():
+    for batch_idx, sample in enumerate(TestImgLoader):
+        disp_est = test_sample(sample)
+        save(disp_est)
+
+test()
+";
+
+// Ex) @make_nograd_func def test_sample(sample): ...
+#[test]
+fn a_decorator_named_for_no_grad_disables_autograd() {
+    assert!(lines_of(&run(NOGRAD_DECORATOR), "EA401").is_empty());
+    let plain = NOGRAD_DECORATOR.replace("@make_nograd_func\n", "");
+    assert_eq!(lines_of(&run(&plain), "EA401"), vec![11]);
+}
+
+/// Federated clients: a loader built in each pass's loop header, and one only counted.
+const CLIENT_LOADERS: &str = "import torch
+from torch.utils.data import DataLoader
+
+def train_client(model, client_data, epochs=10, batch_size=32):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    device = torch.device('cuda')
+    model.to(device)
+    total_loss = 0.0
+    for epoch in range(epochs):
+        for data, target in DataLoader(client_data, batch_size=batch_size, shuffle=True, num_workers=2, pin_memory=True, persistent_workers=True):
+            data, target = data.to(device, non_blocking=True), target.to(device, non_blocking=True)
+            optimizer.zero_grad()
+            loss = criterion(model(data), target)
+            loss.backward()
+            optimizer.step()
+    return total_loss / len(DataLoader(client_data, batch_size=batch_size))
+
+for client in clients:
+    train_client(model, data[client])
+";
+
+// Ex) for data, target in DataLoader(client_data, ...)   /   len(DataLoader(client_data, ...))
+#[test]
+fn a_loader_in_the_loop_header_or_only_counted_is_not_per_step_work() {
+    let a = run(CLIENT_LOADERS);
+    assert!(lines_of(&a, "EA701").is_empty(), "{:?}", a.findings);
+    assert!(lines_of(&a, "EA101").is_empty());
+    assert!(lines_of(&a, "EA102").is_empty());
+    // built in the loop body, every step, it is
+    let per_step = CLIENT_LOADERS.replace(
+        "            optimizer.zero_grad()\n",
+        "            probe = DataLoader(client_data, batch_size=1)\n            optimizer.zero_grad()\n",
+    );
+    assert_eq!(lines_of(&run(&per_step), "EA701"), vec![12]);
+}
+
+/// An Accelerate demo choosing between a timm and a torchvision model by a flag, off by default.
+const PREPARED_BUILD_SWITCH: &str = "import argparse
+import timm
+import torch
+import torchvision
+from accelerate import Accelerator
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--timm', action='store_true')
+args = parser.parse_args()
+accelerator = Accelerator()
+if args.timm:
+    model = timm.create_model('resnet18', num_classes=10)
+else:
+    model = torchvision.models.resnet18(num_classes=10)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+for epoch in range(10):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        accelerator.backward(loss)
+        optimizer.step()
+";
+
+// Ex) if args.timm: model = timm.create_model(...) else: model = torchvision.models.resnet18(...)
+#[test]
+fn a_prepared_model_is_anchored_where_it_is_built_as_shipped() {
+    assert_eq!(lines_of(&run(PREPARED_BUILD_SWITCH), "EA203"), vec![14]);
+    let on = PREPARED_BUILD_SWITCH.replace("action='store_true'", "action='store_false'");
+    assert_eq!(lines_of(&run(&on), "EA203"), vec![12]);
+}
+
+/// DreamBooth: the text encoder is trained only behind a flag that is off.
+const DREAMBOOTH_PARAMS: &str = "import argparse
+import itertools
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+from transformers import CLIPTextModel
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--train_text_encoder', action='store_true')
+args = parser.parse_args()
+accelerator = Accelerator()
+text_encoder = CLIPTextModel.from_pretrained(name, subfolder='text_encoder')
+unet = UNet2DConditionModel.from_pretrained(name, subfolder='unet')
+params_to_optimize = (
+    itertools.chain(unet.parameters(), text_encoder.parameters()) if args.train_text_encoder else unet.parameters()
+)
+optimizer = torch.optim.AdamW(params_to_optimize, lr=5e-6)
+unet, optimizer, loader = accelerator.prepare(unet, optimizer, loader)
+if not args.train_text_encoder:
+    text_encoder.to(accelerator.device)
+for epoch in range(10):
+    for batch in loader:
+        loss = unet(batch['x'], text_encoder(batch['ids'])[0])
+        optimizer.zero_grad()
+        accelerator.backward(loss)
+        optimizer.step()
+";
+
+// Ex) params_to_optimize = chain(unet..., text_encoder...) if args.train_text_encoder else unet.parameters()
+#[test]
+fn parameters_chosen_by_a_flag_off_as_shipped_train_only_the_other_model() {
+    assert_eq!(lines_of(&run(DREAMBOOTH_PARAMS), "EA203"), vec![13]);
+}
+
+/// A ControlNet trainer's validation preview over the first four images of a folder.
+const PREVIEW: &str = "import torch
+from PIL import Image
+
+device = torch.device('cuda')
+model = Net().to(device)
+
+@torch.no_grad()
+def validate():
+    sample_files = list(cond_dir.glob('*.png'))[:4]
+    for sample_file in sample_files:
+        cond_img = Image.open(sample_file).convert('RGB')
+        latents = model(to_tensor(cond_img).to(device))
+        outputs.append(latents[0].cpu().numpy())
+
+for step in range(steps):
+    validate()
+";
+
+// Ex) sample_files = list(cond_dir.glob("*.png"))[:4] ... Image.open(sample_file)
+#[test]
+fn a_preview_over_a_few_sliced_items_decodes_a_few_images() {
+    assert!(lines_of(&run(PREVIEW), "EA502").is_empty());
+    let all = PREVIEW.replace("[:4]", "");
+    assert_eq!(lines_of(&run(&all), "EA502"), vec![11]);
+}
