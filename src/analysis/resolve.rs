@@ -122,6 +122,17 @@ fn argparse(m: &mut Model<'_>) {
         }
         let Some(dest) = dest else { continue };
         let mut default = m.kw(c, "default").map(|a| (a.value, a.vkind));
+        // (`default='10', type=int`: argparse converts a string default with the option's type,
+        // so the value is the integer 10)
+        if let Some((v, ValKind::Str)) = default
+            && m.kw(c, "type").is_some_and(|t| m.text(t.value) == "int")
+            && m.text(v)
+                .trim_matches(['"', '\''])
+                .parse::<i64>()
+                .is_ok()
+        {
+            default = Some((v, ValKind::Int));
+        }
         // `parser.add_argument('--gpu', type=int)` (or `default=None`): an option nothing sets
         // is None
         let optional = m
