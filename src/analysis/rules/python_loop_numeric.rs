@@ -16,7 +16,10 @@ declare_rule! {
     /// by its variable, `layer = layers[i].to(dev)`, or a layer or method of the module the loop
     /// sits in, `self.get_att_score(h, enc[i])`) or a function of the file that loops itself (a
     /// patch through the network, an epoch of training), nor loops that read each element
-    /// from a file or a stream (`ret, frame = capture.read()` ... `v[count] = frame`).
+    /// from a file or a stream (`ret, frame = capture.read()` ... `v[count] = frame`), nor loops
+    /// that hand a whole pass to an object (`appr.eval(u, loader)`, `clf.fit(X, y)`), nor writes
+    /// of a block (`t[i, s:s + n] = ...`) or of a masked selection (`viz[np.where(m[i] > 0)] =
+    /// color`) per iteration.
     ///
     /// Reported on the `for` line of the element-wise loop (the outermost one when loops nest).
     ///
@@ -289,8 +292,11 @@ impl Rule for PythonLoopNumeric {
                     // `d[f"{col}_{i}"] = ...` writes a dict by key, and `a[:, i] = ...` (or
                     // `... = b[:, i]`) moves a whole column per iteration, `a[i, s:s + n] =
                     // ...` a block: none is element-wise work
+                    // (nor a masked or fancy write, `viz[np.where(out[i, c] > 0)] = color`: a
+                    // selection of the whole array per iteration)
                     if is_key(idx)
                         || block(idx)
+                        || idx.contains(['(', '<', '>'])
                         || whole_axis(&outer_idx)
                         || local_dict(m, arr, l.span.start, l.ctx.func)
                         || slices_by(m, a, var)
