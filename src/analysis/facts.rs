@@ -2361,8 +2361,7 @@ impl<'s> Model<'s> {
         let t = self.text(s);
         match k {
             // (also a string an option's `type=int` converts: `default='10'`)
-            ValKind::Int => parse_int(t.trim_matches(['"', '\'']))
-                .map_or(Val::Unknown, Val::Int),
+            ValKind::Int => parse_int(t.trim_matches(['"', '\''])).map_or(Val::Unknown, Val::Int),
             ValKind::True => Val::Bool(true),
             ValKind::False => Val::Bool(false),
             ValKind::NoneLit => Val::None,

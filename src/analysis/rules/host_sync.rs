@@ -518,6 +518,11 @@ const HOST_SINKS: &[&str] = &[
     // a socket's, a pipe's or a viewer connection's
     "send",
     "sendall",
+    // a medical volume written out (`nib.Nifti1Image(out, affine).to_filename(path)`,
+    // SimpleITK's `WriteImage`), a MATLAB file
+    "to_filename",
+    "WriteImage",
+    "savemat",
 ];
 
 /// Calls that draw on the image they are handed, in place (OpenCV's drawing functions).
@@ -839,7 +844,9 @@ fn place(
     n: tree_sitter::Node<'_>,
     depth: u8,
 ) -> Place {
-    if depth > 12 {
+    // (deep enough for a metric a dozen steps from the copy: `out = (epe.flatten() > 1.0)`
+    // from `epe = torch.sum((flow_pr - flow_gt)**2, dim=0).sqrt()` from `flow_pr = ...cpu()`)
+    if depth > 24 {
         return Place::Unknown;
     }
     let of = |x: Option<tree_sitter::Node<'_>>| {
@@ -888,9 +895,13 @@ fn place(
                         of(m.node(a.value))
                     }
                 });
+            // (a binding that says nothing, `pred = torch.from_numpy(p).cuda()`, is the value:
+            // not an earlier host binding of the same name)
             match bound {
-                Some(p @ (Place::Host | Place::Copied | Place::Literal)) => p,
-                _ if on_host(m, l, c, name) => Place::Copied,
+                Some(p) => p,
+                // (a host value the engine knows less of, `torch.tensor(values)` perhaps a
+                // scalar, takes the device of what it meets)
+                _ if on_host(m, l, c, name) => Place::Host,
                 _ if unmoved_batch_value(m, l, c, name) => Place::Host,
                 _ => Place::Unknown,
             }
