@@ -580,3 +580,101 @@ fn a_preview_over_a_few_sliced_items_decodes_a_few_images() {
     let all = PREVIEW.replace("[:4]", "");
     assert_eq!(lines_of(&run(&all), "EA502"), vec![11]);
 }
+
+/// A CIFAR trainer choosing its loaders by an integer option whose default is written as a string.
+const STRING_INT_DEFAULT: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('-ct', '--cifar-type', default='10', type=int)
+args = parser.parse_args()
+if args.cifar_type == 10:
+    loader = torch.utils.data.DataLoader(cifar10, batch_size=128, num_workers=2)
+else:
+    loader = torch.utils.data.DataLoader(cifar100, batch_size=128, num_workers=2)
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) parser.add_argument('--cifar-type', default='10', type=int) ... if args.cifar_type == 10:
+#[test]
+fn a_string_default_of_an_int_option_is_the_integer() {
+    assert_eq!(lines_of(&run(STRING_INT_DEFAULT), "EA102"), vec![8]);
+    let hundred = STRING_INT_DEFAULT.replace("default='10'", "default='100'");
+    assert_eq!(lines_of(&run(&hundred), "EA102"), vec![10]);
+}
+
+/// A segmentation demo colouring each mask of a batch with masked writes.
+const MASKED_WRITES: &str = "import numpy as np
+import torch
+
+output = torch.sigmoid(model(image)).cpu().numpy()
+for i in range(len(output)):
+    viz = np.zeros((size, size, 3))
+    for c in range(output.shape[1]):
+        viz[np.where(output[i, c] > 0)] = [0, 255, 255]
+    save(viz)
+";
+
+// Ex) viz_mask_bgr[np.where(output[i, c] > 0)] = [0, 255, 255]
+#[test]
+fn a_masked_write_per_iteration_is_not_element_wise() {
+    assert!(lines_of(&run(MASKED_WRITES), "EA603").is_empty());
+    let elements = MASKED_WRITES.replace("viz[np.where(output[i, c] > 0)]", "viz[i, c]");
+    assert_eq!(lines_of(&run(&elements), "EA603"), vec![5]);
+}
+
+/// Inference over NIfTI volumes, each prediction written out as a volume.
+const NIFTI_OUT: &str = "import nibabel as nib
+import numpy as np
+import torch
+
+device = torch.device('cuda')
+model = AE().to(device)
+model.eval()
+with torch.no_grad():
+    for p in paths:
+        image = torch.FloatTensor(nib.load(p).get_fdata()).unsqueeze(0).to(device)
+        out_img = torch.squeeze(model(image)).cpu().numpy()
+        nib_img = nib.Nifti1Image(out_img, np.eye(4))
+        nib_img.to_filename(out_dir + p)
+";
+
+// Ex) nib.Nifti1Image(out_img, np.eye(4)).to_filename(path)
+#[test]
+fn a_volume_written_out_is_the_loop_product() {
+    assert!(lines_of(&run(NIFTI_OUT), "EA301").is_empty());
+    let kept = NIFTI_OUT.replace(
+        "        nib_img.to_filename(out_dir + p)\n",
+        "        volumes.append(nib_img)\n",
+    );
+    assert_eq!(lines_of(&run(&kept), "EA301"), vec![11]);
+}
+
+/// DenseFusion's evaluation: host arrays moved back to the GPU before the distance is read.
+const MOVED_BACK: &str = "import numpy as np
+import torch
+
+model = PoseNet().cuda()
+model.eval()
+for i, data in enumerate(testdataloader):
+    pred_r, pred_t = model(data[0].cuda())
+    pred = np.dot(points, quaternion_matrix(pred_r.view(-1).cpu().numpy()).T)
+    target = data[1][0].numpy()
+    pred = torch.from_numpy(pred.astype(np.float32)).cuda()
+    target = torch.from_numpy(target.astype(np.float32)).cuda()
+    dis = torch.mean(torch.norm(pred - target, dim=1)).item()
+    results.append(dis)
+";
+
+// Ex) pred = torch.from_numpy(pred).cuda() ... torch.mean(torch.norm(pred - target)).item()
+#[test]
+fn a_name_rebound_to_a_device_copy_is_no_longer_a_host_value() {
+    assert_eq!(lines_of(&run(MOVED_BACK), "EA301"), vec![8, 12]);
+}
