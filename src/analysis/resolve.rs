@@ -3068,13 +3068,25 @@ fn splat_value(m: &Model<'_>, s: Span, name: &str, at: &super::facts::Call) -> V
 /// == "cln": flag_advtrain = False elif args.mode == "adv": flag_advtrain = True`) holds what
 /// the branches the first round left running give it.
 fn guards(m: &mut Model<'_>) {
-    for _ in 0..2 {
-        let dead: Vec<bool> = m
-            .guards
-            .iter()
-            .map(|g| switch_value(m, g).is_some_and(|v| v != g.when))
-            .collect();
-        for (g, d) in m.guards.iter_mut().zip(dead) {
+    let values: Vec<Option<bool>> = m.guards.iter().map(|g| switch_value(m, g)).collect();
+    for (g, v) in m.guards.iter_mut().zip(&values) {
+        g.dead = v.is_some_and(|v| v != g.when);
+    }
+    // the second round asks again only of the switches the first left undecided, when the
+    // first found a branch that never runs
+    if !m.guards.iter().any(|g| g.dead) {
+        return;
+    }
+    let again: Vec<(usize, bool)> = m
+        .guards
+        .iter()
+        .zip(&values)
+        .enumerate()
+        .filter(|(_, (_, v))| v.is_none())
+        .filter_map(|(i, (g, _))| switch_value(m, g).map(|v| (i, v != g.when)))
+        .collect();
+    for (i, d) in again {
+        if let Some(g) = m.guards.get_mut(i) {
             g.dead = d;
         }
     }
