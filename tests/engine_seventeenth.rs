@@ -678,3 +678,25 @@ for i, data in enumerate(testdataloader):
 fn a_name_rebound_to_a_device_copy_is_no_longer_a_host_value() {
     assert_eq!(lines_of(&run(MOVED_BACK), "EA301"), vec![8, 12]);
 }
+
+/// DreamBooth's class-image sampler: a loader over a dataset of prompts.
+const PROMPTS: &str = "import torch
+from diffusers import StableDiffusionPipeline
+
+device = torch.device('cuda')
+pipeline = StableDiffusionPipeline.from_pretrained(name).to(device)
+sample_dataset = PromptDataset(args.class_prompt, num_new_images)
+sample_dataloader = torch.utils.data.DataLoader(sample_dataset, batch_size=4)
+for example in sample_dataloader:
+    images = pipeline(example['prompt']).images
+    for i, image in enumerate(images):
+        image.save(f'{i}.jpg')
+";
+
+// Ex) sample_dataloader = DataLoader(PromptDataset(args.class_prompt, n), batch_size=4)
+#[test]
+fn a_loader_over_prompts_has_nothing_to_pin() {
+    assert!(lines_of(&run(PROMPTS), "EA102").is_empty());
+    let images = PROMPTS.replace("PromptDataset(", "ImageDataset(");
+    assert_eq!(lines_of(&run(&images), "EA102"), vec![7]);
+}

@@ -10,7 +10,8 @@ declare_rule! {
     /// call, in a file that trains or infers on CUDA. A value from a variable or an option
     /// (`pin_memory=args.pin`) is left alone. A loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads
     /// is not flagged: its batches are a few KB of token ids; nor is a loader over indices
-    /// (`DataLoader(range(n), batch_size)`); nor is one over a `Dataset` class
+    /// (`DataLoader(range(n), batch_size)`), nor one over a dataset of prompts
+    /// (`PromptDataset(args.class_prompt, n)`: batches of text); nor is one over a `Dataset` class
     /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
     /// device, nor one whose batch is its whole dataset (`batch_size=len(data)`), nor a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, a loop over it whose body always `break`s) or never
     /// read (only counted, `len(loader)`, `len(DataLoader(...))`), nor one over a dataset built with the device (`MelDataset(path, device)`), one whose `__getitem__` moves each item there, or with a
@@ -102,6 +103,7 @@ impl Rule for DataloaderPinMemory {
                 || super::loader_read_once(m, c)
                 || super::pretokenized_text_loader(m, c)
                 || super::cheap_local_dataset(m, c).is_some_and(|d| d.device_or_ids)
+                || super::prompt_dataset(m, c)
                 || !switch_off_as_written(m, c, "pin_memory", 7)
             {
                 continue;

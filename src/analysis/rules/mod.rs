@@ -1082,6 +1082,16 @@ pub(crate) fn framework_config_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
 
 /// The call that built DataLoader `c`'s dataset: the argument itself (`DataLoader(Items(x))`)
 /// or the latest assignment of the name it passes (`ds = Items(x)` ... `DataLoader(ds)`).
+/// Does the loader read a dataset of prompts (`PromptDataset(args.class_prompt, n)`, the
+/// DreamBooth scripts' class-image sampler): batches of text, which pinning cannot speed up?
+// Ex) sample_dataloader = DataLoader(PromptDataset(args.class_prompt, num_new_images), batch_size=4)
+pub(crate) fn prompt_dataset(m: &Model<'_>, c: &Call) -> bool {
+    dataset_ctor(m, c).is_some_and(|ctor| {
+        let parts: Vec<&str> = camel_parts(m.last_name(ctor)).collect();
+        matches!(parts.as_slice(), [.., "Prompt" | "Prompts", "Dataset"])
+    })
+}
+
 fn dataset_ctor<'a>(m: &'a Model<'_>, c: &Call) -> Option<&'a Call> {
     let ds = m.pos(c, 0).or_else(|| m.kw(c, "dataset"))?;
     built_by(m, ds, c, 0)
