@@ -422,7 +422,7 @@ fn dict_key_with(
             found
         }
         "call" => {
-            let Some(call) = m.calls.iter().find(|c| c.span == s) else {
+            let Some(call) = m.call_at(s) else {
                 return Val::Unknown;
             };
             if m.text(call.func) != "dict" || call.star {

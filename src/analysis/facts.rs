@@ -2170,6 +2170,18 @@ impl<'s> Model<'s> {
     }
 
     /// The node of a span, when it still matches one.
+    /// The call whose syntax node spans exactly `s`. Calls are recorded as the walk enters
+    /// them, so they stand in source order, an outer call before the calls its text starts
+    /// with (`a.b().c()` before `a.b()`): a binary search finds the first that starts at `s`.
+    pub(crate) fn call_at(&self, s: Span) -> Option<&Call> {
+        let first = self.calls.partition_point(|c| c.span.start < s.start);
+        self.calls
+            .get(first..)?
+            .iter()
+            .take_while(|c| c.span.start == s.start)
+            .find(|c| c.span == s)
+    }
+
     pub fn node(&self, s: Span) -> Option<Node<'_>> {
         let n = self
             .tree

@@ -2742,18 +2742,8 @@ fn shipped_branch<'s>(m: &Model<'s>, a: &super::facts::Assign) -> &'s str {
     while let Some(p) = n.filter(|p| p.node_kind() == "parenthesized_expression") {
         n = p.named_child(0);
     }
-    let Some(n) = n.filter(|n| n.node_kind() == "conditional_expression") else {
-        return m.text(a.value);
-    };
-    let (Some(yes), Some(cond), Some(no)) = (n.named_child(0), n.named_child(1), n.named_child(2))
-    else {
-        return m.text(a.value);
-    };
-    match super::as_shipped::condition(m, cond, a.span.start, a.ctx.func, 0) {
-        Some(true) => m.node_text(yes),
-        Some(false) => m.node_text(no),
-        None => m.text(a.value),
-    }
+    n.and_then(|n| taken_branch(m, n, a.span.start, a.ctx.func))
+        .map_or_else(|| m.text(a.value), |b| m.node_text(b))
 }
 
 /// A Hugging Face training configuration (`TrainingArguments`, `Seq2SeqTrainingArguments`,

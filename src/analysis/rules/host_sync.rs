@@ -922,11 +922,7 @@ fn place(
             combine(&parts)
         }
         "call" => {
-            let Some(k) = m
-                .calls
-                .iter()
-                .find(|k| k.span == crate::analysis::facts::Span::of(n))
-            else {
+            let Some(k) = m.call_at(crate::analysis::facts::Span::of(n)) else {
                 return Place::Unknown;
             };
             let last = m.last_name(k);

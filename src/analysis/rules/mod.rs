@@ -852,10 +852,7 @@ pub(crate) fn index_loader(m: &Model<'_>, c: &Call) -> bool {
             ["range(", "torch.arange(", "np.arange(", "list(range("]
                 .iter()
                 .any(|p| t.starts_with(p))
-                || m.calls
-                    .iter()
-                    .find(|k| k.span == ds.value)
-                    .is_some_and(index_set)
+                || m.call_at(ds.value).is_some_and(index_set)
                 || crate::analysis::as_shipped::binding(m, t, c.span.start, c.ctx.func)
                     .and_then(|a| a.rhs_call)
                     .and_then(|i| m.calls.get(i as usize))
@@ -1045,7 +1042,7 @@ fn lightning_model(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
         }
         // `trainer.fit(LitModel(cfg), dm)`
         ValKind::Call => {
-            let built = m.calls.iter().find(|x| x.span == arg.value)?;
+            let built = m.call_at(arg.value)?;
             Some((built.line, built.col, None))
         }
         _ => None,
@@ -1104,7 +1101,7 @@ fn dataset_ctor<'a>(m: &'a Model<'_>, c: &Call) -> Option<&'a Call> {
 fn built_by<'a>(m: &'a Model<'_>, a: Arg, at: &Call, depth: u8) -> Option<&'a Call> {
     match a.vkind {
         ValKind::Call => {
-            let built = m.calls.iter().find(|x| x.span == a.value)?;
+            let built = m.call_at(a.value)?;
             // `DataLoader(Subset(ds, train_idx))`: a part of the dataset holds what it holds
             if m.last_name(built) == "Subset"
                 && depth < 3
@@ -1604,7 +1601,7 @@ const CHAIN_STEPS: usize = 12;
 /// Is the collate at `s` a Hugging Face data collator or a function that only pads?
 fn padding_collate(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
     let text = m.text(s);
-    if let Some(ctor) = m.calls.iter().find(|x| x.span == s) {
+    if let Some(ctor) = m.call_at(s) {
         return is_padding_collator(m, ctor);
     }
     if !text
@@ -1703,7 +1700,7 @@ fn tokenized_dataset(m: &Model<'_>, s: super::facts::Span, at: &Call) -> bool {
                 cur = m.node(a.value);
             }
             "call" => {
-                let Some(call) = m.calls.iter().find(|x| x.span == sp) else {
+                let Some(call) = m.call_at(sp) else {
                     break;
                 };
                 match m.last_name(call) {
@@ -1790,9 +1787,8 @@ fn literal_len(m: &Model<'_>, s: super::facts::Span, at: &Call) -> Option<i64> {
         return None;
     }
     let len = m
-        .calls
-        .iter()
-        .find(|c| c.span == s && c.method.is_none() && m.text(c.func) == "len")?;
+        .call_at(s)
+        .filter(|c| c.method.is_none() && m.text(c.func) == "len")?;
     let [arg] = m.call_args(len) else { return None };
     let a = super::as_shipped::binding(m, m.text(arg.value), at.span.start, at.ctx.func)?;
     literal_items(
@@ -1827,34 +1823,26 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     let Some(mut it) = l.iter else { return false };
     // `enumerate(ws_test)`: the items are its argument's
     if let Some(inner) = m
-        .calls
-        .iter()
-        .find(|c| c.span == it && m.text(c.func) == "enumerate")
+        .call_at(it)
+        .filter(|c| m.text(c.func) == "enumerate")
         .and_then(|c| m.pos(c, 0))
     {
         it = inner.value;
     }
-    // a list or tuple written out, directly or through the name bound to it, of a few items
-    // Ex) configurations = [{"name": "base", ...}, ...]  (13 items) ... for config in configurations:
-    let literal = m.node(it).and_then(|n| match n.node_kind() {
-        "list" | "tuple" => Some(n),
+    // what the loop iterates, directly or through the name bound to it
+    let items = m.node(it).and_then(|n| match n.node_kind() {
         "identifier" => super::as_shipped::binding(m, m.text(it), it.start, l.ctx.func)
-            .and_then(|a| m.node(a.value))
-            .filter(|v| matches!(v.node_kind(), "list" | "tuple")),
-        _ => None,
+            .and_then(|a| m.node(a.value)),
+        _ => Some(n),
     });
-    if let Some(items) = literal {
+    // a list or tuple written out, of a few items
+    // Ex) configurations = [{"name": "base", ...}, ...]  (13 items) ... for config in configurations:
+    if let Some(items) = items.filter(|v| matches!(v.node_kind(), "list" | "tuple")) {
         return literal_items(items).is_some_and(|n| n > 0 && n <= FEW_ITERATIONS);
     }
-    // a slice of a few items, directly or through the name bound to it
+    // a slice of a few items
     // Ex) sample_files = list(cond_dir.glob("*.png"))[:4] ... for sample_file in sample_files:
-    let sliced = m.node(it).and_then(|n| match n.node_kind() {
-        "subscript" => Some(n),
-        "identifier" => super::as_shipped::binding(m, m.text(it), it.start, l.ctx.func)
-            .and_then(|a| m.node(a.value))
-            .filter(|v| v.node_kind() == "subscript"),
-        _ => None,
-    });
+    let sliced = items.filter(|v| v.node_kind() == "subscript");
     if let Some(index) = sliced.and_then(|n| n.child_by_field_name("subscript"))
         && index.node_kind() == "slice"
         && let Some((start, stop)) = m.node_text(index).split_once(':')
@@ -1872,7 +1860,7 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
             return b - a <= FEW_ITERATIONS;
         }
     }
-    let Some(call) = m.calls.iter().find(|c| c.span == it) else {
+    let Some(call) = m.call_at(it) else {
         return false;
     };
     if m.text(call.func) != "range" || call.splat.is_some() || call.star {
@@ -2696,7 +2684,7 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
         // `nn.Parameter(torch.zeros(1, act_dim))`: the tensor's size
         "Parameter" => {
             let inner = m.pos(c, 0)?;
-            let k = m.calls.iter().find(|k| k.span == inner.value)?;
+            let k = m.call_at(inner.value)?;
             if !matches!(
                 m.last_name(k),
                 "zeros" | "ones" | "randn" | "rand" | "empty"

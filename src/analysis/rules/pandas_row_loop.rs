@@ -209,7 +209,7 @@ fn few_rows(m: &crate::analysis::facts::Model<'_>, frame: crate::analysis::facts
     use crate::analysis::facts::Val;
     let known_few = |v: Val| matches!(v, Val::Int(n) if (0..=FEW_ROWS).contains(&n));
     let cut = |value: crate::analysis::facts::Span| {
-        if let Some(c) = m.calls.iter().find(|c| c.span == value) {
+        if let Some(c) = m.call_at(value) {
             return match (
                 c.method.map(|s| m.text(s)),
                 m.pos(c, 0).or_else(|| m.kw(c, "n")),
