@@ -689,7 +689,7 @@ enum Write<'a> {
 /// calls only from a branch that never runs as shipped (`if args.train: train()` with the flag
 /// off by default): when the script runs, they do not. A file with no `__main__` block and no
 /// module-level code that names one of its own functions, if only in such a branch (a library
-/// module, whose functions other files call), has none. Names count in code only, not in comments or strings.
+/// module, whose functions other files call), has none. Names count in code only, not in comments or strings (but in an f-string's interpolation, `print(f"{prepare(args)}")`).
 // Ex) def train(...): ...  (its call commented out in main) → train's lines
 pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     let root = m.tree.root_node();
@@ -905,9 +905,11 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
                 entry.1 += 1;
             }
         }
-        if !matches!(n.node_kind(), "string" | "comment") {
-            stack.extend(n.named_children(&mut cursor).map(|c| (c, Some(n))));
-        }
+        stack.extend(
+            code_children(n, &mut cursor)
+                .into_iter()
+                .map(|c| (c, Some(n))),
+        );
     }
     let unused = |r: Option<&(u32, u32)>| r.is_some_and(|(all, dead)| *all > 0 && all == dead);
     methods
@@ -922,7 +924,7 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// The identifiers under `node` (names in code; strings and comments hold none), leaving out
+/// The identifiers under `node` (names in code: comments hold none, strings only in their interpolations), leaving out
 /// calls in a branch that never runs as shipped (`if FLAGS.train: train()` with the flag off
 /// by default, the `else: eval(args)` of `if not args.eval:`). An attribute's name
 /// (`FLAGS.train`, `trainer.train()`) and a keyword's (`f(train=True)`) name no function of the
@@ -948,11 +950,24 @@ fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
             stack.extend(n.child_by_field_name("object"));
         } else if n.node_kind() == "keyword_argument" {
             stack.extend(n.child_by_field_name("value"));
-        } else if !matches!(n.node_kind(), "string" | "comment") {
-            stack.extend(n.named_children(&mut cursor));
+        } else {
+            stack.extend(code_children(n, &mut cursor));
         }
     }
     out
+}
+
+/// The children of `n` that hold code: none for a comment, only the interpolations of a
+/// string (`f"data: {prepare(args)}"` calls `prepare`), all of them otherwise.
+fn code_children<'t>(n: Node<'t>, cursor: &mut tree_sitter::TreeCursor<'t>) -> Vec<Node<'t>> {
+    match n.node_kind() {
+        "comment" => Vec::new(),
+        "string" => n
+            .named_children(cursor)
+            .filter(|c| c.node_kind() == "interpolation")
+            .collect(),
+        _ => n.named_children(cursor).collect(),
+    }
 }
 
 /// Is `name` the function of a call that sits in code that never runs as shipped?

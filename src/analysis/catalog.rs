@@ -123,7 +123,8 @@ fn markdown() -> String {
          distributed strategy; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module) while saying nothing of \
-         `cpu` or `mps` — code written to move work onto an accelerator. A device chosen and \
+         `cpu` or `mps` — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
+         moves to a `device` defined elsewhere). A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
          default), or `torch.cuda.is_available()` without a move that runs, puts nothing on \

@@ -1262,8 +1262,9 @@ impl<'s> Walker<'s> {
     }
 
     /// Marks the blocks of an `if` statement: the body runs under the condition's switches
-    /// (and is a cadence guard when the condition uses `%` or the body runs once); a plain
-    /// `else` (no `elif`) runs under the negation of a single-switch condition.
+    /// (and is a cadence guard when the condition uses `%` or the body runs once); an `elif`
+    /// runs under its own switches and the negation of each earlier single-switch test, the
+    /// `else` under the negation of every single-switch test of the chain.
     ///
     /// Returns the switch under which the statements after the `if` run when it has no other
     /// branch and its body leaves the block (`return`, `raise`, `sys.exit()`, `break`).
@@ -1294,6 +1295,14 @@ impl<'s> Walker<'s> {
             .named_children(&mut c)
             .filter(|ch| matches!(ch.node_kind(), "elif_clause" | "else_clause"))
             .collect();
+        // the negation of a test made of one switch (`args.model == 'moco'`): a later branch of
+        // the chain runs only when it is false (a test of several conjuncts negates to a
+        // disjunction, which no switch list says: it is left out, which only keeps a branch live)
+        let negated = |this: &Self, conj: &[Node<'_>]| match conj {
+            [only] => Self::switch_of(*only, this.src).map(|(s, when)| (s, !when)),
+            _ => None,
+        };
+        let mut earlier: Vec<(Span, bool)> = negated(self, &conj).into_iter().collect();
         // Ex) elif source == 'vott': convert_vott_json(...)  (its own test is necessary too)
         for elif in clauses.iter().filter(|ch| ch.node_kind() == "elif_clause") {
             let (Some(cond), Some(body)) =
@@ -1301,26 +1310,25 @@ impl<'s> Walker<'s> {
             else {
                 continue;
             };
-            let switches = self
-                .conjuncts(cond)
+            let own = self.conjuncts(cond);
+            let mut switches: Vec<(Span, bool)> = own
                 .iter()
                 .filter_map(|c| Self::switch_of(*c, self.src))
                 .collect();
+            switches.extend(earlier.iter().copied());
+            earlier.extend(negated(self, &own));
             let modulo = contains_modulo(cond, self.src) || self.leaves(body);
             self.block_watch
                 .push((body.id(), BlockMark { modulo, switches }));
         }
-        if let [else_] = clauses.as_slice()
+        if let Some(else_) = clauses.last()
             && else_.node_kind() == "else_clause"
             && let Some(body) = Self::block_of(*else_)
         {
             // Ex) if use_cuda: ... else: x.cpu()  (the else of a switch that is on by default)
-            let switches = match conj.as_slice() {
-                [only] => Self::switch_of(*only, self.src)
-                    .map(|(s, when)| vec![(s, !when)])
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
+            // Ex) if args.model == 'moco': ... elif args.model == 'simclr': ... else: train_ins()
+            //     (every test of the chain is false there)
+            let switches = earlier;
             // the `else` of `if step % N != 0:` (also `and i != last`) runs every N steps: a
             // cadence, where gradient accumulation steps the optimizer
             let cadence_else = conj.iter().any(|c| {

@@ -69,12 +69,13 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
     loaders(m);
 }
 
-/// Does call `c` declare a command-line option: argparse's `parser.add_argument(...)`, or
-/// configargparse's `parser.add(...)` / `parser.add_arg(...)`?
+/// Does call `c` declare a command-line option: argparse's `parser.add_argument(...)`,
+/// optparse's `parser.add_option(...)`, or configargparse's `parser.add(...)` /
+/// `parser.add_arg(...)`?
 fn adds_option(m: &Model<'_>, c: &super::facts::Call) -> bool {
     match m.last_name(c) {
         "add_argument" => true,
-        "add" | "add_arg" => c
+        "add" | "add_arg" | "add_option" => c
             .recv
             .is_some_and(|r| m.text(r).to_ascii_lowercase().contains("parser")),
         _ => false,
@@ -123,9 +124,10 @@ fn argparse(m: &mut Model<'_>) {
         let Some(dest) = dest else { continue };
         let mut default = m.kw(c, "default").map(|a| (a.value, a.vkind));
         // (`default='10', type=int`: argparse converts a string default with the option's type,
-        // so the value is the integer 10)
+        // so the value is the integer 10; optparse names the type, `type='int'`)
         if let Some((v, ValKind::Str)) = default
-            && m.kw(c, "type").is_some_and(|t| m.text(t.value) == "int")
+            && m.kw(c, "type")
+                .is_some_and(|t| m.text(t.value).trim_matches(['"', '\'']) == "int")
             && m.text(v).trim_matches(['"', '\'']).parse::<i64>().is_ok()
         {
             default = Some((v, ValKind::Int));
@@ -366,6 +368,29 @@ fn kinds(m: &mut Model<'_>) {
             .and_then(|a| m.calls.get(a.rhs_call? as usize));
         if built.is_some_and(|b| class_of_module(m, b)) {
             known.insert(name, VarKind::Model);
+        }
+    }
+    // `with tqdm(train_loader, unit="batch") as tepoch:`: a progress bar a `with` statement
+    // names over a loader is the loader
+    for c in &m.calls {
+        if !matches!(m.last_name(c), "tqdm" | "enumerate" | "iter" | "track") {
+            continue;
+        }
+        let Some(p) = m.node(c.span).and_then(|n| n.parent()) else {
+            continue;
+        };
+        let Some(alias) = p
+            .child_by_field_name("alias")
+            .filter(|_| p.node_kind() == "as_pattern")
+        else {
+            continue;
+        };
+        let arg_kind = m.pos(c, 0).and_then(|a| {
+            let t = m.text(a.value);
+            known.get(t).copied().or_else(|| kind_by_name(t))
+        });
+        if arg_kind == Some(VarKind::Loader) {
+            known.insert(m.node_text(alias), VarKind::Loader);
         }
     }
     // `model: torch.nn.Module`, `optimizer: torch.optim.Optimizer`: a parameter's annotation
@@ -2058,8 +2083,17 @@ fn loops(m: &mut Model<'_>) {
             info.has_child_step = true;
             // (not behind a switch that is off as shipped, `if train_flag:` with
             // `train_flag = False`)
+            // (also a training function of an imported module, `train_utils.train(loader,
+            // model, criterion, optimizer)`, `engine.train_one_epoch(...)`; not a checkpoint
+            // helper handed the optimizer to save it)
+            let module_fn = c
+                .recv_root
+                .is_some_and(|r| m.imports.contains_key(m.text(r)))
+                && ["train", "epoch", "fit"]
+                    .iter()
+                    .any(|w| m.last_name(c).to_ascii_lowercase().contains(w));
             if !info.step
-                && c.method.is_none()
+                && (c.method.is_none() || module_fn)
                 && !m.defined.contains(m.text(c.func))
                 && !m.dead(&c.ctx)
             {
@@ -2580,6 +2614,22 @@ pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
             ))
         || (c.method.is_none() && (last.ends_with("Adam") || last.ends_with("AdamW")))
         || (c.method.is_none() && !last.contains('.') && optimizer_class_name(m, last))
+        // a helper named for building one (`optimizer = build_optimizer(model, cfg)`,
+        // `utils.get_optimizer(args, params)`), not a method of another object
+        || ((c.method.is_none() || c.dotted) && optimizer_builder(last))
+}
+
+/// Is `name` a helper named for building an optimizer: `build_optimizer`, `get_optim`,
+/// `make_optimizer`, `create_optimizer`, `init_optimizer`, `setup_optimizer`?
+fn optimizer_builder(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    ["build", "get", "make", "create", "init", "setup"]
+        .iter()
+        .any(|verb| {
+            l.strip_prefix(verb)
+                .map(|rest| rest.trim_start_matches('_'))
+                .is_some_and(|rest| matches!(rest, "optimizer" | "optim" | "optimiser"))
+        })
 }
 
 /// Is `name` a variable that holds an optimizer class: every binding of it is one

@@ -281,16 +281,18 @@ impl Rule for CpuTensorThenMove {
                 let [a] = args else { continue };
                 let t = m.text(a.value);
                 let dev_kw = a.name.is_some_and(|n| m.text(n) == "device");
-                // (also a device ordinal: `.to(self.gpu_id)`, `.to(args.gpu)`, `.to(rank)`)
-                let devish = t.contains("device")
-                    || t.contains("cuda")
-                    || t == "dev"
-                    || t.ends_with(".dev")
-                    || t.contains("gpu")
-                    || t == "rank"
-                    || t.ends_with("local_rank")
-                    || t.ends_with(".rank");
-                if !(dev_kw || (a.name.is_none() && devish)) || t.contains("cpu") {
+                // (also a device ordinal: `.to(self.gpu_id)`, `.to(args.gpu)`, `.to(rank)`;
+                // in any case, a constant's name, `.to(DEVICE)`)
+                let l = t.to_ascii_lowercase();
+                let devish = l.contains("device")
+                    || l.contains("cuda")
+                    || l == "dev"
+                    || l.ends_with(".dev")
+                    || l.contains("gpu")
+                    || l == "rank"
+                    || l.ends_with("local_rank")
+                    || l.ends_with(".rank");
+                if !(dev_kw || (a.name.is_none() && devish)) || l.contains("cpu") {
                     continue;
                 }
                 t.to_string()

@@ -28,7 +28,8 @@ declare_rule! {
     /// `except` handler; nor a
     /// function's loader that nothing reads (nor one at module level in a script whose steps
     /// run at module level, itself or through a function it hands the optimizer,
-    /// `train_one_epoch(model, optimizer, loader)`). Nor is a loader over a dataset built with the
+    /// `train_one_epoch(model, optimizer, loader)`, or whose `if __name__ == "__main__":`
+    /// block runs its training, `train(1)`: a script is run, not imported for its loaders). Nor is a loader over a dataset built with the
     /// device (`MelDataset(path, device)`, also through a helper that builds the loader), or a
     /// `Dataset` class of the file whose `__getitem__` moves each item there, or
     /// with a collate of the file that puts each batch there (`torch.tensor(ids,

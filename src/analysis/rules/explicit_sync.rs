@@ -7,7 +7,7 @@ declare_rule! {
     /// Flags `torch.cuda.synchronize()` and `torch.cuda.empty_cache()` inside a step loop, when
     /// not under a `step % N == 0` guard (in a file whose work runs on the CPU or MPS as
     /// shipped both do nothing, and are not reported). A `synchronize()` followed at once by a clock read
-    /// (`time.time()`, `time.perf_counter()`, ...) or by CUDA event timing (`torch.cuda.Event(
+    /// (`time.time()`, `time.perf_counter()`, ..., also inside the next call, `batch_time.update(time.time() - end)`) or by CUDA event timing (`torch.cuda.Event(
     /// enable_timing=True)`, `start.elapsed_time(end)`) times the step: it is measurement, not
     /// waste.
     ///
@@ -111,10 +111,11 @@ const CLOCKS: &[&str] = &[
     "timeit.default_timer",
 ];
 
-/// Is the first call after `sync` in the same loop body a clock read, or does the statement
+/// Is the first call after `sync` in the same loop body a clock read (or does it hold one), or does the statement
 /// after it time with CUDA events (`torch.cuda.Event(enable_timing=True)`, `start.record()`,
 /// `start.elapsed_time(end)`)?
 // Ex) torch.cuda.synchronize(); t0 = time.time(); outputs = model(images)
+// Ex) torch.cuda.synchronize(); batch_time.update(time.time() - end)
 // Ex) end.record(); torch.cuda.synchronize(); latencies.append(start.elapsed_time(end))
 fn times_the_step(m: &Model<'_>, sync: &Call) -> bool {
     let mut after: Vec<&Call> = m
@@ -131,5 +132,7 @@ fn times_the_step(m: &Model<'_>, sync: &Call) -> bool {
             && matches!(m.last_name(c), "Event" | "record" | "elapsed_time")
             && (m.last_name(c) != "Event" || m.qual(c).starts_with("torch.cuda."))
     };
-    CLOCKS.contains(&m.qual(first).as_ref()) || after.iter().any(events)
+    // (the clock read may sit inside the first call: `batch_time.update(time.time() - end)`)
+    let clock = |c: &&Call| c.span.start < first.span.end && CLOCKS.contains(&m.qual(c).as_ref());
+    after.iter().any(clock) || after.iter().any(events)
 }

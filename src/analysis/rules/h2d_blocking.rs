@@ -15,7 +15,8 @@ declare_rule! {
     /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
     /// parts in a comprehension (`[b.to(device) for b in boxes]`) or in a loop over them (`for k, v
     /// in targets.items(): targets[k] = v.to(device)`). A batch rebuilt in the loop
-    /// before the copy (`data = torch.stack(data)`, `torch.cat`, any `torch.` function, arithmetic `x = (x - m) / s`), in any branch, is a new tensor outside the
+    /// before the copy (`data = torch.stack(data)`, `torch.cat`, any `torch.` function, arithmetic `x = (x - m) / s`,
+    /// a function of the file that builds a tensor, `lab = to_one_hot(lab)`), in any branch, is a new tensor outside the
     /// pinned buffers: `non_blocking=True` would not make its copy asynchronous. A loader
     /// handed to Accelerate's `prepare` (or Fabric's `setup_dataloaders`) delivers its batches
     /// on the device already: the loop's `.to(device)` copies nothing.
@@ -281,24 +282,80 @@ fn rebuilt(
                     BUILDERS.contains(&m.last_name(b))
                         // `lb = torch.max(data - eps, lo)`: any function of torch's namespace
                         || m.qual(b).starts_with("torch.")
+                        // `lab = to_one_hot(lab)`: a function of the file that builds a tensor
+                        || builds_tensor(m, b)
                 })
                 // `x = (x - mean) / std`: arithmetic makes a new tensor
                 || m.node(a.value).is_some_and(|v| v.node_kind() == "binary_operator"))
     })
 }
 
-/// `pbar = tqdm(train_loader)`: the loader a progress-bar (or `enumerate` / `iter`) variable wraps.
+/// Is `c` a call of a plain function of the file whose body builds a tensor with a torch
+/// function (`def to_one_hot(y): y_one_hot = torch.zeros(y.numel(), k); ...; return
+/// y_one_hot.float()`)? What it returns is new memory, not the loader's pinned batch.
+fn builds_tensor(m: &crate::analysis::facts::Model<'_>, c: &Call) -> bool {
+    const NEW: &[&str] = &[
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "eye",
+        "arange",
+        "tensor",
+        "as_tensor",
+        "from_numpy",
+        "stack",
+        "cat",
+        "Tensor",
+        "FloatTensor",
+        "LongTensor",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+    ];
+    if c.method.is_some() {
+        return false;
+    }
+    let name = m.text(c.func);
+    let Some(fi) = m
+        .funcs
+        .iter()
+        .position(|f| f.class.is_none() && m.text(f.name) == name)
+    else {
+        return false;
+    };
+    m.calls.iter().any(|k| {
+        k.ctx.func == Some(fi as u32)
+            && m.qual(k).starts_with("torch.")
+            && NEW.contains(&m.last_name(k))
+    })
+}
+
+/// `pbar = tqdm(train_loader)`: the loader a progress-bar (or `enumerate` / `iter`) variable
+/// wraps, also one a `with` statement names (`with tqdm(train_loader) as tepoch:`).
 fn wrapped_loader<'a>(m: &'a crate::analysis::facts::Model<'_>, var: &'a str) -> &'a str {
-    m.assigns
+    let wrapper = |c: &Call| matches!(m.last_name(c), "tqdm" | "enumerate" | "iter" | "track");
+    let assigned = m
+        .assigns
         .iter()
         .filter(|a| a.targets.len() == 1 && m.text(a.left) == var)
         .find_map(|a| {
             let c = m.calls.get(a.rhs_call? as usize)?;
-            if !matches!(m.last_name(c), "tqdm" | "enumerate" | "iter" | "track") {
-                return None;
-            }
-            Some(m.text(m.pos(c, 0)?.value))
+            wrapper(c).then(|| m.pos(c, 0)).flatten()
+        });
+    let with_alias = || {
+        m.calls.iter().filter(|c| wrapper(c)).find_map(|c| {
+            let p = m.node(c.span)?.parent()?;
+            let alias = p.child_by_field_name("alias")?;
+            (p.node_kind() == "as_pattern" && m.node_text(alias) == var)
+                .then(|| m.pos(c, 0))
+                .flatten()
         })
+    };
+    assigned
+        .or_else(with_alias)
+        .map(|a| m.text(a.value))
         .unwrap_or(var)
 }
 

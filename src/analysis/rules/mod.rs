@@ -1953,7 +1953,7 @@ pub(crate) fn cheap_local_dataset(m: &Model<'_>, c: &Call) -> Option<CheapItems>
         if !CHEAP_ITEM_CALLS.contains(&last) {
             return None;
         }
-        let args = m.text(call.args_span);
+        let args = m.text(call.args_span).to_ascii_lowercase();
         device_or_ids |= matches!(last, "cuda" | "long" | "LongTensor")
             || (last == "to" && (args.contains("cuda") || args.contains("device")))
             || args.contains("torch.long")
@@ -2101,6 +2101,12 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         || m.loops
             .iter()
             .any(|l| l.info.step && l.ctx.func.is_none() && !m.dead(&l.ctx))
+        // (a script whose `__main__` block runs its training, `if __name__ == "__main__":
+        // train(1)`: it is run, not imported for its loaders)
+        || (has_main_block(m)
+            && m.loops.iter().any(|l| {
+                l.info.step && !m.dead(&l.ctx) && !m.uncalled_line(l.line)
+            }))
         // (also one that trains at module level through a function it hands the optimizer,
         // `for epoch in range(n): train_one_epoch(model, optimizer, loader, ...)`)
         || m.calls.iter().any(|c| {
@@ -2109,6 +2115,19 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                 && !m.dead(&c.ctx)
                 && crate::analysis::resolve::hands_optimizer(m, c)
         })
+}
+
+/// The module has an `if __name__ == "__main__":` block at its top level.
+fn has_main_block(m: &Model<'_>) -> bool {
+    let root = m.tree.root_node();
+    let mut c = root.walk();
+    root.named_children(&mut c).any(|n| {
+        n.node_kind() == "if_statement"
+            && n.child_by_field_name("condition").is_some_and(|c| {
+                let t = m.node_text(c);
+                t.contains("__name__") && t.contains("__main__")
+            })
+    })
 }
 
 /// `node` sits in the body of an `if __name__ == "__main__":` block.

@@ -1,0 +1,354 @@
+//! The eighteenth accuracy round: shapes from the blind waves g387– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A dataset-preparation script whose entry point prints the function's result in an f-string.
+const FSTRING_CALL: &str = "import argparse
+import cv2
+from helpers import source_images
+
+
+def prepare(root, out):
+    for source in source_images(root):
+        image = cv2.imread(str(source))
+        cv2.imwrite(str(out / source.name), image)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--root', default='data')
+    args = parser.parse_args()
+    print(f\"final data: {prepare(args.root, 'out')}\")
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) print(f"final data: {prepare(args.dataset, args.output)}")
+#[test]
+fn a_function_called_in_an_f_string_runs() {
+    assert_eq!(lines_of(&run(FSTRING_CALL), "EA602"), vec![7]);
+    // named only in a plain string, it is not called
+    let plain = FSTRING_CALL.replace(
+        "print(f\"final data: {prepare(args.root, 'out')}\")",
+        "print(\"final data: prepare(args.root)\")",
+    );
+    assert!(lines_of(&run(&plain), "EA602").is_empty());
+}
+
+/// A script whose `__main__` block runs the training; one loader is built and never read.
+const UNREAD_LOADER: &str = "import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+valid_loader = DataLoader(valid_set, batch_size=32, shuffle=True)
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+
+
+def train(epochs):
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            loss = model(x.cuda()).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    train(10)
+";
+
+// Ex) valid_loader = DataLoader(valid_dataset, batch_size=batch_size, shuffle=True)  (never read)
+#[test]
+fn an_unread_loader_of_a_script_whose_main_block_trains_is_not_reported() {
+    let out = run(UNREAD_LOADER);
+    assert_eq!(lines_of(&out, "EA101"), vec![4]);
+    assert_eq!(lines_of(&out, "EA102"), vec![4]);
+    // a module with no `__main__` block may be imported for its loaders
+    let module = UNREAD_LOADER.replace("if __name__ == '__main__':\n    train(10)\n", "");
+    let out = run(&module);
+    assert_eq!(lines_of(&out, "EA101"), vec![4, 5]);
+}
+
+/// An inference script whose GPU switch is an optparse flag, off by default.
+const OPTPARSE_GPU: &str = "import torch
+from optparse import OptionParser
+from unet import UNet
+
+
+def run(gpu, loader):
+    if gpu and torch.cuda.is_available():
+        device = torch.device('cuda')
+    else:
+        device = torch.device('cpu')
+    net = UNet(n_channels=1)
+    net.to(device)
+    net.eval()
+    with torch.no_grad():
+        for x in loader:
+            y = net(x.to(device))
+            print(y.sum().item())
+
+
+def get_args():
+    parser = OptionParser()
+    parser.add_option('-g', '--gpu', action='store_true', dest='gpu', default=False)
+    (options, args) = parser.parse_args()
+    return options
+
+
+if __name__ == '__main__':
+    args = get_args()
+    run(gpu=args.gpu, loader=[])
+";
+
+// Ex) parser.add_option('-g', '--gpu', action='store_true', dest='gpu', default=False)
+#[test]
+fn an_optparse_option_reads_its_default() {
+    let out = run(OPTPARSE_GPU);
+    assert!(lines_of(&out, "EA204").is_empty());
+    assert!(lines_of(&out, "EA301").is_empty());
+    let on = OPTPARSE_GPU.replace("default=False)", "default=True)");
+    let out = run(&on);
+    assert_eq!(lines_of(&out, "EA204"), vec![12]);
+    assert_eq!(lines_of(&out, "EA301"), vec![17]);
+}
+
+/// A loop converting each batch's labels with a helper that builds a new tensor.
+const ONE_HOT: &str = "import torch
+from torch.utils import data
+
+
+def to_one_hot(y, k=10):
+    y = y.view(-1, 1)
+    out = torch.zeros(y.numel(), k)
+    out.scatter_(1, y, 1)
+    return out.float()
+
+
+net = Net().cuda()
+tr = data.DataLoader(train_set, batch_size=128, num_workers=1, pin_memory=True)
+optimizer = torch.optim.Adam(net.parameters())
+for epoch in range(25):
+    for inp, lab in tr:
+        lab = to_one_hot(lab)
+        emb = lab.cuda()
+        inp = inp.cuda()
+        loss = net(inp, emb).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) lab = to_one_hot(lab); lab_emb = label_net(lab.cuda())
+#[test]
+fn a_batch_rebuilt_by_a_helper_is_not_pinned() {
+    assert_eq!(lines_of(&run(ONE_HOT), "EA303"), vec![19]);
+    // a helper that only reshapes hands back the pinned batch
+    let view = ONE_HOT.replace(
+        "    out = torch.zeros(y.numel(), k)\n    out.scatter_(1, y, 1)\n    return out.float()\n",
+        "    return y\n",
+    );
+    assert_eq!(lines_of(&run(&view), "EA303"), vec![16, 17]);
+}
+
+/// A training script that builds its optimizer through a helper and trains in imported passes.
+const BUILT_OPTIMIZER: &str = "import torch
+from src.model import build_resnet34
+from src.trainer import build_optimizer, train_one_epoch
+from src.utils import pick_device
+
+
+def main():
+    device = pick_device()
+    model = build_resnet34(num_classes=10).to(device)
+    optimizer = build_optimizer(model, {})
+    for ep in range(20):
+        train_one_epoch(model, train_loader, optimizer, device)
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) optimizer = build_optimizer(model, train_cfg) ... train_one_epoch(model, loader, optimizer, ...)
+#[test]
+fn an_optimizer_built_by_a_helper_makes_an_epoch_loop() {
+    let out = run(BUILT_OPTIMIZER);
+    assert_eq!(lines_of(&out, "EA203"), vec![9]);
+    assert_eq!(lines_of(&out, "EA204"), vec![9]);
+    // a helper named otherwise builds nothing the engine knows
+    let other = BUILT_OPTIMIZER.replace("build_optimizer", "configure");
+    assert!(lines_of(&run(&other), "EA203").is_empty());
+}
+
+/// A training script that hands each pass to a function of an imported module.
+const MODULE_PASS: &str = "import torch
+import train_utils, models
+
+model = models.Model(features_dim=128)
+model = model.cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+for epoch in range(5000):
+    total_loss = train_utils.train(train_dataloader, model, criterion, optimizer)
+    torch.save(model.state_dict(), 'model.pt')
+";
+
+// Ex) total_loss = train_utils.train(train_dataloader, model, criterion, optimizer)
+#[test]
+fn a_training_pass_of_an_imported_module_is_delegated_training() {
+    assert_eq!(lines_of(&run(MODULE_PASS), "EA203"), vec![5]);
+    // a checkpoint helper handed the optimizer trains nothing
+    let save = MODULE_PASS.replace(
+        "total_loss = train_utils.train(train_dataloader, model, criterion, optimizer)",
+        "train_utils.save_checkpoint(model, optimizer)",
+    );
+    assert!(lines_of(&run(&save), "EA203").is_empty());
+}
+
+/// A contrastive trainer choosing its method with an if / elif / else chain.
+const METHOD_CHAIN: &str = "import argparse
+import torch
+
+
+def train_simclr(loader, model, optimizer):
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def train_ins(loader, model, optimizer):
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--method', type=str, default='simclr')
+    args = parser.parse_args()
+    model = torch.nn.Linear(3, 3).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(10):
+        if args.method == 'moco':
+            pass
+        elif args.method == 'simclr':
+            train_simclr(loader, model, optimizer)
+        else:
+            train_ins(loader, model, optimizer)
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) if args.contrastive_model == 'moco': ... elif ... == 'simclr': ... else: train_ins(...)
+#[test]
+fn the_else_of_an_elif_chain_is_dead_when_a_test_holds() {
+    assert!(lines_of(&run(METHOD_CHAIN), "EA301").is_empty());
+    let insdis = METHOD_CHAIN.replace("default='simclr'", "default='insdis'");
+    assert_eq!(lines_of(&run(&insdis), "EA301"), vec![19]);
+    // an elif after a test that holds does not run either
+    let moco_first = METHOD_CHAIN
+        .replace("default='simclr'", "default='moco'")
+        .replace(
+            "        else:\n            train_ins",
+            "        elif args.method == 'moco':\n            train_ins",
+        );
+    assert!(lines_of(&run(&moco_first), "EA301").is_empty());
+}
+
+/// A step timed with a clock read inside the next call.
+const TIMED_STEP: &str = "import time
+import torch
+
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+end = time.time()
+for x, y in loader:
+    loss = model(x.cuda()).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+    batch_time.update(time.time() - end)
+    end = time.time()
+";
+
+// Ex) torch.cuda.synchronize(); batch_time.update(time.time() - end)
+#[test]
+fn a_synchronize_before_a_clock_read_inside_a_call_times_the_step() {
+    assert!(lines_of(&run(TIMED_STEP), "EA302").is_empty());
+    let untimed = TIMED_STEP.replace("batch_time.update(time.time() - end)", "meter.update(loss)");
+    assert_eq!(lines_of(&run(&untimed), "EA302"), vec![12]);
+}
+
+/// A BYOL trainer iterating a progress bar a `with` statement names.
+const WITH_TQDM: &str = "import torch
+from tqdm import tqdm
+
+learner = Net().cuda()
+loader = torch.utils.data.DataLoader(ds, batch_size=256, num_workers=8, pin_memory=True)
+optimizer = torch.optim.SGD(learner.parameters(), lr=0.1)
+for e in range(100):
+    with tqdm(loader, unit='batch') as tepoch:
+        for images, label in tepoch:
+            images = images.cuda()
+            loss = learner(images)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+";
+
+// Ex) with tqdm(train_loader, unit="batch") as tepoch: for images, label in tepoch: images.cuda()
+#[test]
+fn a_progress_bar_named_by_with_iterates_its_loader() {
+    assert_eq!(lines_of(&run(WITH_TQDM), "EA303"), vec![10]);
+    let unpinned = WITH_TQDM.replace("pin_memory=True", "pin_memory=False");
+    assert!(lines_of(&run(&unpinned), "EA303").is_empty());
+}
+
+/// A contrastive loss building its masks every step and moving them to an upper-case device.
+const UPPER_DEVICE: &str = "import torch
+
+DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+model = Net().to(DEVICE)
+optimizer = torch.optim.Adam(model.parameters())
+
+
+def nt_xent(z):
+    mask = torch.eye(z.shape[0], dtype=torch.bool).to(DEVICE)
+    return (z[~mask]).sum()
+
+
+for epoch in range(20):
+    for x in loader:
+        loss = nt_xent(model(x.to(DEVICE)))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) mask = torch.eye(labels.shape[0], dtype=torch.bool).to(DEVICE)
+#[test]
+fn a_move_to_an_upper_case_device_is_a_move() {
+    assert_eq!(lines_of(&run(UPPER_DEVICE), "EA304"), vec![9]);
+}
