@@ -352,3 +352,279 @@ for epoch in range(20):
 fn a_move_to_an_upper_case_device_is_a_move() {
     assert_eq!(lines_of(&run(UPPER_DEVICE), "EA304"), vec![9]);
 }
+
+/// A fine-tuning script that validates its dataset option and raises on anything unknown.
+const ELSE_RAISES: &str = "import argparse
+import torch
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--dataset', type=str, default='tox21')
+args = parser.parse_args()
+if args.dataset == '435008':
+    root = 'qsar'
+else:
+    raise Exception('cannot find dataset')
+model = Net().cuda()
+loader = DataLoader(MoleculeDataset(root), batch_size=32, num_workers=4)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    for batch in loader:
+        loss = model(batch.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) if args.dataset == '435008': ... else: raise Exception('cannot find dataset')
+#[test]
+fn code_after_an_else_that_raises_as_shipped_does_not_run() {
+    let out = run(ELSE_RAISES);
+    assert!(lines_of(&out, "EA201").is_empty());
+    assert!(lines_of(&out, "EA102").is_empty());
+    let known = ELSE_RAISES.replace("default='tox21'", "default='435008'");
+    let out = run(&known);
+    assert_eq!(lines_of(&out, "EA201"), vec![16]);
+    assert_eq!(lines_of(&out, "EA102"), vec![13]);
+}
+
+/// A script with an inference function placing its own `model` before the training function.
+const TWO_MODELS: &str = "import torch
+import timm
+
+
+def inference(loader):
+    model = timm.create_model('resnet50', pretrained=False, num_classes=4)
+    model = model.cuda()
+    model.eval()
+    with torch.no_grad():
+        for x in loader:
+            model(x.cuda())
+
+
+def train(loader):
+    model = timm.create_model('resnet50', pretrained=True, num_classes=4)
+    model = model.cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(10):
+        for x, y in loader:
+            loss = model(x.cuda()).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    train(train_loader)
+    inference(test_loader)
+";
+
+// Ex) def inference(): model = model.cuda() ... def train(): model = model.cuda(); optimizer = Adam(model.parameters())
+#[test]
+fn the_model_trained_is_the_one_placed_where_its_optimizer_is_built() {
+    let out = run(TWO_MODELS);
+    assert_eq!(lines_of(&out, "EA203"), vec![16]);
+    assert_eq!(lines_of(&out, "EA204"), vec![16]);
+}
+
+/// A quantisation script that trains on the GPU, then moves the model back to the CPU.
+const BACK_TO_CPU: &str = "import torch
+
+cuda_device = torch.device('cuda:0')
+cpu_device = torch.device('cpu:0')
+
+
+def train_model(model, loader, device):
+    model.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(200):
+        for x, y in loader:
+            loss = model(x.to(device)).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return model
+
+
+def main():
+    model = create_model(num_classes=10)
+    model = train_model(model, train_loader, cuda_device)
+    model.to(cpu_device)
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) model.to(cpu_device)  # pytorch's static quantization runs on the CPU
+#[test]
+fn a_move_to_a_cpu_device_is_no_placement() {
+    assert_eq!(lines_of(&run(BACK_TO_CPU), "EA203"), vec![8]);
+}
+
+/// A distillation trainer whose student is built and placed by helpers.
+const HELPER_PLACED: &str = "import argparse
+import torch
+from utils import define_net, set_gpu
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--cuda', type=int, default=1)
+parser.add_argument('--kd_mode', type=str, default='at')
+args = parser.parse_args()
+
+snet = define_net(name='resnet20', num_class=10, cuda=args.cuda)
+tnet = set_gpu(args, define_net(name='resnet110', num_class=10))
+if args.kd_mode == 'vid':
+    criterion = [c.cuda() for c in criterions]
+optimizer = torch.optim.SGD(snet.parameters(), lr=0.1)
+for epoch in range(200):
+    for img, target in train_loader:
+        loss = snet(img.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) snet = define_tsnet(name=args.s_name, num_class=args.num_class, cuda=args.cuda)
+#[test]
+fn a_helper_handed_cuda_places_the_model_it_builds() {
+    assert_eq!(lines_of(&run(HELPER_PLACED), "EA203"), vec![10]);
+    // `model_s = set_gpu(args, model_s)`: a helper named for the placement
+    let set_gpu = HELPER_PLACED.replace(
+        "snet = define_net(name='resnet20', num_class=10, cuda=args.cuda)",
+        "snet = define_net(name='resnet20', num_class=10)\nsnet = set_gpu(args, snet)",
+    );
+    assert_eq!(lines_of(&run(&set_gpu), "EA203"), vec![11]);
+}
+
+/// A distillation script whose first stage runs only for two of its modes.
+const MODE_IN_LIST: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--kd_mode', type=str, default='at')
+args = parser.parse_args()
+
+
+def train_init(loader, net, optimizer):
+    for img, target in loader:
+        loss = net(img.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+
+
+net = Net().cuda()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+if args.kd_mode in ['fsp', 'ab']:
+    train_init(train_loader, net, optimizer)
+";
+
+// Ex) if args.kd_mode in ['fsp', 'ab']: train_init(train_loader, nets, optimizer, criterions, 10)
+#[test]
+fn membership_in_a_written_out_list_is_known_as_shipped() {
+    assert!(lines_of(&run(MODE_IN_LIST), "EA301").is_empty());
+    let fsp = MODE_IN_LIST.replace("default='at'", "default='fsp'");
+    assert_eq!(lines_of(&run(&fsp), "EA301"), vec![15]);
+}
+
+/// A Lightning script keeping an old trainer class nothing builds.
+const OLD_TRAINER: &str = "import torch
+import pytorch_lightning as pl
+from torch.utils import data
+
+
+class Trainer(object):
+    def __init__(self, args):
+        self.loader = data.DataLoader(dataset=val_dataset, batch_size=1, shuffle=False)
+        self.model = get_model().cuda()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def train(self):
+        for images, targets in self.loader:
+            loss = self.model(images.cuda()).sum()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+if __name__ == '__main__':
+    model = LitModel()
+    pl_trainer = pl.Trainer(gpus=[0])
+    pl_trainer.fit(model)
+";
+
+// Ex) class Trainer(object): ... (its use commented out) ... pl.Trainer(callbacks=[...], gpus=[0])
+#[test]
+fn a_class_the_script_never_names_does_not_run() {
+    let out = run(OLD_TRAINER);
+    assert!(lines_of(&out, "EA101").is_empty());
+    // (the Lightning trainer that runs is judged: no precision set)
+    assert_eq!(lines_of(&out, "EA201"), vec![22]);
+    let built = OLD_TRAINER.replace("    model = LitModel()\n", "    Trainer(None).train()\n");
+    assert_eq!(lines_of(&run(&built), "EA101"), vec![8]);
+}
+
+/// A DreamBooth fine-tune that tokenises prompts and trains a diffusers U-Net on images.
+const DIFFUSERS_TOKENS: &str = "import torch
+from torch.utils.data import DataLoader
+from transformers import AutoTokenizer
+from diffusers import UNet2DConditionModel
+
+tokenizer = AutoTokenizer.from_pretrained(path, subfolder='tokenizer')
+unet = UNet2DConditionModel.from_pretrained(path, subfolder='unet').to('cuda')
+optimizer = torch.optim.AdamW(unet.parameters(), lr=5e-6)
+loader = DataLoader(DreamBoothDataset(root, tokenizer=tokenizer), batch_size=1, num_workers=1)
+for epoch in range(100):
+    for batch in loader:
+        loss = unet(batch['latents'].to('cuda'), batch['input_ids'].to('cuda')).sample.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) train_dataloader = DataLoader(train_dataset, ..., collate_fn=collate_fn, num_workers=1)
+#[test]
+fn a_diffusion_fine_tune_feeds_images_not_only_token_ids() {
+    assert_eq!(lines_of(&run(DIFFUSERS_TOKENS), "EA102"), vec![9]);
+}
+
+/// Training handed to a trainer object of another module, or to a training function.
+const TRAINER_OBJECT: &str = "import torch
+from training.trainer import RxnTrainer
+
+
+def main():
+    model = Net()
+    model.to('cuda')
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    trainer = RxnTrainer(model=model, optimizer=optimizer, epochs=100)
+    return trainer.train()
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) trainer = RxnGraphTrainer(model=model, optimizer=optimizer, ...); return trainer.train()
+#[test]
+fn a_trainer_object_handed_the_optimizer_trains() {
+    assert_eq!(lines_of(&run(TRAINER_OBJECT), "EA203"), vec![7]);
+    // a scheduler handed the optimizer trains nothing
+    let scheduler = TRAINER_OBJECT
+        .replace(
+            "RxnTrainer(model=model, optimizer=optimizer, epochs=100)",
+            "ReduceLROnPlateau(optimizer)",
+        )
+        .replace("trainer.train()", "trainer.step(0.1)");
+    assert!(lines_of(&run(&scheduler), "EA203").is_empty());
+    // a training function of another module, called once
+    let function = TRAINER_OBJECT
+        .replace("from training.trainer import RxnTrainer", "import hydragnn")
+        .replace(
+            "    trainer = RxnTrainer(model=model, optimizer=optimizer, epochs=100)\n    return trainer.train()\n",
+            "    hydragnn.train.train_validate_test(model, optimizer, loaders)\n",
+        );
+    assert_eq!(lines_of(&run(&function), "EA203"), vec![7]);
+}

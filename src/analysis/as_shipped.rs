@@ -161,8 +161,18 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
     if matches!(op.as_str(), "==" | "!=") && (name_test(l, r) || name_test(r, l)) {
         return Some(op == "!=");
     }
-    let (a, b) = (value(l), value(r));
     let known = |v: &Val| matches!(v, Val::Int(_) | Val::Bool(_) | Val::Str(_) | Val::None);
+    // `args.kd_mode in ['fsp', 'ab']`: membership in a collection of literals written out
+    if matches!(op.as_str(), "in" | "not in") && matches!(r.node_kind(), "list" | "tuple" | "set") {
+        let a = value(l);
+        let mut c = r.walk();
+        let items: Vec<Val> = r.named_children(&mut c).map(value).collect();
+        if !known(&a) || items.is_empty() || !items.iter().all(known) {
+            return None;
+        }
+        return Some(items.contains(&a) == (op == "in"));
+    }
+    let (a, b) = (value(l), value(r));
     if !known(&a) || !known(&b) {
         return None;
     }
@@ -830,7 +840,8 @@ fn only_wrapped(m: &Model<'_>, def: Node<'_>) -> bool {
 
 /// The line ranges of the methods of the script's module-level classes that the file calls,
 /// and only from code that never runs as shipped (`if self.config.srl_alternate:
-/// self.train2(epoch)` with a `store_true` flag), and of the classes it builds only there. A method the file never names may be a hook
+/// self.train2(epoch)` with a `store_true` flag), and of the classes it builds only there or
+/// never names at all (`pl.Trainer` names Lightning's class, not the file's). A method the file never names may be a hook
 /// a framework calls (`forward`, `training_step`): it counts as called, as does a method named
 /// anywhere but as the function of a call (a callback, `target=self.work`).
 // Ex) if self.config.srl_alternate: self.train2(epoch) else: self.train(epoch)
@@ -876,8 +887,14 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
     // (each node with its parent: asking a node for its parent walks down from the root)
     let mut stack = vec![(root, None::<Node<'_>>)];
     while let Some((n, parent)) = stack.pop() {
+        // (not the definition's own name, nor an attribute of another object: `pl.Trainer`
+        // names Lightning's class, not the file's `Trainer`)
+        let attribute_field = parent.is_some_and(|p| {
+            p.node_kind() == "attribute" && p.child_by_field_name("attribute") == Some(n)
+        });
         if n.node_kind() == "identifier"
             && parent.is_none_or(|p| p.node_kind() != "class_definition")
+            && !attribute_field
             && let Some(entry) = class_refs.get_mut(m.node_text(n))
         {
             entry.0 += 1;
@@ -912,13 +929,16 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         );
     }
     let unused = |r: Option<&(u32, u32)>| r.is_some_and(|(all, dead)| *all > 0 && all == dead);
+    // (a class the script never names at all builds nothing when it runs: an old `Trainer`
+    // whose use is commented out beside a Lightning `pl.Trainer(...).fit(model)`)
+    let never_named = |r: Option<&(u32, u32)>| r.is_some_and(|(all, _)| *all == 0);
     methods
         .iter()
         .filter(|(name, _)| unused(refs.get(name)))
         .chain(
-            classes
-                .iter()
-                .filter(|(name, _)| unused(class_refs.get(name))),
+            classes.iter().filter(|(name, _)| {
+                unused(class_refs.get(name)) || never_named(class_refs.get(name))
+            }),
         )
         .map(|(_, node)| (node.start_position().row + 1, node.end_position().row + 1))
         .collect()

@@ -105,8 +105,11 @@ fn markdown() -> String {
          'kitti'`; a conditional value, `half = False if int(args.half) == 0 else True`, \
          takes the branch its test takes as shipped; an entry of a dict the file writes out, `config['num_workers']`, \
          and a field of a class the file defines, also inside a function, as they stand), the rest of a block after an `if` that leaves it as shipped (`if \
-         args.evaluate: validate(...); return` with the flag on by default), and a function of a \
-         script that nothing in the script calls (or calls only from such code), or a block \
+         args.evaluate: validate(...); return` with the flag on by default, or `else: raise \
+         Exception(...)` with the test false by default; a branch of an `if` / `elif` chain after \
+         a test that holds, `args.mode in ['fsp', 'ab']` included), and a function of a \
+         script that nothing in the script calls (or calls only from such code; a call in an \
+         f-string's braces is a call), a class the script never names, or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
          the file-level training rules judge only training loops that run. A loop over a loader \
          that breaks off after a few batches, on its index or on a counter it increments \

@@ -884,18 +884,25 @@ impl<'s> Walker<'s> {
     }
 
     /// A conjunct as a switch: `flag` → (flag, true), `not flag` → (flag, false), and a
-    /// comparison of a switch with a literal (`args.mode == "train"`, `"info" in args.data`) →
-    /// (the comparison, true).
+    /// comparison of a switch with a literal (`args.mode == "train"`, `"info" in args.data`,
+    /// `args.mode in ["fsp", "ab"]`) → (the comparison, true).
     fn switch_of(node: Node<'_>, src: &str) -> Option<(Span, bool)> {
         if Self::switch_like(node, src) {
             return Some((Span::of(node), true));
         }
         if node.node_kind() == "comparison_operator" && node.named_child_count() == 2 {
-            let literal = |n: Node<'_>| {
+            let scalar = |n: Node<'_>| {
                 matches!(
                     n.node_kind(),
                     "string" | "integer" | "true" | "false" | "none"
                 )
+            };
+            // (also a collection of them: `args.kd_mode in ['fsp', 'ab']`)
+            let literal = |n: Node<'_>| {
+                scalar(n)
+                    || (matches!(n.node_kind(), "list" | "tuple" | "set")
+                        && n.named_child_count() > 0
+                        && n.named_children(&mut n.walk()).all(scalar))
             };
             let (l, r) = (node.named_child(0)?, node.named_child(1)?);
             if (Self::switch_like(l, src) && literal(r))
@@ -1267,7 +1274,8 @@ impl<'s> Walker<'s> {
     /// `else` under the negation of every single-switch test of the chain.
     ///
     /// Returns the switch under which the statements after the `if` run when it has no other
-    /// branch and its body leaves the block (`return`, `raise`, `sys.exit()`, `break`).
+    /// branch and its body leaves the block (`return`, `raise`, `sys.exit()`, `break`), or
+    /// when its only other branch, an `else`, leaves it and its body does not.
     fn mark_if(&mut self, node: Node<'_>) -> Option<(Span, bool)> {
         let cond = field::get(node, field::CONDITION)?;
         let conj = self.conjuncts(cond);
@@ -1342,12 +1350,20 @@ impl<'s> Walker<'s> {
             self.block_watch
                 .push((body.id(), BlockMark { modulo, switches }));
         }
+        let body_leaves = Self::block_of(node).is_some_and(|b| self.leaves(b));
+        // (an `else` that leaves, `else: raise Exception('cannot find dataset')`: what follows
+        // runs only where the test holds)
+        let else_leaves = match clauses.as_slice() {
+            [e] if e.node_kind() == "else_clause" => {
+                Self::block_of(*e).is_some_and(|b| self.leaves(b))
+            }
+            _ => false,
+        };
         match conj.as_slice() {
-            [only]
-                if clauses.is_empty() && Self::block_of(node).is_some_and(|b| self.leaves(b)) =>
-            {
+            [only] if clauses.is_empty() && body_leaves => {
                 Self::switch_of(*only, self.src).map(|(s, when)| (s, !when))
             }
+            [only] if else_leaves && !body_leaves => Self::switch_of(*only, self.src),
             _ => None,
         }
     }

@@ -416,13 +416,9 @@ pub(crate) fn placement_arg(m: &Model<'_>, c: &super::facts::Call) -> bool {
         "type" => return to_cuda_type(m, c),
         _ => {}
     }
-    // `.to("cpu")`, `.to(device="cpu")`: a move back to the host is no placement on the GPU
-    let host = |a: &super::facts::Arg| {
-        let t = m.text(a.value).to_ascii_lowercase();
-        matches!(t.as_str(), "\"cpu\"" | "'cpu'")
-            || t.starts_with("torch.device(\"cpu\"")
-            || t.starts_with("torch.device('cpu'")
-    };
+    // `.to("cpu")`, `.to(device="cpu")`, `.to(cpu_device)`, `.to("cpu:0")`: a move back to the
+    // host is no placement on the GPU
+    let host = |a: &super::facts::Arg| m.text(a.value).to_ascii_lowercase().contains("cpu");
     match m.pos(c, 0) {
         Some(a) => {
             let t = m.text(a.value).to_ascii_lowercase();
@@ -2101,6 +2097,42 @@ fn loops(m: &mut Model<'_>) {
             }
         }
     }
+    // `hydragnn.train.train_validate_test(model, optimizer, ...)` outside any loop: a training
+    // function of another module handed the optimizer runs the whole training
+    delegated |= m.calls.iter().any(|c| {
+        let imported = c.method.is_none()
+            || c.recv_root
+                .is_some_and(|r| m.imports.contains_key(m.text(r)));
+        let name = m.last_name(c).to_ascii_lowercase();
+        c.ctx.loop_.is_none()
+            && imported
+            && !m.defined.contains(m.text(c.func))
+            && (name.contains("train") || name == "fit")
+            && !m.dead(&c.ctx)
+            && hands_optimizer(m, c)
+    });
+    // `trainer = Trainer(model=model, optimizer=optimizer, ...)` ... `trainer.train()`: a
+    // trainer class of another module, handed the optimizer, runs the training
+    // Ex) trainer = Trainer(model=model, criterion=criterion, optimizer=optimizer); trainer.fit(...)
+    delegated |= m.calls.iter().enumerate().any(|(ci, c)| {
+        let class = m.text(c.func);
+        c.method.is_none()
+            && class.starts_with(|ch: char| ch.is_ascii_uppercase())
+            && !m.defined.contains(class)
+            && !m.dead(&c.ctx)
+            && hands_optimizer(m, c)
+            && m.assigns
+                .iter()
+                .filter(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
+                .any(|a| {
+                    let name = m.text(a.left);
+                    m.calls.iter().any(|k| {
+                        k.recv.is_some_and(|r| m.text(r) == name)
+                            && matches!(m.last_name(k), "train" | "fit")
+                            && !m.dead(&k.ctx)
+                    })
+                })
+    });
     m.delegated_train = delegated && !infos.iter().any(|i| i.backward || i.opt_step);
     for info in &mut infos {
         info.epoch = info.has_child_step && !info.step;
@@ -2520,6 +2552,11 @@ fn classify(m: &mut Model<'_>) {
             }
         }
     }
+    // (a training pass handed to another module, `train_one_epoch(model, optimizer, loader)`
+    // or `trainer.train()` with the optimizer: the file trains)
+    if m.delegated_train {
+        file |= S_BACKWARD;
+    }
     let dataset = m
         .classes
         .iter()
@@ -2622,7 +2659,8 @@ pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
 /// Is `name` a helper named for building an optimizer: `build_optimizer`, `get_optim`,
 /// `make_optimizer`, `create_optimizer`, `init_optimizer`, `setup_optimizer`?
 fn optimizer_builder(name: &str) -> bool {
-    let l = name.to_ascii_lowercase();
+    // (also a private one, `_make_optimizer(model, config)`)
+    let l = name.trim_start_matches('_').to_ascii_lowercase();
     ["build", "get", "make", "create", "init", "setup"]
         .iter()
         .any(|verb| {
@@ -2677,6 +2715,18 @@ fn optimizer_class_name(m: &Model<'_>, name: &str) -> bool {
 /// Names whose parameters an optimizer is built over (`Adam(student.parameters())`), and the
 /// variable holding a trained submodule (`encoder` of `encoder.linear.parameters()`).
 pub(crate) fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s str> {
+    trained_models_in(m)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// [`trained_models`], each with the function whose code builds its optimizer (`None` at
+/// module level): a script's training function and its inference function may both name
+/// their model `model`.
+pub(crate) fn trained_models_in<'s>(
+    m: &Model<'s>,
+) -> std::collections::HashSet<(&'s str, Option<u32>)> {
     let mut out = std::collections::HashSet::new();
     // `optimizer = set_optimizer(opt, classifier)`, `create_optimizer(args, model)`: a helper
     // (of another module) that builds the optimizer over the model it is handed
@@ -2691,7 +2741,7 @@ pub(crate) fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s
         for a in m.call_args(c) {
             let name = m.text(a.value);
             if a.vkind == ValKind::Ident && m.var_kind(name) == Some(VarKind::Model) {
-                out.insert(name);
+                out.insert((name, c.ctx.func));
             }
         }
     }
@@ -2704,13 +2754,13 @@ pub(crate) fn trained_models<'s>(m: &Model<'s>) -> std::collections::HashSet<&'s
             if owner.starts_with(|ch: char| ch.is_ascii_digit()) {
                 continue;
             }
-            out.insert(owner);
+            out.insert((owner, c.ctx.func));
             // `generator.module.generator.parameters()`, `self.vqgan.encoder.parameters()`: a
             // part of a model trains the model that holds it (`generator`, `self.vqgan`)
             for (i, _) in owner.match_indices('.') {
                 let holder = owner.get(..i).unwrap_or_default();
                 if !holder.is_empty() && holder != "self" {
-                    out.insert(holder);
+                    out.insert((holder, c.ctx.func));
                 }
             }
         }

@@ -453,14 +453,22 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
 /// placement is written). Returns what [`model_anchor`] does.
 pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     use super::facts::VarKind;
-    // ((trained, live, own), byte, line, col, assign): the model an optimizer trains wins over
-    // a frozen one placed earlier (a distillation teacher), then a placement that runs as
-    // shipped over one under a switch that is off by default (`if args.fp16:
-    // model.cuda().half()`), then the placement of a model the function builds over one it is
-    // handed (`def validate(model, ...): model = model.to(device)`), then an explicit move over
+    // ((trained, live, own, trained here, explicit), byte, line, col, assign): the model an
+    // optimizer trains wins over a frozen one placed earlier (a distillation teacher), then a
+    // placement that runs as shipped over one under a switch that is off by default (`if
+    // args.fp16: model.cuda().half()`), then the placement of a model the function builds over one it is
+    // handed (`def validate(model, ...): model = model.to(device)`), then a placement in the
+    // function that builds the optimizer over one of the same name elsewhere (a script's
+    // `inference()` placing its own `model` ahead of `train()`), then an explicit move over
     // a constructor handed the device (`model = Seq2Seq(..., device=device)` then `model =
     // model.to(device)`), then the earliest
-    type Best = Option<((bool, bool, bool, bool), usize, usize, usize, Option<usize>)>;
+    type Best = Option<(
+        (bool, bool, bool, bool, bool),
+        usize,
+        usize,
+        usize,
+        Option<usize>,
+    )>;
     let mut best: Best = None;
     // is `name` a parameter of function `f` (a model the function is handed)?
     let handed = |f: Option<u32>, name: &str| {
@@ -469,7 +477,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
     };
     fn consider(
         best: &mut Best,
-        trained: (bool, bool, bool, bool),
+        trained: (bool, bool, bool, bool, bool),
         byte: usize,
         line: usize,
         col: usize,
@@ -485,7 +493,9 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
     let live = |ctx: &super::facts::Ctx, span: super::facts::Span, line: usize| {
         !m.dead(ctx) && !behind_default_off_flag(m, span) && !m.uncalled_line(line)
     };
-    let trained = crate::analysis::resolve::trained_models(m);
+    let trained_in = crate::analysis::resolve::trained_models_in(m);
+    let trained: std::collections::HashSet<&str> = trained_in.iter().map(|(n, _)| *n).collect();
+    let here = |name: &str, f: Option<u32>| trained_in.contains(&(name, f));
     for (i, a) in m.assigns.iter().enumerate() {
         // (`model, preprocess = clip.load(name, device=device)`, `model, optimizer =
         // get_model(args, device)`: a loader that returns the model and its companion, placed
@@ -509,18 +519,27 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                 && m.call_args(c)
                     .iter()
                     .any(|arg| match arg.name.map(|n| m.text(n)) {
-                        Some(kw) => kw == "device" || kw == "device_map",
+                        // (`define_tsnet(name, num_class, cuda=args.cuda)`)
+                        Some(kw) => matches!(kw, "device" | "device_map" | "cuda" | "use_cuda"),
                         None => {
                             matches!(arg.vkind, ValKind::Ident | ValKind::Attr)
                                 && m.text(arg.value).to_ascii_lowercase().ends_with("device")
                         }
                     })
         };
+        // `model_s = set_gpu(args, model_s)`: a helper named for the placement, handed the model
+        let placing_helper = |c: &Call| {
+            let l = m.last_name(c).to_ascii_lowercase();
+            c.method.is_none()
+                && (l.contains("gpu") || l.contains("cuda") || l == "to_device")
+                && m.call_args(c).iter().any(|arg| m.text(arg.value) == name)
+        };
         let loads_onto_device = a
             .rhs_call
             .and_then(|i| m.calls.get(i as usize))
             .is_some_and(|c| {
                 places_itself(c)
+                    || placing_helper(c)
                     || (matches!(m.last_name(c), "eval" | "train" | "requires_grad_")
                         && c.recv_call
                             .and_then(|i| m.calls.get(i as usize))
@@ -561,6 +580,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                     trained.contains(name),
                     live(&a.ctx, a.span, a.line),
                     !handed(a.ctx.func, name),
+                    here(name, a.ctx.func),
                     v.contains(".to(") || v.contains(".cuda("),
                 ),
                 a.span.start,
@@ -582,6 +602,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                     trained.contains(name),
                     live(&c.ctx, c.span, c.line),
                     !handed(c.ctx.func, name),
+                    here(name, c.ctx.func),
                     true,
                 ),
                 c.span.start,
@@ -642,6 +663,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                             trained.contains(name),
                             live(&c.ctx, c.span, c.line) && live(&a.ctx, a.span, a.line),
                             !handed(c.ctx.func, name),
+                            here(name, c.ctx.func),
                             false,
                         ),
                         a.span.start,
@@ -673,7 +695,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
             // here, built and placed in one expression
             consider(
                 &mut best,
-                (false, live(&c.ctx, c.span, c.line), true, true),
+                (false, live(&c.ctx, c.span, c.line), true, false, true),
                 c.span.start,
                 c.line,
                 c.col,
@@ -1510,6 +1532,8 @@ const MEDIA: &[&str] = &[
     "soundfile",
     "decord",
     "av",
+    // diffusion models: images or their latents
+    "diffusers",
 ];
 
 /// Does the file feed a text model token ids only: it tokenizes (or reads its batches by
@@ -1553,7 +1577,9 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
             };
             word_starts(name).any(|w| TEXT_MODELS.iter().any(|t| w.starts_with(t)))
         });
+    // (also an image model's batches keyed by pixels, `example["pixel_values"]`)
     let media = m.facts.conv
+        || m.src.contains("pixel_values")
         || m.imports.values().any(|q| {
             let top = q.split('.').next().unwrap_or(q);
             MEDIA.contains(&top)
