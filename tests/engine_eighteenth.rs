@@ -628,3 +628,101 @@ fn a_trainer_object_handed_the_optimizer_trains() {
         );
     assert_eq!(lines_of(&run(&function), "EA203"), vec![7]);
 }
+
+/// An evaluation loop averaging metrics in a Python object whose method is named `item`.
+const AVERAGER: &str = "import torch
+import utils
+
+model = Net().cuda()
+model.eval()
+val_res = utils.Averager()
+for batch in loader:
+    with torch.no_grad():
+        pred = model(batch['inp'].cuda())
+    res = metric_fn(pred, batch['gt'].cuda())
+    val_res.add(res.item(), pred.shape[0])
+    pbar.set_description('val {:.4f}'.format(val_res.item()))
+";
+
+// Ex) val_res = utils.Averager() ... pbar.set_description('val {:.4f}'.format(val_res.item()))
+#[test]
+fn an_item_method_of_a_python_object_reads_no_tensor() {
+    assert_eq!(lines_of(&run(AVERAGER), "EA301"), vec![11]);
+    // a tensor bound from torch is read
+    let tensor = AVERAGER.replace(
+        "val_res = utils.Averager()",
+        "val_res = torch.zeros(1).cuda()",
+    );
+    assert_eq!(lines_of(&run(&tensor), "EA301"), vec![11, 12]);
+    // a capitalised metric function of tensors returns one
+    let metric = AVERAGER
+        .replace(
+            "val_res = utils.Averager()
+",
+            "",
+        )
+        .replace(
+            "    res = metric_fn(pred, batch['gt'].cuda())
+",
+            "    res = IoU(pred, batch['gt'].cuda())
+",
+        );
+    assert_eq!(lines_of(&run(&metric), "EA301"), vec![10, 11]);
+}
+
+/// A segmentation trainer handing its loaders a dict of arguments that turns pinning off.
+const SPLAT_FALSE: &str = "import torch
+from torch.utils.data import DataLoader
+
+model = UNet(n_channels=4, n_classes=3).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+loader_args = dict(batch_size=16, num_workers=8, pin_memory=False)
+train_loader = DataLoader(train_set, shuffle=True, **loader_args)
+for epoch in range(50):
+    for images, masks in train_loader:
+        loss = model(images.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) loader_args = dict(batch_size=batch_size, num_workers=8, pin_memory=False); DataLoader(ds, **loader_args)
+#[test]
+fn pinning_turned_off_in_an_unpacked_dict_is_written_off() {
+    assert_eq!(lines_of(&run(SPLAT_FALSE), "EA102"), vec![7]);
+    // an option's value is the user's switch
+    let option = SPLAT_FALSE.replace("pin_memory=False", "pin_memory=args.pin");
+    assert!(lines_of(&run(&option), "EA102").is_empty());
+}
+
+/// A seq2seq training step whose greedy decode stops at the end-of-sentence token.
+const DECODE_STOP: &str = "import torch
+
+encoder = EncoderRNN(n_words, 256).cuda()
+decoder = AttnDecoderRNN(256, n_words).cuda()
+optimizer = torch.optim.SGD(list(encoder.parameters()) + list(decoder.parameters()), lr=0.01)
+for it in range(75000):
+    input_tensor, target_tensor = pairs[it]
+    hidden = encoder(input_tensor.cuda())
+    decoder_input = torch.tensor([[SOS]], device='cuda')
+    loss = 0
+    for di in range(target_length):
+        out, hidden = decoder(decoder_input, hidden)
+        topv, topi = out.topk(1)
+        decoder_input = topi.squeeze().detach()
+        loss += criterion(out, target_tensor[di])
+        if decoder_input.item() == EOS:
+            break
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) decoder_input = topi.squeeze().detach(); ...; if decoder_input.item() == EOS_token: break
+#[test]
+fn the_stop_test_of_a_greedy_decode_is_the_decode() {
+    assert!(lines_of(&run(DECODE_STOP), "EA301").is_empty());
+    // a loss read in the same test is a read that could wait
+    let loss = DECODE_STOP.replace("if decoder_input.item() == EOS:", "if loss.item() > 100:");
+    assert_eq!(lines_of(&run(&loss), "EA301"), vec![16]);
+}

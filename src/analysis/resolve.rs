@@ -2104,8 +2104,14 @@ fn loops(m: &mut Model<'_>) {
             || c.recv_root
                 .is_some_and(|r| m.imports.contains_key(m.text(r)));
         let name = m.last_name(c).to_ascii_lowercase();
+        // (not a factory that builds a trainer, which trains only when run:
+        // `create_supervised_trainer(model, optimizer, ...)`)
+        let factory = ["create", "build", "make", "get", "setup", "init"]
+            .iter()
+            .any(|v| name.trim_start_matches('_').starts_with(v));
         c.ctx.loop_.is_none()
             && imported
+            && !factory
             && !m.defined.contains(m.text(c.func))
             && (name.contains("train") || name == "fit")
             && !m.dead(&c.ctx)
@@ -3103,9 +3109,40 @@ pub(crate) fn switch_off_as_written(
 ) -> bool {
     match loader_arg(m, c, name, pos) {
         Val::Absent => true,
-        Val::Bool(false) => written_false(m, c, name, pos).is_some(),
+        Val::Bool(false) => {
+            written_false(m, c, name, pos).is_some() || splat_writes_false(m, c, name)
+        }
         _ => false,
     }
+}
+
+/// Does the `**kwargs` dict call `c` unpacks write `name` as the literal `False` where the file
+/// builds it (`loader_args = dict(batch_size=b, num_workers=8, pin_memory=False)`)?
+fn splat_writes_false(m: &Model<'_>, c: &super::facts::Call, name: &str) -> bool {
+    let Some(dict) = c.splat.map(|s| m.text(s)) else {
+        return false;
+    };
+    if m.kw(c, name).is_some() {
+        return false;
+    }
+    m.assigns
+        .iter()
+        .rfind(|a| {
+            a.span.end <= c.span.start
+                && a.ctx.func == c.ctx.func
+                && a.targets.len() == 1
+                && m.text(a.left) == dict
+        })
+        .is_some_and(|a| {
+            let v: String = m.text(a.value).split_whitespace().collect();
+            [
+                format!("{name}=False"),
+                format!("'{name}':False"),
+                format!("\"{name}\":False"),
+            ]
+            .iter()
+            .any(|w| v.contains(w.as_str()))
+        })
 }
 
 /// The argument `name` (by keyword, or at position `pos`) where the call writes it as the

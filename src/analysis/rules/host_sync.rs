@@ -44,7 +44,11 @@ declare_rule! {
     /// tensor built without a device from host data (`torch.tensor(decode(ids.cpu().numpy()))`). A step loop that decodes with a language
     /// model's `generate(...)` (decoding options, `**inputs`, token ids), itself or through a
     /// function of the file it calls (an RL fine-tune's `rollout(model, tokenizer, q)`), reads
-    /// every token back already and is left alone; a GAN's `generator.generate(n, device)` is no such loop. So is
+    /// every token back already and is left alone; a GAN's `generator.generate(n, device)` is no such loop.
+    /// So is the stop test of a hand-written greedy decode (`decoder_input =
+    /// topi.squeeze().detach()` ... `if decoder_input.item() == EOS_token: break`), and the
+    /// `.item()` method of a Python object built from no tensor (`val_res =
+    /// utils.Averager()` ... `val_res.item()`). So is
     /// a loop that steps a simulated environment (`env.step(...)`, or an environment handed to
     /// a helper: `act(env, policy, obs)`): its `.cpu()` / `.numpy()` reads and its `done`
     /// test belong to the interaction with the host-side simulator.
@@ -114,7 +118,7 @@ impl Rule for HostSync {
                 continue;
             }
             let last = m.last_name(c);
-            if !READS.contains(&last) {
+            if !READS.contains(&last) || python_object(m, c) {
                 continue;
             }
             // (also an `.item()` in a helper that every step calls: `correct +=
@@ -172,9 +176,9 @@ impl Rule for HostSync {
                 continue;
             }
             // a token read back to build the model's next input (a hand-written autoregressive
-            // decode) is the decode itself
+            // decode) is the decode itself, and so is its stop test
             if let Some(l) = m.loops.get(s.loop_ as usize)
-                && feeds_next_input(m, l, c)
+                && (feeds_next_input(m, l, c) || decode_stop(m, l, c))
             {
                 continue;
             }
@@ -189,6 +193,46 @@ impl Rule for HostSync {
             report(cx, c, "the step loop");
         }
     }
+}
+
+/// Is the receiver of read `c` a plain name whose every binding in its function builds an
+/// object of a class outside torch and numpy, from no arguments or literals only (`val_res =
+/// utils.Averager()` ...
+/// `val_res.item()`, `meter = AverageMeter()`)? Its `.item()` is that class's method, which
+/// reads no tensor.
+fn python_object(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    let Some(recv) = c
+        .recv
+        .filter(|r| m.node(*r).is_some_and(|n| n.node_kind() == "identifier"))
+    else {
+        return false;
+    };
+    let name = m.text(recv);
+    let mut binds = m
+        .assigns
+        .iter()
+        .filter(|a| a.ctx.func == c.ctx.func && a.targets.iter().any(|t| m.text(*t) == name))
+        .peekable();
+    binds.peek().is_some()
+        && binds.all(|a| {
+            !a.augmented
+                && a.targets.len() == 1
+                && a.rhs_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|k| {
+                        let q = m.qual(k);
+                        // (built from nothing or from literals: `IoU(pred, masks)` is a metric
+                        // function of tensors that returns one)
+                        m.last_name(k)
+                            .starts_with(|ch: char| ch.is_ascii_uppercase())
+                            && m.call_args(k).iter().all(|a| a.vkind.is_literal())
+                            && k.recv_call.is_none()
+                            && !q.starts_with("torch")
+                            && !q.starts_with("numpy")
+                            && !m.text(k.func).starts_with("np.")
+                            && m.var_kind(name).is_none()
+                    })
+        })
 }
 
 /// Reports read `c`, made every step in `place` (`the step loop`, `` `training_step` ``), where
@@ -494,6 +538,41 @@ fn in_condition(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fact
         n = p;
     }
     false
+}
+
+/// Is read `c` the stop test of a hand-written decode: `if decoder_input.item() == EOS_token:
+/// break`, where the name read is rebound in loop `l`'s body and handed to a call there (the
+/// model's next input)? The decode needs the token on the host to know when to stop, as
+/// `generate()` does.
+// Ex) decoder_input = topi.squeeze().detach(); ...; if decoder_input.item() == EOS_token: break
+fn decode_stop(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let Some(name) = c.recv.map(|r| m.text(r)) else {
+        return false;
+    };
+    let breaks = std::iter::successors(m.node(c.span), |n| n.parent())
+        .take(32)
+        .find(|n| n.node_kind() == "if_statement")
+        .and_then(|n| n.child_by_field_name("consequence"))
+        .is_some_and(|b| {
+            let mut w = b.walk();
+            b.named_children(&mut w)
+                .any(|st| st.node_kind() == "break_statement")
+        });
+    m.last_name(c) == "item"
+        && in_condition(m, c)
+        && breaks
+        && m.assigns
+            .iter()
+            .any(|a| l.span.contains(a.span) && a.targets.len() == 1 && m.text(a.left) == name)
+        && m.calls.iter().any(|k| {
+            l.span.contains(k.span)
+                && k.span.start < c.span.start
+                && m.call_args(k).iter().any(|a| m.text(a.value) == name)
+        })
 }
 
 /// Calls that take an output off the device for good: writing an image, a frame or a file,
