@@ -726,3 +726,58 @@ fn the_stop_test_of_a_greedy_decode_is_the_decode() {
     let loss = DECODE_STOP.replace("if decoder_input.item() == EOS:", "if loss.item() > 100:");
     assert_eq!(lines_of(&run(&loss), "EA301"), vec![16]);
 }
+
+/// A dataset script extracting the frames of every video in each class folder.
+const CLASS_FOLDERS: &str = "import os
+import cv2
+
+
+def extract_frames(folder):
+    c = 0
+    for folders in os.listdir(folder):
+        folder_path = os.path.join(folder, folders)
+        for files in os.listdir(folder_path):
+            cap = cv2.VideoCapture(os.path.join(folder_path, files))
+            success, image = cap.read()
+            while success:
+                cv2.imwrite(str(c) + '.jpg', image)
+                success, image = cap.read()
+                c += 1
+
+
+extract_frames('videos')
+";
+
+// Ex) for folders in os.listdir(folder): ... for files in tqdm(os.listdir(folder_path)):
+#[test]
+fn a_loop_over_class_folders_heads_the_nest_of_per_file_loops() {
+    assert_eq!(lines_of(&run(CLASS_FOLDERS), "EA602"), vec![7]);
+    // an os.walk over directories gives way to its loop over files
+    let walk = CLASS_FOLDERS
+        .replace("    for folders in os.listdir(folder):\n        folder_path = os.path.join(folder, folders)\n", "    for folder_path, dirs, filenames in os.walk(folder):\n")
+        .replace("for files in os.listdir(folder_path):", "for files in filenames:");
+    assert_eq!(lines_of(&run(&walk), "EA602"), vec![8]);
+}
+
+/// A conversion script writing each file's arrays with `np.savez_compressed`.
+const SAVEZ: &str = "import os
+import gzip
+import pickle
+import numpy as np
+
+
+def main(filename):
+    data = pickle.load(gzip.open(os.path.join('pkl', filename)))
+    np.savez_compressed(os.path.join('data', filename + '.npz'), data=np.asarray(data))
+
+
+if __name__ == '__main__':
+    for filename in os.listdir('pkl'):
+        main(filename)
+";
+
+// Ex) np.savez_compressed(os.path.join('data', outfile), labels=labels, data=data)
+#[test]
+fn a_helper_saving_compressed_arrays_writes_its_own_output() {
+    assert_eq!(lines_of(&run(SAVEZ), "EA602"), vec![13]);
+}

@@ -19,8 +19,10 @@ declare_rule! {
     /// function of their own (`threading.Thread(target=process, ...)`).
     ///
     /// Reported on the `for` line of the per-file loop, once per nest of such loops: on the
-    /// outermost, unless that one walks directories (`os.walk`) and a loop over their files
-    /// inside it qualifies too.
+    /// outermost (also a loop over a listing of folders whose files the loop inside it lists,
+    /// `for d in os.listdir(root):` ... `for f in os.listdir(os.path.join(root, d)):`), unless
+    /// that one walks directories (`os.walk`) and a loop over their files inside it qualifies
+    /// too.
     ///
     /// ## Why is this slow?
     /// One Python process uses one CPU core: on a 16-core machine the loop leaves 15 cores idle
@@ -329,11 +331,32 @@ impl Rule for SerialProcessing {
             .copied()
             .filter(|&li| !(walks_dirs(li) && flagged.iter().any(|&d| ancestors(d).contains(&li))))
             .collect();
+        // `for actor_dir in os.listdir(root): ... for file in os.listdir(actor_path):` — a loop
+        // over a listing of folders whose files the flagged loop lists is the outermost loop
+        // of the nest (not an `os.walk`, whose own loop over files gives way above)
+        let mut reported: Vec<usize> = Vec::new();
         for &li in &kept {
             if ancestors(li).iter().any(|a| kept.contains(a)) {
                 continue;
             }
-            let Some(l) = m.loops.get(li) else { continue };
+            let mut top = li;
+            for _ in 0..8 {
+                match m
+                    .loops
+                    .get(top)
+                    .and_then(|l| l.parent)
+                    .map(|p| p as usize)
+                    .filter(|&p| lists_folders_of(m, p, top) && !walks_dirs(p))
+                {
+                    Some(p) => top = p,
+                    None => break,
+                }
+            }
+            if reported.contains(&top) {
+                continue;
+            }
+            reported.push(top);
+            let Some(l) = m.loops.get(top) else { continue };
             cx.at(
                 &Self::META,
                 l.line,
@@ -344,6 +367,47 @@ impl Rule for SerialProcessing {
             );
         }
     }
+}
+
+/// Is loop `outer` a loop over a directory listing (`os.listdir`, `glob`, `iterdir`) whose
+/// entries the loop `inner` it holds lists in turn: `inner` iterates a listing of the outer
+/// target or of a path the outer body builds from it (`actor_path = os.path.join(root,
+/// actor_dir)` ... `for file in os.listdir(actor_path):`)? Then the outer loop heads the nest of
+/// per-file loops; one that stops early (`break`) or runs a model step is none.
+fn lists_folders_of(m: &crate::analysis::facts::Model<'_>, outer: usize, inner: usize) -> bool {
+    let (Some(o), Some(i)) = (m.loops.get(outer), m.loops.get(inner)) else {
+        return false;
+    };
+    if o.info.step
+        || o.info.epoch
+        || m.dead(&o.ctx)
+        || !crate::analysis::resolve::lists_directory(m, o)
+        || !crate::analysis::resolve::lists_directory(m, i)
+        || breaks(m, o)
+    {
+        return false;
+    }
+    let mut names: Vec<&str> = o.targets.iter().map(|t| m.text(*t)).collect();
+    for a in &m.assigns {
+        if a.ctx.loop_ == Some(outer as u32)
+            && a.targets.len() == 1
+            && super::words(m.text(a.value)).any(|w| names.contains(&w))
+        {
+            names.push(m.text(a.left));
+        }
+    }
+    // (also through a name the outer body binds: `files = os.listdir(path)` ... `for f in files:`)
+    let derived = |t: &str| super::words(t).any(|w| names.contains(&w));
+    i.iter.is_some_and(|it| {
+        let t = m.text(it);
+        derived(t)
+            || m.assigns.iter().any(|a| {
+                a.ctx.loop_ == Some(outer as u32)
+                    && a.targets.len() == 1
+                    && m.text(a.left) == t
+                    && derived(m.text(a.value))
+            })
+    })
 }
 
 /// A call into an imported package outside the standard library that does more than report
@@ -392,6 +456,7 @@ const OUTPUTS: &[&str] = &[
     "to_csv",
     "to_parquet",
     "savez",
+    "savez_compressed",
     "imwrite",
     "dump",
     "write_text",
