@@ -2194,6 +2194,13 @@ impl<'s> Model<'s> {
     }
 
     /// The node of a span, when it still matches one.
+    /// The index of the first plain function (not a method) the file defines under `name`.
+    pub(crate) fn plain_fn(&self, name: &str) -> Option<usize> {
+        self.funcs
+            .iter()
+            .position(|f| f.class.is_none() && self.text(f.name) == name)
+    }
+
     /// The call whose syntax node spans exactly `s`. Calls are recorded as the walk enters
     /// them, so they stand in source order, an outer call before the calls its text starts
     /// with (`a.b().c()` before `a.b()`): a binary search finds the first that starts at `s`.

@@ -236,11 +236,8 @@ fn handed_param<'m>(
         return None;
     }
     let name = m.text(o.func);
-    let (fi, f) = m
-        .funcs
-        .iter()
-        .enumerate()
-        .find(|(_, f)| f.class.is_none() && m.text(f.name) == name)?;
+    let fi = m.plain_fn(name)?;
+    let f = m.funcs.get(fi)?;
     let args = m.call_args(o);
     let param = args.iter().enumerate().find_map(|(i, a)| {
         (m.text(a.value) == v).then(|| match a.name {

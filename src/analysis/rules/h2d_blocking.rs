@@ -317,12 +317,7 @@ fn builds_tensor(m: &crate::analysis::facts::Model<'_>, c: &Call) -> bool {
     if c.method.is_some() {
         return false;
     }
-    let name = m.text(c.func);
-    let Some(fi) = m
-        .funcs
-        .iter()
-        .position(|f| f.class.is_none() && m.text(f.name) == name)
-    else {
+    let Some(fi) = m.plain_fn(m.text(c.func)) else {
         return false;
     };
     m.calls.iter().any(|k| {

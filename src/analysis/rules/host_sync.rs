@@ -641,14 +641,11 @@ fn feeds_host_sink(
     // a function of the file that writes what it is handed (`flush_if_needed(out_dir,
     // emb_buf, ...)` whose body calls `np.save`)
     let writer_fn = |name: &str| {
-        m.funcs
-            .iter()
-            .position(|f| f.class.is_none() && m.text(f.name) == name)
-            .is_some_and(|fi| {
-                m.calls
-                    .iter()
-                    .any(|x| x.ctx.func == Some(fi as u32) && sink_name(x))
-            })
+        m.plain_fn(name).is_some_and(|fi| {
+            m.calls
+                .iter()
+                .any(|x| x.ctx.func == Some(fi as u32) && sink_name(x))
+        })
     };
     // also such a function started on a thread with what it writes (`_thread.
     // start_new_thread(clear_buffer, (args, buffer))`, `Thread(target=save, args=(frames,))`,

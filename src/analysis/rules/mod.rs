@@ -1191,10 +1191,7 @@ fn returned_call<'a>(
         return None;
     }
     let fname = m.text(built.func);
-    let f = m
-        .funcs
-        .iter()
-        .find(|f| f.class.is_none() && m.text(f.name) == fname)?;
+    let f = m.funcs.get(m.plain_fn(fname)?)?;
     let def = m.node(f.name)?.parent()?;
     let value = first_return(def)?;
     let element = if x.targets.len() > 1 {
@@ -1424,12 +1421,7 @@ fn collate_on_device(m: &Model<'_>, c: &Call) -> bool {
     let Some(collate) = m.kw(c, "collate_fn").or_else(|| m.pos(c, 6)) else {
         return false;
     };
-    let name = m.text(collate.value);
-    let Some(fi) = m
-        .funcs
-        .iter()
-        .position(|f| f.class.is_none() && m.text(f.name) == name)
-    else {
+    let Some(fi) = m.plain_fn(m.text(collate.value)) else {
         return false;
     };
     // (also a name bound to a CUDA choice: `dev = "cuda" if torch.cuda.is_available() else
@@ -2445,9 +2437,7 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
         // `model = train_model(model, optimizer)`: a function of the file handed the model
         // hands it back (trained)
         if call.method.is_none()
-            && m.funcs
-                .iter()
-                .any(|f| f.class.is_none() && m.text(f.name) == m.text(call.func))
+            && m.plain_fn(m.text(call.func)).is_some()
             && m.call_args(call)
                 .iter()
                 .any(|x| m.kinds.get(m.text(x.value)) == Some(&VarKind::Model))

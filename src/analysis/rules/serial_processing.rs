@@ -254,24 +254,21 @@ impl Rule for SerialProcessing {
             let writes_itself = |c: &crate::analysis::facts::Call| {
                 c.method.is_none()
                     && uses_target(c)
-                    && m.funcs
-                        .iter()
-                        .position(|f| f.class.is_none() && m.text(f.name) == m.text(c.func))
-                        .is_some_and(|fi| {
-                            // through an object it makes itself: a handle it is given (`zf` of
-                            // one shared archive) is shared state, not an output per file
-                            let params: Vec<&str> = m
-                                .funcs
-                                .get(fi)
-                                .map(|f| f.params.iter().map(|(n, _)| m.text(*n)).collect())
-                                .unwrap_or_default();
-                            m.calls.iter().any(|k| {
-                                k.ctx.func == Some(fi as u32)
-                                    && k.method.is_some()
-                                    && OUTPUTS.contains(&m.last_name(k))
-                                    && k.recv_root.is_some_and(|r| !params.contains(&m.text(r)))
-                            })
+                    && m.plain_fn(m.text(c.func)).is_some_and(|fi| {
+                        // through an object it makes itself: a handle it is given (`zf` of
+                        // one shared archive) is shared state, not an output per file
+                        let params: Vec<&str> = m
+                            .funcs
+                            .get(fi)
+                            .map(|f| f.params.iter().map(|(n, _)| m.text(*n)).collect())
+                            .unwrap_or_default();
+                        m.calls.iter().any(|k| {
+                            k.ctx.func == Some(fi as u32)
+                                && k.method.is_some()
+                                && OUTPUTS.contains(&m.last_name(k))
+                                && k.recv_root.is_some_and(|r| !params.contains(&m.text(r)))
                         })
+                    })
             };
             let collects = in_loop().any(|c| per_file(c.ctx.loop_) && writes_itself(c))
                 || in_loop().any(|c| {
