@@ -781,3 +781,43 @@ if __name__ == '__main__':
 fn a_helper_saving_compressed_arrays_writes_its_own_output() {
     assert_eq!(lines_of(&run(SAVEZ), "EA602"), vec![13]);
 }
+
+/// A click command whose GPU switch is an option off by default.
+const CLICK_CUDA: &str = "import click
+import torch
+
+
+@click.command()
+@click.option('--cuda', help='whether to use CUDA.', type=bool, default=False)
+@click.option('--epochs', type=int, default=100)
+def main(cuda, epochs):
+    model = Net()
+    if cuda:
+        model.cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for x, y in loader:
+            if cuda:
+                x = x.cuda()
+            loss = model(x).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) @click.option('--cuda', help='whether to use CUDA (default False).', type=bool, default=False)
+#[test]
+fn a_click_option_reads_its_default() {
+    let out = run(CLICK_CUDA);
+    assert!(lines_of(&out, "EA203").is_empty());
+    assert!(lines_of(&out, "EA301").is_empty());
+    let on = CLICK_CUDA.replace("type=bool, default=False", "type=bool, default=True");
+    let out = run(&on);
+    assert_eq!(lines_of(&out, "EA203"), vec![11]);
+    assert_eq!(lines_of(&out, "EA301"), vec![21]);
+}

@@ -92,7 +92,8 @@ fn markdown() -> String {
          (a rule id or a category; `ignore` alone silences all), or in the configuration with \
          `rules: {select: [...], ignore: [...]}`.\n\n\
          Every rule reads the code as it runs when shipped: a branch behind a switch that is off \
-         by default (argparse defaults as argparse fills them: `set_defaults(flip=False)` over \
+         by default (argparse defaults as argparse fills them, optparse's `add_option` and click's \
+         `@click.option(\"--cuda\", default=False)` alike: `set_defaults(flip=False)` over \
          the options, the first of two options sharing a destination, None for an option \
          declared without a default that the script does not demand, `if options.load:`, \
          also one declared with `argparse.BooleanOptionalAction`; docopt's usage text, whose \

@@ -2288,6 +2288,11 @@ impl<'s> Model<'s> {
             .position(|(n, _)| self.text(*n) == name)?;
         let default = func.params.get(p).and_then(|(_, d)| *d);
         let fname = self.text(func.name);
+        // `@click.option("--cuda", type=bool, default=False)` on the function: click fills the
+        // parameter from the command line, its default as shipped
+        if let Some(v) = self.click_default(func, name, depth) {
+            return Some(v);
+        }
         let mut value: Option<Val> = None;
         // (a few callers at most: each resolves its argument, which may be a parameter in turn)
         for (n, c) in self
@@ -2323,6 +2328,60 @@ impl<'s> Model<'s> {
             Some(Val::Absent) | None => Val::Unknown,
             Some(v) => v,
         })
+    }
+
+    /// The default a `@click.option(...)` decorator of `func` gives its parameter `name` (the
+    /// option's long name with `-` as `_`, or the parameter name written among its names):
+    /// `default=`, else `False` for a flag (`is_flag=True`), else `None`.
+    // Ex) @click.option("--cuda", help="...", type=bool, default=False) def main(cuda, ...)
+    pub(crate) fn click_default(&self, func: &Func, name: &str, depth: u8) -> Option<Val> {
+        let def = self.node(func.name)?.parent()?;
+        let decorated = def
+            .parent()
+            .filter(|d| d.node_kind() == "decorated_definition")?;
+        let mut cursor = decorated.walk();
+        let decorators: Vec<Node<'_>> = decorated
+            .named_children(&mut cursor)
+            .filter(|d| d.node_kind() == "decorator")
+            .collect();
+        for d in decorators {
+            let Some(call) = d
+                .named_child(0)
+                .filter(|n| n.node_kind() == "call")
+                .and_then(|n| self.call_at(Span::of(n)))
+            else {
+                continue;
+            };
+            let q = self.qual(call);
+            if !(q == "click.option" || q.ends_with(".click.option")) {
+                continue;
+            }
+            let names: Vec<Cow<'_, str>> = self
+                .call_args(call)
+                .iter()
+                .filter(|a| a.name.is_none())
+                .filter_map(|a| self.node(a.value).and_then(|n| string_value(n, self.src)))
+                .collect();
+            let explicit = names.iter().find(|n| !n.starts_with('-'));
+            let long = names
+                .iter()
+                .find_map(|n| n.strip_prefix("--"))
+                .map(|l| l.replace('-', "_"));
+            let param = match (explicit, long) {
+                (Some(e), _) => e.to_string(),
+                (None, Some(l)) => l,
+                (None, None) => continue,
+            };
+            if param != name {
+                continue;
+            }
+            return Some(match self.kw(call, "default") {
+                Some(a) => self.resolve_span(a.value, a.vkind, a.value.start, None, depth + 1),
+                None if self.kw(call, "is_flag").is_some() => Val::Bool(false),
+                None => Val::None,
+            });
+        }
+        None
     }
 
     /// The function named `fname` is handed, as the first argument, to a runner that builds the

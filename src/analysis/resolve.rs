@@ -3477,6 +3477,11 @@ fn param_value(m: &Model<'_>, f: u32, p: usize) -> Option<bool> {
     if binds_in(m, Some(f), pname) {
         return None;
     }
+    // (a click command's parameter: its option's default, `@click.option("--cuda",
+    // default=False)`)
+    if let Some(v) = m.click_default(func, pname, 0) {
+        return truth(&v);
+    }
     let default = default.and_then(|(s, k)| {
         truth(&m.resolve(
             &Arg {
