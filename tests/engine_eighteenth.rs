@@ -821,3 +821,29 @@ fn a_click_option_reads_its_default() {
     assert_eq!(lines_of(&out, "EA203"), vec![11]);
     assert_eq!(lines_of(&out, "EA301"), vec![21]);
 }
+
+/// A GAN trainer logging images on one batch of each epoch, a count before the last.
+const ONE_BATCH: &str = "import torch
+
+n_iter = len(train_loader)
+generator = Generator().cuda()
+optimizer = torch.optim.Adam(generator.parameters())
+for epoch in range(100):
+    for i, (lr_imgs, hr_imgs) in enumerate(train_loader):
+        sr_imgs = generator(lr_imgs.cuda())
+        loss = (sr_imgs - hr_imgs.cuda()).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if i == (n_iter - 2):
+            writer.add_image('sr', make_grid(sr_imgs[:4].cpu()), epoch)
+";
+
+// Ex) if i==(n_iter-2): writer.add_image('SRGAN/epoch_'+str(epoch)+'_1', make_grid(lr_imgs[:4,:3,:,:].cpu(), ...))
+#[test]
+fn a_branch_on_one_count_of_the_loop_runs_once() {
+    assert!(lines_of(&run(ONE_BATCH), "EA301").is_empty());
+    // a count the loop itself binds is no fixed iteration
+    let moving = ONE_BATCH.replace("if i == (n_iter - 2):", "if i == (epoch - 2):");
+    assert_eq!(lines_of(&run(&moving), "EA301"), vec![14]);
+}

@@ -1243,10 +1243,41 @@ impl<'s> Walker<'s> {
             } else {
                 (b, a)
             };
-            // (or the last iteration, `if batch == len(train_dl):`, `if i == len(loader) - 1:`)
+            // (or the last iteration, `if batch == len(train_dl):`, `if i == len(loader) - 1:`,
+            // or one a few before it, `if i == (n_iter - 2):`: a count the loop does not bind)
+            let loop_targets = || {
+                let mut names: Vec<&str> = Vec::new();
+                let mut cur = self.cur_loop;
+                for _ in 0..64 {
+                    let Some(l) = cur.and_then(|i| self.m.loops.get(i as usize)) else {
+                        break;
+                    };
+                    names.extend(
+                        l.targets
+                            .iter()
+                            .filter_map(|t| self.src.get(t.start..t.end)),
+                    );
+                    cur = l.parent;
+                }
+                names
+            };
             let last = || {
                 let t: String = self.text(lit).split_whitespace().collect();
-                t.starts_with("len(") && (t.ends_with(')') || t.ends_with(")-1"))
+                if t.starts_with("len(") && (t.ends_with(')') || t.ends_with(")-1")) {
+                    return true;
+                }
+                let count = t.trim_start_matches('(').trim_end_matches(')');
+                let targets = loop_targets();
+                matches!(
+                    lit.node_kind(),
+                    "binary_operator" | "parenthesized_expression"
+                ) && !count.is_empty()
+                    && count
+                        .chars()
+                        .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '-' | '+'))
+                    && count
+                        .split(['-', '+'])
+                        .all(|w| !w.is_empty() && !targets.contains(&w))
             };
             if var.node_kind() == "identifier" && (lit.node_kind() == "integer" || last()) {
                 let name = self.text(var);
