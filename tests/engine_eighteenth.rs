@@ -847,3 +847,33 @@ fn a_branch_on_one_count_of_the_loop_runs_once() {
     let moving = ONE_BATCH.replace("if i == (n_iter - 2):", "if i == (epoch - 2):");
     assert_eq!(lines_of(&run(&moving), "EA301"), vec![14]);
 }
+
+/// A BYOL trainer placing a ResNet, then the wrapper that trains it.
+const WRAPPED_RESNET: &str = "import torch
+import torchvision
+from models import byol
+
+model = torchvision.models.resnet50(pretrained=True).cuda()
+learner = byol.BYOL(model, image_size=128, hidden_layer='avgpool').cuda()
+optimizer = torch.optim.SGD(learner.parameters(), lr=0.2)
+for e in range(100):
+    for images, label in train_loader:
+        loss = learner(images.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = torchvision.models.resnet50(pretrained=True).cuda(); learner = byol.BYOL(model, ...).cuda()
+#[test]
+fn cudnn_benchmark_is_anchored_on_the_convolutional_network() {
+    let out = run(WRAPPED_RESNET);
+    assert_eq!(lines_of(&out, "EA204"), vec![5]);
+    assert_eq!(lines_of(&out, "EA203"), vec![6]);
+    // a ResNet the file does not place itself: the trained wrapper's placement stays the anchor
+    let unplaced = WRAPPED_RESNET.replace(
+        "resnet50(pretrained=True).cuda()",
+        "resnet50(pretrained=True)",
+    );
+    assert_eq!(lines_of(&run(&unplaced), "EA204"), vec![6]);
+}

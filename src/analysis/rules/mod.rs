@@ -2900,6 +2900,77 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
         })
 }
 
+/// The placements of a model the file builds from a convolutional family, in source order:
+/// (line, column) of each live assignment that moves a model to the device (`.cuda(`, `.to(`)
+/// and whose value, or the latest build of the name it moves, calls such a constructor
+/// (`model = torchvision.models.resnet50(pretrained=True).cuda()`; `self.s_net = DeepLab(...)`
+/// ... `self.s_net = torch.nn.DataParallel(self.s_net).cuda()`).
+fn conv_placements(m: &Model<'_>) -> Vec<(usize, usize, Option<u32>)> {
+    let conv_call = |c: &Call| {
+        let last = m.last_name(c);
+        conv_family(last)
+            || (matches!(last, "from_pretrained" | "from_name")
+                && c.recv.is_some_and(|r| conv_family(m.text(r))))
+    };
+    let builds_conv = |span: super::facts::Span| {
+        let first = m.calls.partition_point(|c| c.span.start < span.start);
+        m.calls
+            .get(first..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|c| c.span.start < span.end)
+            .any(|c| span.contains(c.span) && conv_call(c))
+    };
+    m.assigns
+        .iter()
+        .filter(|a| {
+            let v = m.text(a.value);
+            a.targets.len() == 1
+                && !a.augmented
+                && (v.contains(".cuda(") || v.contains(".to("))
+                && !m.dead(&a.ctx)
+                && !m.uncalled_line(a.line)
+                && m.var_kind(m.text(a.left)) == Some(super::facts::VarKind::Model)
+        })
+        .filter(|a| {
+            let name = m.text(a.left);
+            builds_conv(a.value)
+                || m.assigns
+                    .iter()
+                    .rfind(|b| {
+                        b.span.end <= a.span.start
+                            && b.ctx.func == a.ctx.func
+                            && b.targets.len() == 1
+                            && m.text(b.left) == name
+                            && !m.text(b.value).contains(".cuda(")
+                            && !m.text(b.value).contains(".to(")
+                    })
+                    .is_some_and(|b| builds_conv(b.value))
+        })
+        .map(|a| {
+            let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
+            (a.line, col, a.ctx.func)
+        })
+        .collect()
+}
+
+/// The first placement of a convolutional network ([`conv_placements`]) in function `func`
+/// (`None`: module level), if any.
+pub(crate) fn conv_placement(m: &Model<'_>, func: Option<u32>) -> Option<(usize, usize)> {
+    conv_placements(m)
+        .into_iter()
+        .find(|(_, _, f)| *f == func)
+        .map(|(l, c, _)| (l, c))
+}
+
+/// Does line `line` place a convolutional network ([`conv_placements`])? Where it does not
+/// place one, or does not say, the anchor of the file-level rules stands unless another line
+/// does.
+pub(crate) fn conv_placed_at(m: &Model<'_>, line: usize) -> bool {
+    let all = conv_placements(m);
+    all.is_empty() || all.iter().any(|(l, _, _)| *l == line)
+}
+
 /// Does a model name given as a string start one of its words with a convolutional family
 /// (`"resnet50"`, `"microsoft/resnet-50"`, `"deeplabv2_resnet101"`, not `"SimpleNet"`)? "cnn"
 /// is left out: it also names a text corpus (`cnn_dailymail`).

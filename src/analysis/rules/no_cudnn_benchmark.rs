@@ -29,7 +29,10 @@ declare_rule! {
     /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
     /// `fabric.setup(model)`: a trained model handed to them is anchored where it is built,
     /// ahead of a frozen one the file moves itself; for a Lightning script, where the module `trainer.fit(model)`
-    /// trains is built).
+    /// trains is built). Where the same code places a network of a convolutional family and a
+    /// model that is not one heads the anchor, on the convolutional network's placement (a
+    /// ResNet placed before the BYOL wrapper that trains it; a DeepLab student before its
+    /// distiller).
     ///
     /// ## Why is this slow?
     /// Without the autotuner cuDNN picks a convolution algorithm by heuristics. With
@@ -96,9 +99,16 @@ impl Rule for NoCudnnBenchmark {
         {
             return;
         }
-        let Some((line, col, _)) = super::model_anchor(m) else {
+        let Some((line, col, assign)) = super::model_anchor(m) else {
             return;
         };
+        // (the convolutional network the same code places, where another model heads it: the
+        // ResNet a BYOL wrapper trains, placed before the wrapper)
+        let (line, col) = assign
+            .and_then(|i| m.assigns.get(i))
+            .filter(|_| !super::conv_placed_at(m, line))
+            .and_then(|a| super::conv_placement(m, a.ctx.func))
+            .unwrap_or((line, col));
         let fix = torch_name(m).map(|t| Fix {
             applicability: Applicability::Numerics,
             edits: vec![insert_after_imports(
