@@ -877,3 +877,48 @@ fn cudnn_benchmark_is_anchored_on_the_convolutional_network() {
     );
     assert_eq!(lines_of(&run(&unplaced), "EA204"), vec![6]);
 }
+
+/// A detection script that imports its model object from a module of the repository.
+const IMPORTED_MODEL: &str = "import torch
+from faster_rcnn.faster_rcnn import model
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+model.to(device=device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+
+def train():
+    model.train()
+    for image, targets in trainset:
+        loss = sum(model(image.to(device), targets).values())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def evaluate():
+    model.eval()
+    for image, targets in valset:
+        prediction = model(image.to(device))
+
+
+for epoch in range(30):
+    train()
+    evaluate()
+";
+
+// Ex) from faster_rcnn.faster_rcnn import model ... model.eval(); for image, targets in valset: prediction = model(image)
+#[test]
+fn an_imported_model_object_runs_the_model() {
+    assert_eq!(lines_of(&run(IMPORTED_MODEL), "EA401"), vec![20]);
+    // an imported function named like a model builds one; calling it runs nothing
+    let function = IMPORTED_MODEL
+        .replace("model.to(device=device)\n", "")
+        .replace(
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n",
+            "optimizer = None\n",
+        )
+        .replace("    model.train()\n", "")
+        .replace("    model.eval()\n", "");
+    assert!(lines_of(&run(&function), "EA401").is_empty());
+}

@@ -1666,7 +1666,7 @@ pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
         let name = m.text(c.func);
         return c.dotted
             && !m.defined.contains(name)
-            && !m.imports.contains_key(name)
+            && (!m.imports.contains_key(name) || imported_module_object(m, name))
             && m.var_kind(name) == Some(VarKind::Model);
     }
     // `self.model(x)`: an attribute of the instance holding a model
@@ -1680,6 +1680,19 @@ pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
     matches!(last, "generate" | "forward" | "test_step" | "val_step")
         && c.recv
             .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+}
+
+/// Is imported name `name` a module object rather than a function: the file manages it as one
+/// (`from faster_rcnn.faster_rcnn import model` ... `model.to(device=device)`, `model.eval()`,
+/// `model.parameters()`)? A function (`from x import get_model`) has none of these.
+fn imported_module_object(m: &Model<'_>, name: &str) -> bool {
+    m.calls.iter().any(|c| {
+        c.recv.is_some_and(|r| m.text(r) == name)
+            && matches!(
+                m.last_name(c),
+                "eval" | "train" | "parameters" | "to" | "cuda" | "state_dict" | "load_state_dict"
+            )
+    })
 }
 
 /// Methods of `nn.Module` (and of the wrappers around one) that manage the module rather than

@@ -15,6 +15,8 @@ declare_rule! {
     /// `eval()` mode before it (`def train(...): ... model.eval(); for x, y in val_loader:`,
     /// flagged); otherwise it is part of training. The call may sit in a function of the file the loop calls, which runs the
     /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
+    /// The model may be an object imported from the repository's own module (`from
+    /// faster_rcnn.faster_rcnn import model`, then `model.eval()`), not an imported function.
     /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
     /// counted: its `__call__` disables autograd itself; nor is a file that freezes every
     /// parameter (`for p in model.parameters(): p.requires_grad = False`), nor a loop that builds
