@@ -1664,10 +1664,12 @@ pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
     if c.method.is_none() {
         // `build_model()` / `from x import get_model`: a function, not a model variable
         let name = m.text(c.func);
+        // (the kind first: the scan for an imported object's housekeeping runs only for names
+        // of models)
         return c.dotted
             && !m.defined.contains(name)
-            && (!m.imports.contains_key(name) || imported_module_object(m, name))
-            && m.var_kind(name) == Some(VarKind::Model);
+            && m.var_kind(name) == Some(VarKind::Model)
+            && (!m.imports.contains_key(name) || imported_module_object(m, name));
     }
     // `self.model(x)`: an attribute of the instance holding a model
     if c.recv.is_some_and(|r| m.text(r) == "self")
