@@ -922,3 +922,24 @@ fn an_imported_model_object_runs_the_model() {
         .replace("    model.eval()\n", "");
     assert!(lines_of(&run(&function), "EA401").is_empty());
 }
+
+/// A distillation script whose student's optimizer comes from a helper of another module.
+const BUILT_FOR_STUDENT: &str = "import torch
+from utils import build_optimizer
+
+teacher = Teacher().cuda()
+model = Student().cuda()
+optimizer = build_optimizer(model, cfg)
+for epoch in range(100):
+    for x, y in loader:
+        loss = model(x.cuda()).sum() + teacher(x.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) teacher = Teacher().cuda(); model = Student().cuda(); optimizer = build_optimizer(model, cfg)
+#[test]
+fn the_model_a_built_optimizer_trains_is_the_anchor() {
+    assert_eq!(lines_of(&run(BUILT_FOR_STUDENT), "EA203"), vec![5]);
+}

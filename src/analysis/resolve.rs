@@ -2750,13 +2750,15 @@ pub(crate) fn trained_models_in<'s>(
 ) -> std::collections::HashSet<(&'s str, Option<u32>)> {
     let mut out = std::collections::HashSet::new();
     // `optimizer = set_optimizer(opt, classifier)`, `create_optimizer(args, model)`: a helper
-    // (of another module) that builds the optimizer over the model it is handed
+    // (of another module) that builds the optimizer over the model it is handed (a helper
+    // [`optimizer_ctor`] also counts as building one, `build_optimizer(model, cfg)`: it is
+    // handed the model, not its parameters)
     for c in m.calls.iter().filter(|c| {
         let last = m.last_name(c);
         last.as_bytes()
             .windows("optimizer".len())
             .any(|w| w.eq_ignore_ascii_case(b"optimizer"))
-            && !optimizer_ctor(m, c)
+            && (!optimizer_ctor(m, c) || optimizer_builder(last))
             && !m.defined.contains(last)
     }) {
         for a in m.call_args(c) {
