@@ -929,16 +929,17 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         );
     }
     let unused = |r: Option<&(u32, u32)>| r.is_some_and(|(all, dead)| *all > 0 && all == dead);
-    // (a class the script never names at all builds nothing when it runs: an old `Trainer`
-    // whose use is commented out beside a Lightning `pl.Trainer(...).fit(model)`)
-    let never_named = |r: Option<&(u32, u32)>| r.is_some_and(|(all, _)| *all == 0);
+    // (a class every naming of which is dead, or that the script never names at all, builds
+    // nothing when it runs: an old `Trainer` whose use is commented out beside a Lightning
+    // `pl.Trainer(...).fit(model)`)
+    let unbuilt = |r: Option<&(u32, u32)>| r.is_some_and(|(all, dead)| all == dead);
     methods
         .iter()
         .filter(|(name, _)| unused(refs.get(name)))
         .chain(
-            classes.iter().filter(|(name, _)| {
-                unused(class_refs.get(name)) || never_named(class_refs.get(name))
-            }),
+            classes
+                .iter()
+                .filter(|(name, _)| unbuilt(class_refs.get(name))),
         )
         .map(|(_, node)| (node.start_position().row + 1, node.end_position().row + 1))
         .collect()

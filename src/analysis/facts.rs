@@ -1245,29 +1245,29 @@ impl<'s> Walker<'s> {
             };
             // (or the last iteration, `if batch == len(train_dl):`, `if i == len(loader) - 1:`,
             // or one a few before it, `if i == (n_iter - 2):`: a count the loop does not bind)
-            let loop_targets = || {
-                let mut names: Vec<&str> = Vec::new();
-                let mut cur = self.cur_loop;
-                for _ in 0..64 {
-                    let Some(l) = cur.and_then(|i| self.m.loops.get(i as usize)) else {
-                        break;
-                    };
-                    names.extend(
-                        l.targets
-                            .iter()
-                            .filter_map(|t| self.src.get(t.start..t.end)),
-                    );
-                    cur = l.parent;
-                }
-                names
-            };
+            if var.node_kind() != "identifier" {
+                return false;
+            }
+            // the names the enclosing loops bind
+            let mut targets: Vec<&str> = Vec::new();
+            let mut cur = self.cur_loop;
+            for _ in 0..64 {
+                let Some(l) = cur.and_then(|i| self.m.loops.get(i as usize)) else {
+                    break;
+                };
+                targets.extend(
+                    l.targets
+                        .iter()
+                        .filter_map(|t| self.src.get(t.start..t.end)),
+                );
+                cur = l.parent;
+            }
             let last = || {
                 let t: String = self.text(lit).split_whitespace().collect();
                 if t.starts_with("len(") && (t.ends_with(')') || t.ends_with(")-1")) {
                     return true;
                 }
                 let count = t.trim_start_matches('(').trim_end_matches(')');
-                let targets = loop_targets();
                 matches!(
                     lit.node_kind(),
                     "binary_operator" | "parenthesized_expression"
@@ -1279,22 +1279,7 @@ impl<'s> Walker<'s> {
                         .split(['-', '+'])
                         .all(|w| !w.is_empty() && !targets.contains(&w))
             };
-            if var.node_kind() == "identifier" && (lit.node_kind() == "integer" || last()) {
-                let name = self.text(var);
-                let mut cur = self.cur_loop;
-                for _ in 0..64 {
-                    let Some(l) = cur.and_then(|i| self.m.loops.get(i as usize)) else {
-                        break;
-                    };
-                    if l.targets
-                        .iter()
-                        .any(|t| self.src.get(t.start..t.end) == Some(name))
-                    {
-                        return true;
-                    }
-                    cur = l.parent;
-                }
-            }
+            return (lit.node_kind() == "integer" || last()) && targets.contains(&self.text(var));
         }
         false
     }
@@ -2224,7 +2209,6 @@ impl<'s> Model<'s> {
             .or_else(|| (p < func.positional).then(|| self.pos(c, p)).flatten())
     }
 
-    /// The node of a span, when it still matches one.
     /// The index of the first plain function (not a method) the file defines under `name`.
     pub(crate) fn plain_fn(&self, name: &str) -> Option<usize> {
         self.funcs
@@ -2244,6 +2228,7 @@ impl<'s> Model<'s> {
             .find(|c| c.span == s)
     }
 
+    /// The node of a span, when it still matches one.
     pub fn node(&self, s: Span) -> Option<Node<'_>> {
         let n = self
             .tree

@@ -2092,8 +2092,6 @@ fn loops(m: &mut Model<'_>) {
             && let Some(info) = infos.get_mut(li as usize)
         {
             info.has_child_step = true;
-            // (not behind a switch that is off as shipped, `if train_flag:` with
-            // `train_flag = False`)
             // (also a training function of an imported module, `train_utils.train(loader,
             // model, criterion, optimizer)`, `engine.train_one_epoch(...)`; not a checkpoint
             // helper handed the optimizer to save it)
@@ -2103,6 +2101,8 @@ fn loops(m: &mut Model<'_>) {
                 && ["train", "epoch", "fit"]
                     .iter()
                     .any(|w| m.last_name(c).to_ascii_lowercase().contains(w));
+            // (not behind a switch that is off as shipped, `if train_flag:` with
+            // `train_flag = False`)
             if !info.step
                 && (c.method.is_none() || module_fn)
                 && !m.defined.contains(m.text(c.func))
@@ -2121,7 +2121,7 @@ fn loops(m: &mut Model<'_>) {
         let name = m.last_name(c).to_ascii_lowercase();
         // (not a factory that builds a trainer, which trains only when run:
         // `create_supervised_trainer(model, optimizer, ...)`)
-        let factory = ["create", "build", "make", "get", "setup", "init"]
+        let factory = BUILDER_VERBS
             .iter()
             .any(|v| name.trim_start_matches('_').starts_with(v));
         c.ctx.loop_.is_none()
@@ -2677,18 +2677,20 @@ pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
         || ((c.method.is_none() || c.dotted) && optimizer_builder(last))
 }
 
+/// The verbs that start the names of helpers building an object (`build_optimizer`,
+/// `create_supervised_trainer`).
+const BUILDER_VERBS: &[&str] = &["build", "get", "make", "create", "init", "setup"];
+
 /// Is `name` a helper named for building an optimizer: `build_optimizer`, `get_optim`,
 /// `make_optimizer`, `create_optimizer`, `init_optimizer`, `setup_optimizer`?
 fn optimizer_builder(name: &str) -> bool {
     // (also a private one, `_make_optimizer(model, config)`)
     let l = name.trim_start_matches('_').to_ascii_lowercase();
-    ["build", "get", "make", "create", "init", "setup"]
-        .iter()
-        .any(|verb| {
-            l.strip_prefix(verb)
-                .map(|rest| rest.trim_start_matches('_'))
-                .is_some_and(|rest| matches!(rest, "optimizer" | "optim" | "optimiser"))
-        })
+    BUILDER_VERBS.iter().any(|verb| {
+        l.strip_prefix(verb)
+            .map(|rest| rest.trim_start_matches('_'))
+            .is_some_and(|rest| matches!(rest, "optimizer" | "optim" | "optimiser"))
+    })
 }
 
 /// Is `name` a variable that holds an optimizer class: every binding of it is one

@@ -208,6 +208,10 @@ fn python_object(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
         return false;
     };
     let name = m.text(recv);
+    // (a name the engine knows as a model or tensor reads one)
+    if m.var_kind(name).is_some() {
+        return false;
+    }
     let mut binds = m
         .assigns
         .iter()
@@ -230,7 +234,6 @@ fn python_object(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
                             && !q.starts_with("torch")
                             && !q.starts_with("numpy")
                             && !m.text(k.func).starts_with("np.")
-                            && m.var_kind(name).is_none()
                     })
         })
 }
@@ -553,18 +556,21 @@ fn decode_stop(
     let Some(name) = c.recv.map(|r| m.text(r)) else {
         return false;
     };
-    let breaks = std::iter::successors(m.node(c.span), |n| n.parent())
-        .take(32)
-        .find(|n| n.node_kind() == "if_statement")
-        .and_then(|n| n.child_by_field_name("consequence"))
-        .is_some_and(|b| {
-            let mut w = b.walk();
-            b.named_children(&mut w)
-                .any(|st| st.node_kind() == "break_statement")
-        });
+    // (the `if` the read tests breaks off the loop)
+    let breaks = || {
+        std::iter::successors(m.node(c.span), |n| n.parent())
+            .take(32)
+            .find(|n| n.node_kind() == "if_statement")
+            .and_then(|n| n.child_by_field_name("consequence"))
+            .is_some_and(|b| {
+                let mut w = b.walk();
+                b.named_children(&mut w)
+                    .any(|st| st.node_kind() == "break_statement")
+            })
+    };
     m.last_name(c) == "item"
         && in_condition(m, c)
-        && breaks
+        && breaks()
         && m.assigns
             .iter()
             .any(|a| l.span.contains(a.span) && a.targets.len() == 1 && m.text(a.left) == name)

@@ -2135,29 +2135,27 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         })
 }
 
+/// Is node `n` an `if __name__ == "__main__":` statement?
+fn is_main_guard(m: &Model<'_>, n: tree_sitter::Node<'_>) -> bool {
+    n.node_kind() == "if_statement"
+        && n.child_by_field_name("condition").is_some_and(|c| {
+            let t = m.node_text(c);
+            t.contains("__name__") && t.contains("__main__")
+        })
+}
+
 /// The module has an `if __name__ == "__main__":` block at its top level.
 fn has_main_block(m: &Model<'_>) -> bool {
     let root = m.tree.root_node();
     let mut c = root.walk();
-    root.named_children(&mut c).any(|n| {
-        n.node_kind() == "if_statement"
-            && n.child_by_field_name("condition").is_some_and(|c| {
-                let t = m.node_text(c);
-                t.contains("__name__") && t.contains("__main__")
-            })
-    })
+    root.named_children(&mut c).any(|n| is_main_guard(m, n))
 }
 
 /// `node` sits in the body of an `if __name__ == "__main__":` block.
 fn under_main_guard(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     let mut cur = node.parent();
     while let Some(n) = cur {
-        if n.node_kind() == "if_statement"
-            && n.child_by_field_name("condition").is_some_and(|c| {
-                let t = m.src.get(c.start_byte()..c.end_byte()).unwrap_or("");
-                t.contains("__name__") && t.contains("__main__")
-            })
-        {
+        if is_main_guard(m, n) {
             return true;
         }
         cur = n.parent();
@@ -2888,9 +2886,7 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
             if m.dead(&c.ctx) {
                 return false;
             }
-            conv_family(last)
-                || (matches!(last, "from_pretrained" | "from_name")
-                    && c.recv.is_some_and(|r| conv_family(m.text(r))))
+            conv_ctor(m, c)
                 // (`getattr(models, args.arch)(num_classes=10)` with `default="WideResNet34"`)
                 || ((last.to_ascii_lowercase().contains("model")
                     || matches!(last, "from_pretrained" | "from_name" | "load" | "getattr"))
@@ -2906,12 +2902,6 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
 /// (`model = torchvision.models.resnet50(pretrained=True).cuda()`; `self.s_net = DeepLab(...)`
 /// ... `self.s_net = torch.nn.DataParallel(self.s_net).cuda()`).
 fn conv_placements(m: &Model<'_>) -> Vec<(usize, usize, Option<u32>)> {
-    let conv_call = |c: &Call| {
-        let last = m.last_name(c);
-        conv_family(last)
-            || (matches!(last, "from_pretrained" | "from_name")
-                && c.recv.is_some_and(|r| conv_family(m.text(r))))
-    };
     let builds_conv = |span: super::facts::Span| {
         let first = m.calls.partition_point(|c| c.span.start < span.start);
         m.calls
@@ -2919,7 +2909,7 @@ fn conv_placements(m: &Model<'_>) -> Vec<(usize, usize, Option<u32>)> {
             .unwrap_or(&[])
             .iter()
             .take_while(|c| c.span.start < span.end)
-            .any(|c| span.contains(c.span) && conv_call(c))
+            .any(|c| span.contains(c.span) && conv_ctor(m, c))
     };
     m.assigns
         .iter()
@@ -2954,21 +2944,30 @@ fn conv_placements(m: &Model<'_>) -> Vec<(usize, usize, Option<u32>)> {
         .collect()
 }
 
-/// The first placement of a convolutional network ([`conv_placements`]) in function `func`
-/// (`None`: module level), if any.
-pub(crate) fn conv_placement(m: &Model<'_>, func: Option<u32>) -> Option<(usize, usize)> {
-    conv_placements(m)
-        .into_iter()
+/// Where a convolutional network is placed ([`conv_placements`]) instead of the anchor at
+/// `line` in function `func` (`None`: module level): the first such placement in `func`, when
+/// the file places one and `line` places none. Otherwise the anchor stands (`None`).
+pub(crate) fn conv_placement_instead(
+    m: &Model<'_>,
+    line: usize,
+    func: Option<u32>,
+) -> Option<(usize, usize)> {
+    let all = conv_placements(m);
+    if all.iter().any(|(l, _, _)| *l == line) {
+        return None;
+    }
+    all.into_iter()
         .find(|(_, _, f)| *f == func)
         .map(|(l, c, _)| (l, c))
 }
 
-/// Does line `line` place a convolutional network ([`conv_placements`])? Where it does not
-/// place one, or does not say, the anchor of the file-level rules stands unless another line
-/// does.
-pub(crate) fn conv_placed_at(m: &Model<'_>, line: usize) -> bool {
-    let all = conv_placements(m);
-    all.is_empty() || all.iter().any(|(l, _, _)| *l == line)
+/// A constructor of a convolutional family (`resnet50(...)`, `UNet(...)`), also through
+/// `from_pretrained` / `from_name` on one (`UNet2DConditionModel.from_pretrained(...)`).
+fn conv_ctor(m: &Model<'_>, c: &Call) -> bool {
+    let last = m.last_name(c);
+    conv_family(last)
+        || (matches!(last, "from_pretrained" | "from_name")
+            && c.recv.is_some_and(|r| conv_family(m.text(r))))
 }
 
 /// Does a model name given as a string start one of its words with a convolutional family

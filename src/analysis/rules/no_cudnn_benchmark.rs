@@ -106,8 +106,7 @@ impl Rule for NoCudnnBenchmark {
         // ResNet a BYOL wrapper trains, placed before the wrapper)
         let (line, col) = assign
             .and_then(|i| m.assigns.get(i))
-            .filter(|_| !super::conv_placed_at(m, line))
-            .and_then(|a| super::conv_placement(m, a.ctx.func))
+            .and_then(|a| super::conv_placement_instead(m, line, a.ctx.func))
             .unwrap_or((line, col));
         let fix = torch_name(m).map(|t| Fix {
             applicability: Applicability::Numerics,

@@ -176,22 +176,7 @@ impl Rule for SerialProcessing {
                     .iter()
                     .any(|v| t == *v || super::words(t).any(|w| w == *v))
             };
-            // names derived from the file in the body: `path = "./videos/" + vid`
-            let mut derived = targets.clone();
-            for a in &m.assigns {
-                if a.ctx.loop_ == Some(li as u32)
-                    && !a.augmented
-                    && a.targets.len() == 1
-                    && mentions(m.text(a.value), &derived)
-                {
-                    let name = m.text(a.left);
-                    if name.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
-                        && !derived.contains(&name)
-                    {
-                        derived.push(name);
-                    }
-                }
-            }
+            let derived = derived_names(m, li);
             let uses_target = |c: &crate::analysis::facts::Call| {
                 m.call_args(c)
                     .iter()
@@ -384,27 +369,33 @@ fn lists_folders_of(m: &crate::analysis::facts::Model<'_>, outer: usize, inner: 
     {
         return false;
     }
-    let mut names: Vec<&str> = o.targets.iter().map(|t| m.text(*t)).collect();
+    // (also through a name the outer body binds: `files = os.listdir(path)` ... `for f in files:`)
+    let names = derived_names(m, outer);
+    i.iter
+        .is_some_and(|it| super::words(m.text(it)).any(|w| names.contains(&w)))
+}
+
+/// The names loop `li` binds to its file: its targets, and the plain names its body assigns
+/// from them, in order (`path = "./videos/" + vid`, then `frames = os.listdir(path)`).
+fn derived_names<'s>(m: &crate::analysis::facts::Model<'s>, li: usize) -> Vec<&'s str> {
+    let Some(l) = m.loops.get(li) else {
+        return Vec::new();
+    };
+    let mut derived: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
     for a in &m.assigns {
-        if a.ctx.loop_ == Some(outer as u32)
+        if a.ctx.loop_ == Some(li as u32)
+            && !a.augmented
             && a.targets.len() == 1
-            && super::words(m.text(a.value)).any(|w| names.contains(&w))
+            && super::words(m.text(a.value)).any(|w| derived.contains(&w))
         {
-            names.push(m.text(a.left));
+            let name = m.text(a.left);
+            if name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') && !derived.contains(&name)
+            {
+                derived.push(name);
+            }
         }
     }
-    // (also through a name the outer body binds: `files = os.listdir(path)` ... `for f in files:`)
-    let derived = |t: &str| super::words(t).any(|w| names.contains(&w));
-    i.iter.is_some_and(|it| {
-        let t = m.text(it);
-        derived(t)
-            || m.assigns.iter().any(|a| {
-                a.ctx.loop_ == Some(outer as u32)
-                    && a.targets.len() == 1
-                    && m.text(a.left) == t
-                    && derived(m.text(a.value))
-            })
-    })
+    derived
 }
 
 /// A call into an imported package outside the standard library that does more than report
