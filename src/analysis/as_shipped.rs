@@ -143,6 +143,8 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
     };
     let value = |n: Node<'_>| match m.resolve_expr(Span::of(n), at, func) {
         Val::Unknown if (op.starts_with("is") || op == "==" || op == "!=") && unset(n) => Val::None,
+        // `config["optimizer"]` of a dict built from `vars(args)`: the option's default
+        Val::Unknown => super::resolve::args_dict_value(m, n).unwrap_or(Val::Unknown),
         v => v,
     };
     // `device == "cuda"` with `device = torch.device(...)`: a `torch.device` never equals a
@@ -151,6 +153,15 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
         && (torch_device_vs_string(m, l, r, at, func) || torch_device_vs_string(m, r, l, at, func))
     {
         return Some(op == "!=");
+    }
+    // `device == "cuda"` with `device = "cuda" if torch.cuda.is_available() else "cpu"`, or
+    // `device.type == "cuda"` with `device = torch.device(...)` of such a choice: the branch
+    // of the choice its test takes as shipped
+    if matches!(op.as_str(), "==" | "!=")
+        && let Some(same) =
+            chosen_device_is(m, l, r, at, func).or_else(|| chosen_device_is(m, r, l, at, func))
+    {
+        return Some(same == (op == "=="));
     }
     // `if __name__ == 'main':` (not `'__main__'`): a script's name is never that, so the
     // block never runs
@@ -216,6 +227,66 @@ fn torch_device_vs_string(
         .and_then(|a| a.rhs_call)
         .and_then(|ci| m.calls.get(ci as usize))
         .is_some_and(|c| m.qual(c) == "torch.device")
+}
+
+/// Does `dev`, a name bound to a choice between device strings (`"cuda" if c else "cpu"`,
+/// also `torch.device(...)` of one, read through `.type`), name the device of literal `lit` as
+/// shipped? `None` when `dev` is no such choice or its test cannot be told.
+// Ex) device = 'cuda' if torch.cuda.is_available() else 'cpu'; if device == 'cuda': ...
+fn chosen_device_is(
+    m: &Model<'_>,
+    dev: Node<'_>,
+    lit: Node<'_>,
+    at: usize,
+    func: Option<u32>,
+) -> Option<bool> {
+    let kind = |s: &str| s.split(':').next().unwrap_or_default().to_owned();
+    let want = kind(&string_value(lit, m.src)?);
+    if !matches!(want.as_str(), "cuda" | "cpu" | "mps") {
+        return None;
+    }
+    // `device.type`: the object must be a `torch.device(...)` of the choice
+    let (name, through_type) = match dev.node_kind() {
+        "identifier" => (dev, false),
+        "attribute"
+            if field::get(dev, field::ATTRIBUTE).map(|a| m.node_text(a)) == Some("type") =>
+        {
+            (field::get(dev, field::OBJECT)?, true)
+        }
+        _ => return None,
+    };
+    if name.node_kind() != "identifier" {
+        return None;
+    }
+    let a = binding(m, m.node_text(name), at, func)?;
+    let mut choice = m.node(a.value)?;
+    if through_type {
+        let call = choice;
+        if call.node_kind() != "call"
+            || field::get(call, field::FUNCTION).map(|f| m.node_text(f)) != Some("torch.device")
+        {
+            return None;
+        }
+        choice = field::get(call, field::ARGUMENTS)?.named_child(0)?;
+    }
+    if choice.node_kind() != "conditional_expression" {
+        return None;
+    }
+    let (yes, test, no) = (
+        choice.named_child(0)?,
+        choice.named_child(1)?,
+        choice.named_child(2)?,
+    );
+    let (yes, no) = (
+        kind(&string_value(yes, m.src)?),
+        kind(&string_value(no, m.src)?),
+    );
+    let taken = if condition(m, test, a.span.start, a.ctx.func, 1)? {
+        yes
+    } else {
+        no
+    };
+    Some(taken == want)
 }
 
 /// A name used as a condition: its assignment, else its constant value (argparse default,

@@ -105,10 +105,14 @@ fn markdown() -> String {
          default=[]`; a string option compared case-folded, `args.dataset.lower() == \
          'kitti'`; a conditional value, `half = False if int(args.half) == 0 else True`, \
          takes the branch its test takes as shipped; an entry of a dict the file writes out, `config['num_workers']`, \
-         and a field of a class the file defines, also inside a function, as they stand), the rest of a block after an `if` that leaves it as shipped (`if \
+         or copies from the options, `for arg in vars(args): config[arg] = getattr(args, arg)` \
+         then `if config['optimizer'] == 'adam':`, and a field of a class the file defines, also inside a function, as they stand), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default, or `else: raise \
          Exception(...)` with the test false by default; a branch of an `if` / `elif` chain after \
-         a test that holds, `args.mode in ['fsp', 'ab']` included), and a function of a \
+         a test that holds, `args.mode in ['fsp', 'ab']` included), the CPU fallback of a test \
+         of the device in a file that runs on CUDA (the `else` of `if device == 'cuda':` with \
+         `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, of `if \
+         torch.cuda.is_available():`), and a function of a \
          script that nothing in the script calls (or calls only from such code; a call in an \
          f-string's braces is a call), a class the script never names, or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \

@@ -63,6 +63,7 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
         });
     }
     device(m);
+    device_guards(m);
     precision(m);
     loops(m);
     classify(m);
@@ -475,6 +476,24 @@ fn torch_nn_module(q: &str, last: &str) -> bool {
 }
 
 /// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
+/// Attributes that name a submodule of a model (`vgg16().features`, `clip_model.visual`).
+const SUBMODULES: &[&str] = &[
+    "features",
+    "classifier",
+    "encoder",
+    "decoder",
+    "backbone",
+    "body",
+    "head",
+    "module",
+    "model",
+    "visual",
+    "vision_model",
+    "text_model",
+    "base_model",
+    "transformer",
+];
+
 fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> Option<VarKind> {
     let mut cur = c;
     let mut placed = false;
@@ -484,6 +503,27 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
             last,
             "to" | "cuda" | "half" | "float" | "bfloat16" | "eval" | "train"
         ) && let Some(inner) = cur.recv_call.and_then(|i| m.calls.get(i as usize))
+        {
+            placed |= matches!(last, "to" | "cuda");
+            cur = inner;
+            continue;
+        }
+        // `models.vgg16(pretrained=True).features.to(device)`: a submodule of a model built
+        // on the spot is a module
+        if matches!(
+            last,
+            "to" | "cuda" | "half" | "float" | "bfloat16" | "eval" | "train"
+        ) && let Some(inner) = cur
+            .recv
+            .and_then(|r| m.node(r))
+            .filter(|r| r.node_kind() == "attribute")
+            .filter(|r| {
+                super::facts::field::get(*r, super::facts::field::ATTRIBUTE)
+                    .is_some_and(|f| SUBMODULES.contains(&m.node_text(f)))
+            })
+            .and_then(|r| super::facts::field::get(r, super::facts::field::OBJECT))
+            .filter(|o| o.node_kind() == "call")
+            .and_then(|o| m.call_at(Span::of(o)))
         {
             placed |= matches!(last, "to" | "cuda");
             cur = inner;
@@ -3238,6 +3278,37 @@ fn guards(m: &mut Model<'_>) {
     }
 }
 
+/// Once the file's device is decided, a branch that runs only off it never runs as shipped:
+/// the CPU fallback under `else:` of `if device == "cuda":` (with `device = "cuda" if
+/// torch.cuda.is_available() else "cpu"`) or of `if torch.cuda.is_available():` on a CUDA file.
+/// (The switches settled before the device was known left these tests undecided.)
+fn device_guards(m: &mut Model<'_>) {
+    if m.facts.device == Device::Unknown {
+        return;
+    }
+    let off: Vec<usize> = m
+        .guards
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| !g.dead)
+        .filter(|(_, g)| {
+            let t = m.text(g.cond);
+            ["cuda", "cpu", "mps", "is_available"]
+                .iter()
+                .any(|w| t.contains(w))
+        })
+        .filter_map(|(i, g)| {
+            let v = super::as_shipped::condition(m, m.node(g.cond)?, g.at, g.func, 0)?;
+            (v != g.when).then_some(i)
+        })
+        .collect();
+    for i in off {
+        if let Some(g) = m.guards.get_mut(i) {
+            g.dead = true;
+        }
+    }
+}
+
 /// The truth value of a resolved constant.
 fn truth(v: &Val) -> Option<bool> {
     match v {
@@ -3309,28 +3380,9 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
             None => module_constant(m, name),
         },
         // `config["enable_tensorboard"]` of a dict the file builds from the argparse namespace
-        // (`config = vars(args)`, or copied key by key from `vars(args)`): the option's
-        // default, unless the file assigns that entry
-        // Ex) for arg in vars(args): training_config[arg] = getattr(args, arg)
+        // (`args['--cuda']` of a docopt usage text: the flag's default there)
         "subscript" => {
-            // `args['--cuda']` of a docopt usage text: the flag's default there
-            if let Some(v) = super::as_shipped::docopt_flag(m, node) {
-                return Some(v);
-            }
-            let key = super::facts::string_value(node.named_child(1)?, m.src)?;
-            let from_args = m
-                .calls
-                .iter()
-                .any(|c| c.method.is_none() && m.text(c.func) == "vars");
-            let assigned = m
-                .assigns
-                .iter()
-                .any(|a| a.targets.iter().any(|t| m.text(*t) == name));
-            if !from_args || assigned {
-                return None;
-            }
-            let (vs, vk) = m.argparse.get(key.as_ref())?.as_ref()?;
-            truth(&m.resolve_span(*vs, *vk, vs.start, None, 0))
+            super::as_shipped::docopt_flag(m, node).or_else(|| truth(&args_dict_value(m, node)?))
         }
         // `args.mode == "train"`, `"info" in args.data`: both sides known as shipped, and the
         // file never reassigns the switch it compares
@@ -3358,6 +3410,31 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         }
         _ => None,
     }
+}
+
+/// `config["optimizer"]` of a dict the file builds from the argparse namespace (`config =
+/// vars(args)`, or copied key by key from `vars(args)`): the option's default, unless the file
+/// assigns that entry. `None` when `node` is no such entry.
+// Ex) for arg in vars(args): training_config[arg] = getattr(args, arg)
+pub(crate) fn args_dict_value(m: &Model<'_>, node: Node<'_>) -> Option<Val> {
+    if node.node_kind() != "subscript" {
+        return None;
+    }
+    let key = string_value(node.named_child(1)?, m.src)?;
+    let name = m.node_text(node);
+    let from_args = m
+        .calls
+        .iter()
+        .any(|c| c.method.is_none() && m.text(c.func) == "vars");
+    let assigned = m
+        .assigns
+        .iter()
+        .any(|a| a.targets.iter().any(|t| m.text(*t) == name));
+    if !from_args || assigned {
+        return None;
+    }
+    let (vs, vk) = m.argparse.get(key.as_ref())?.as_ref()?;
+    Some(m.resolve_span(*vs, *vk, vs.start, None, 0))
 }
 
 /// Is `name` (`args.train`) an option whose default is an empty list, tuple or dict

@@ -10,7 +10,9 @@ declare_rule! {
     /// Flags a `torch.utils.data.DataLoader` that loads in the main process: `num_workers` is
     /// missing or `0` (and Hugging Face `TrainingArguments` without `dataloader_num_workers`).
     /// A value the analysis cannot resolve (`num_workers=args.workers` without a default it can
-    /// read) is not flagged, nor is a loader over a `TensorDataset` already on the GPU, one in
+    /// read) is not flagged, nor is a loader over a `TensorDataset` with the default collate
+    /// (its tensors in memory, on the CPU or already on the GPU: an item is one index into
+    /// each, `DataLoader(TensorDataset(x, y), batch_size=64)`), one in
     /// a data-pipeline file that runs no model, or one over text tokenised ahead of time
     /// (`ds.map(tokenize)`) whose collate only pads (`DataCollatorWithPadding`,
     /// `default_data_collator`, `tokenizer.pad`): its batches cost about a millisecond to build.
@@ -24,11 +26,13 @@ declare_rule! {
     /// step already holds.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, a loop over it whose body always `break`s, or a name only
     /// ever used that way or counted, `len(loader)`, `len(DataLoader(...))`, or one whose batch is its whole dataset, `batch_size=len(data)`):
-    /// starting workers for one batch costs more than it saves; nor a fallback built in an
+    /// starting workers for one batch costs more than it saves (also `i, batch =
+    /// next(enumerate(loader))`); nor a fallback built in an
     /// `except` handler; nor a
     /// function's loader that nothing reads (nor one at module level in a script whose steps
     /// run at module level, itself or through a function it hands the optimizer,
-    /// `train_one_epoch(model, optimizer, loader)`, or whose `if __name__ == "__main__":`
+    /// `train_one_epoch(model, optimizer, loader)`, or calls from an epoch loop there, `for
+    /// epoch in range(n): loss = train(data)`, or whose `if __name__ == "__main__":`
     /// block runs its training, `train(1)`: a script is run, not imported for its loaders). Nor is a loader over a dataset built with the
     /// device (`MelDataset(path, device)`, also through a helper that builds the loader), or a
     /// `Dataset` class of the file whose `__getitem__` moves each item there, or

@@ -59,10 +59,13 @@ impl Rule for ImageDecodeInLoop {
         let m = cx.m;
         let hot_funcs = super::per_step_funcs(m);
         for c in &m.calls {
-            // (a fixed file, `Image.open("assets/logo.png")`, is not the loop's input)
-            let fixed = m
-                .pos(c, 0)
-                .is_some_and(|a| a.vkind == crate::analysis::facts::ValKind::Str);
+            // (a fixed file, `Image.open("assets/logo.png")`, is not the loop's input; an
+            // f-string naming the loop's entry, `Image.open(f"img_pre/{name}")`, is)
+            let fixed = m.pos(c, 0).is_some_and(|a| {
+                a.vkind == crate::analysis::facts::ValKind::Str
+                    && m.node(a.value)
+                        .is_some_and(|n| crate::analysis::facts::string_value(n, m.src).is_some())
+            });
             if c.ctx.getitem || fixed || !is_image_decode(m, c) || m.dead(&c.ctx) {
                 continue;
             }

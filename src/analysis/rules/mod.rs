@@ -2083,6 +2083,11 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         |n| {
             n.start_byte() == a.left.start
                 || is_assignment_target(n)
+                // (an earlier value of the name, read by the same code before this binding:
+                // `training_data = DataLoader(training_data, batch_size)`)
+                || (a.ctx.loop_.is_none()
+                    && n.end_byte() <= a.span.end
+                    && same_code(scope, n))
                 || m.uncalled_line(n.start_position().row + 1)
                 // (handed to a call behind a switch that is off as shipped, `if train_flag:
                 // train(net, data_loader, ...)`)
@@ -2116,9 +2121,11 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         // (a script whose only readers of it are functions it never calls: `if run == True:
         // trainer.train(...)` with `run = False`)
         || m.has_uncalled()
-        || m.loops
-            .iter()
-            .any(|l| l.info.step && l.ctx.func.is_none() && !m.dead(&l.ctx))
+        // (or an epoch loop there that calls the file's training function, `for epoch in
+        // range(n): loss = train(data)`)
+        || m.loops.iter().any(|l| {
+            (l.info.step || l.info.epoch) && l.ctx.func.is_none() && !m.dead(&l.ctx)
+        })
         // (a script whose `__main__` block runs its training, `if __name__ == "__main__":
         // train(1)`: it is run, not imported for its loaders)
         || (has_main_block(m)
@@ -2133,6 +2140,28 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                 && !m.dead(&c.ctx)
                 && crate::analysis::resolve::hands_optimizer(m, c)
         })
+}
+
+/// Does node `n` run as code of `scope` itself (not in a function or class defined inside
+/// it, which may run later)?
+fn same_code(scope: tree_sitter::Node<'_>, n: tree_sitter::Node<'_>) -> bool {
+    let mut cur = n.parent();
+    for _ in 0..256 {
+        match cur {
+            Some(p) if p == scope => return true,
+            Some(p)
+                if matches!(
+                    p.node_kind(),
+                    "function_definition" | "class_definition" | "lambda"
+                ) =>
+            {
+                return false;
+            }
+            Some(p) => cur = p.parent(),
+            None => return false,
+        }
+    }
+    false
 }
 
 /// Is node `n` an `if __name__ == "__main__":` statement?
@@ -2314,7 +2343,11 @@ fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
 /// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?
 /// Also the dunder spelling, `node.__iter__().__next__()`.
 fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
-    if only_arg_of(m, node, "iter").is_some_and(|it| only_arg_of(m, it, "next").is_some()) {
+    // (also `i, batch = next(enumerate(loader))`)
+    if ["iter", "enumerate"]
+        .iter()
+        .any(|f| only_arg_of(m, node, f).is_some_and(|it| only_arg_of(m, it, "next").is_some()))
+    {
         return true;
     }
     let name = m.node_text(node);
@@ -2565,6 +2598,37 @@ fn torch_layer(m: &Model<'_>, k: &Call) -> bool {
     m.text(k.func).starts_with("nn.") || m.qual(k).starts_with("torch.nn.")
 }
 
+/// Is `c` a call in a module's method to `self.apply(...)` or to another method of the same
+/// class that builds no layer (no `nn.` constructor other than `nn.init`, no module class of
+/// the file): weight initialisation, `self.weight_init()`?
+// Ex) def __init__(self): ...; self.weight_init()
+fn own_method_without_layers(m: &Model<'_>, c: &Call) -> bool {
+    let (Some(class), Some(recv)) = (c.ctx.class, c.recv) else {
+        return false;
+    };
+    if m.text(recv) != "self" {
+        return false;
+    }
+    if m.last_name(c) == "apply" {
+        return true;
+    }
+    let name = m.last_name(c);
+    let Some(fi) = m
+        .funcs
+        .iter()
+        .position(|f| f.class == Some(class) && m.text(f.name) == name)
+    else {
+        return false;
+    };
+    !m.calls.iter().any(|k| {
+        k.ctx.func == Some(fi as u32)
+            && ((torch_layer(m, k)
+                && !m.qual(k).contains(".init.")
+                && !m.text(k.func).contains("init."))
+                || local_module_class(m, m.text(k.func)))
+    })
+}
+
 /// The function of this file that call `c` calls, when it builds torch layers (`def
 /// conv_block(c_in, c_out): return nn.Sequential(nn.Conv2d(c_in, c_out, 3), ...)`).
 fn layer_helper(m: &Model<'_>, c: &Call) -> Option<usize> {
@@ -2775,6 +2839,9 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
         _ if m.text(c.func).starts_with("nn.") || m.text(c.func).starts_with("torch.") => {
             return None; // a layer this count does not size
         }
+        // `self.weight_init()`, `self.apply(init_weights)`: a method of the module that
+        // builds no layer (it initialises the weights) adds no parameters
+        _ if own_method_without_layers(m, c) => 0,
         _ if local_module_class(m, m.text(c.func)) => 0, // counted with its own class
         _ => return None,
     })
@@ -2891,7 +2958,16 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
                 || ((last.to_ascii_lowercase().contains("model")
                     || matches!(last, "from_pretrained" | "from_name" | "load" | "getattr"))
                     && m.call_args(c).iter().any(|a| {
-                        matches!(m.resolve(a, c.span.start, c.ctx.func), Val::Str(v) if names_conv(&v))
+                        // (also `prepare_model(config["model"])` of a dict built from
+                        // `vars(args)`, the option's default `"vgg19"`)
+                        let v = match m.resolve(a, c.span.start, c.ctx.func) {
+                            Val::Unknown => m
+                                .node(a.value)
+                                .and_then(|n| super::resolve::args_dict_value(m, n))
+                                .unwrap_or(Val::Unknown),
+                            v => v,
+                        };
+                        matches!(v, Val::Str(v) if names_conv(&v))
                     }))
         })
 }

@@ -17,7 +17,8 @@ declare_rule! {
     /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
     /// The model may be an object imported from the repository's own module (`from
     /// faster_rcnn.faster_rcnn import model`, then `model.eval()`), not an imported function.
-    /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) is not
+    /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) or an Ultralytics
+    /// model (`YOLO("yolov8n.pt")`, `torch.hub.load("ultralytics/yolov5", ...)`) is not
     /// counted: its `__call__` disables autograd itself; nor is a file that freezes every
     /// parameter (`for p in model.parameters(): p.requires_grad = False`), nor a loop that builds
     /// adversarial examples or saliency maps, which need autograd (a call named for an attack or
@@ -273,12 +274,23 @@ fn wrap_fix(m: &crate::analysis::facts::Model<'_>, start: usize, end: usize) -> 
 }
 
 /// Is `name` a Hugging Face pipeline (`StableDiffusionPipeline.from_pretrained(...)`,
-/// `pipeline("text-generation")`)? Its `__call__` runs under `torch.no_grad()` itself.
+/// `pipeline("text-generation")`) or an Ultralytics model (`YOLO("yolov8s.pt")`, also YOLOv5
+/// through `torch.hub.load("ultralytics/yolov5", ...)`)? Its `__call__` runs under
+/// `torch.no_grad()` / `torch.inference_mode()` itself.
 fn pipeline(m: &crate::analysis::facts::Model<'_>, name: &str) -> bool {
     m.assigns.iter().any(|a| {
         a.targets.len() == 1 && m.text(a.left) == name && {
             let v = m.text(a.value);
-            v.contains("Pipeline") || v.starts_with("pipeline(")
+            v.contains("Pipeline")
+                || v.starts_with("pipeline(")
+                || a.rhs_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|c| {
+                        let q = m.qual(c);
+                        q.starts_with("ultralytics.")
+                            || (q == "torch.hub.load"
+                                && m.text(c.args_span).contains("ultralytics/"))
+                    })
         }
     })
 }

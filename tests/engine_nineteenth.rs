@@ -1,0 +1,381 @@
+//! The nineteenth accuracy round: shapes from the blind waves g419– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A training loop with a CPU fallback branch on the device string the script chose.
+const CPU_FALLBACK: &str = "import torch
+from torch.utils.data import DataLoader
+
+
+def main():
+    device = 'cuda' if torch.cuda.is_available() else 'cpu'
+    model = torch.nn.Linear(10, 2).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+    for epoch in range(10):
+        for inputs, targets in loader:
+            if device == 'cuda':
+                inputs = inputs.to(device, non_blocking=True)
+                targets = targets.to(device, non_blocking=True)
+            else:
+                inputs = inputs.to(device)
+                targets = targets.to(device)
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+            loss.backward()
+            opt.step()
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) if device == 'cuda': x = x.to(device, non_blocking=True) else: x = x.to(device)
+#[test]
+fn the_cpu_fallback_of_a_device_test_does_not_run_on_cuda() {
+    assert!(lines_of(&run(CPU_FALLBACK), "EA303").is_empty());
+    // through `torch.device(...).type`
+    let typed = CPU_FALLBACK
+        .replace(
+            "device = 'cuda' if torch.cuda.is_available() else 'cpu'",
+            "device = torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')",
+        )
+        .replace("if device == 'cuda':", "if device.type == 'cuda':");
+    assert!(lines_of(&run(&typed), "EA303").is_empty());
+    // the copies of the CUDA branch are reported when they block
+    let blocking = CPU_FALLBACK.replace(
+        "                inputs = inputs.to(device, non_blocking=True)\n",
+        "                inputs = inputs.to(device)\n",
+    );
+    assert_eq!(lines_of(&run(&blocking), "EA303"), vec![13]);
+    // a test the engine cannot decide leaves both branches running
+    let unknown = CPU_FALLBACK.replace("if device == 'cuda':", "if args.fast:");
+    assert_eq!(lines_of(&run(&unknown), "EA303"), vec![16, 17]);
+}
+
+/// Segmentation inference over a folder, the image decoded from an f-string path.
+const FSTRING_DECODE: &str = "import os
+import torch
+from PIL import Image
+from torchvision import transforms
+from model import fcn
+
+device = torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
+trans = transforms.ToTensor()
+model = fcn(1).to(device)
+model.eval()
+for name in os.listdir('img_pre'):
+    img = Image.open(f'img_pre/{name}')
+    with torch.no_grad():
+        res = model(trans(img).unsqueeze(0).to(device))
+    transforms.ToPILImage()(res.squeeze().cpu()).save(f'result/{name}')
+";
+
+// Ex) for i in os.listdir('img_pre'): img = Image.open(f'img_pre/{i}')
+#[test]
+fn an_image_decoded_from_an_f_string_path_is_the_loops_input() {
+    assert_eq!(lines_of(&run(FSTRING_DECODE), "EA502"), vec![12]);
+    // a fixed file is no input of the loop
+    let fixed = FSTRING_DECODE.replace("Image.open(f'img_pre/{name}')", "Image.open('logo.png')");
+    assert!(lines_of(&run(&fixed), "EA502").is_empty());
+}
+
+/// An MLP autoencoder of about 952,000 parameters whose `__init__` calls its weight init.
+const WEIGHT_INIT: &str = "import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+
+class VAE(nn.Module):
+    def __init__(self, z_dim=2):
+        super(VAE, self).__init__()
+        self.encode = nn.Sequential(
+            nn.Linear(784, 400), nn.ReLU(), nn.Linear(400, 400), nn.ReLU(), nn.Linear(400, 2 * z_dim))
+        self.decode = nn.Sequential(
+            nn.Linear(z_dim, 400), nn.ReLU(), nn.Linear(400, 400), nn.ReLU(), nn.Linear(400, 784))
+        self.weight_init()
+
+    def weight_init(self):
+        for block in self._modules:
+            for m in self._modules[block]:
+                if isinstance(m, nn.Linear):
+                    nn.init.normal_(m.weight, 0, 0.02)
+
+    def forward(self, x):
+        return self.decode(self.encode(x)[:, :2])
+
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+loader = DataLoader(train_set, batch_size=100, shuffle=True, num_workers=2, pin_memory=True, persistent_workers=True)
+vae = VAE().to(device)
+opt = torch.optim.Adam(vae.parameters(), lr=1e-3)
+for epoch in range(10):
+    for x, _ in loader:
+        x = x.to(device, non_blocking=True)
+        loss = (vae(x) - x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+";
+
+// Ex) def __init__(self, z_dim=2): ...; self.weight_init()
+#[test]
+fn a_weight_init_method_called_in_init_adds_no_parameters() {
+    let report = run(WEIGHT_INIT);
+    assert!(lines_of(&report, "EA201").is_empty());
+    assert!(lines_of(&report, "EA202").is_empty());
+    // `self.apply(init_fn)` alike
+    let apply = WEIGHT_INIT.replace("self.weight_init()\n", "self.apply(init_fn)\n");
+    assert!(lines_of(&run(&apply), "EA201").is_empty());
+    // a method that builds a layer the count cannot size keeps the findings
+    let builds = WEIGHT_INIT.replace(
+        "                if isinstance(m, nn.Linear):\n                    nn.init.normal_(m.weight, 0, 0.02)\n",
+        "                pass\n        self.extra = nn.TransformerEncoderLayer(d_model, 8)\n",
+    );
+    assert_eq!(lines_of(&run(&builds), "EA201"), vec![30]);
+}
+
+/// Style transfer whose options are copied into a config dict handed to the function.
+const CONFIG_DICT: &str = "import argparse
+import torch
+from torch.optim import Adam, LBFGS
+import utils
+
+
+def transfer(config):
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    img = utils.load(config['content'], device).requires_grad_(True)
+    net = utils.prepare_model(config['model'], device)
+    if config['optimizer'] == 'adam':
+        optimizer = Adam((img,), lr=10.0)
+        for cnt in range(3000):
+            loss = utils.loss(net, img)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            print(f'iteration {cnt}: {loss.item():12.4f}')
+    elif config['optimizer'] == 'lbfgs':
+        optimizer = LBFGS((img,), max_iter=1000)
+
+        def closure():
+            optimizer.zero_grad()
+            loss = utils.loss(net, img)
+            loss.backward()
+            return loss
+
+        optimizer.step(closure)
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--content', default='figures.jpg')
+    parser.add_argument('--optimizer', choices=['lbfgs', 'adam'], default='lbfgs')
+    parser.add_argument('--model', choices=['vgg16', 'vgg19'], default='vgg19')
+    args = parser.parse_args()
+    config = dict()
+    for arg in vars(args):
+        config[arg] = getattr(args, arg)
+    transfer(config)
+";
+
+// Ex) for arg in vars(args): config[arg] = getattr(args, arg) ... if config['optimizer'] == 'adam':
+#[test]
+fn an_entry_of_a_dict_copied_from_the_options_is_compared_as_shipped() {
+    let report = run(CONFIG_DICT);
+    assert!(lines_of(&report, "EA301").is_empty());
+    assert!(lines_of(&report, "EA201").is_empty());
+    // with `adam` the default, the Adam loop runs and reads the loss every step
+    let adam = CONFIG_DICT.replace("default='lbfgs'", "default='adam'");
+    assert_eq!(lines_of(&run(&adam), "EA301"), vec![18]);
+}
+
+/// A training script whose network is built by name from a config dict copied from the options.
+const CONFIG_ARCH: &str = "import argparse
+import torch
+import models
+
+
+def main(config):
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    model = models.build_model(config['arch']).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(10):
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            with torch.autocast('cuda', dtype=torch.bfloat16):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--arch', default='resnet18')
+    args = parser.parse_args()
+    config = {}
+    for arg in vars(args):
+        config[arg] = getattr(args, arg)
+    main(config)
+";
+
+// Ex) model = models.build_model(config['arch']) with `--arch` defaulting to 'resnet18'
+#[test]
+fn a_network_named_by_a_config_entry_copied_from_the_options_is_convolutional() {
+    assert_eq!(lines_of(&run(CONFIG_ARCH), "EA204"), vec![8]);
+    let vit = CONFIG_ARCH.replace("default='resnet18'", "default='vit_b_16'");
+    assert!(lines_of(&run(&vit), "EA204").is_empty());
+}
+
+/// YOLO inference over a video's frames.
+const YOLO_VIDEO: &str = "import cv2
+from ultralytics import YOLO
+
+model = YOLO('models/yolov8s.pt')
+model.to('cuda')
+model.eval()
+cap = cv2.VideoCapture('videos/video1.mp4')
+while True:
+    ret, frame = cap.read()
+    if not ret:
+        break
+    results = model(frame, device='cuda')
+    cv2.imshow('YOLOv8', results[0].plot())
+    if cv2.waitKey(1) & 0xFF == ord('q'):
+        break
+";
+
+// Ex) model = YOLO("yolov8s.pt") ... results = model(frame)
+#[test]
+fn an_ultralytics_model_disables_autograd_itself() {
+    assert!(lines_of(&run(YOLO_VIDEO), "EA401").is_empty());
+    let hub = YOLO_VIDEO
+        .replace("from ultralytics import YOLO\n", "import torch\n")
+        .replace(
+            "YOLO('models/yolov8s.pt')",
+            "torch.hub.load('ultralytics/yolov5', 'yolov5s')",
+        );
+    assert!(lines_of(&run(&hub), "EA401").is_empty());
+    // a network of the repository called the same way records the graph
+    let own = YOLO_VIDEO.replace("from ultralytics import YOLO", "from nets import YOLO");
+    assert_eq!(lines_of(&run(&own), "EA401"), vec![8]);
+}
+
+/// A notebook-style sandbox that draws one batch from a loader bound over its own dataset name.
+const ONE_BATCH: &str = "import torch
+from torch.utils.data import DataLoader
+import dataset as ds
+import transformer as tst
+
+training_data = ds.TransformerDataset(data=torch.tensor(values).float(), indices=indices)
+training_data = DataLoader(training_data, 32)
+i, batch = next(enumerate(training_data))
+src, trg, trg_y = batch
+model = tst.TimeSeriesTransformer(dim_val=512, input_size=1)
+output = model(src=src, tgt=trg)
+";
+
+// Ex) training_data = DataLoader(training_data, batch_size); i, batch = next(enumerate(training_data))
+#[test]
+fn a_loader_read_with_next_of_enumerate_gives_one_batch() {
+    assert!(lines_of(&run(ONE_BATCH), "EA101").is_empty());
+    // iterated, it loads every batch
+    let looped = ONE_BATCH.replace(
+        "i, batch = next(enumerate(training_data))\nsrc, trg, trg_y = batch\n",
+        "for i, batch in enumerate(training_data):\n    src, trg, trg_y = batch\n",
+    );
+    assert_eq!(lines_of(&run(&looped), "EA101"), vec![7]);
+}
+
+/// The PyTorch style-transfer tutorial: a pretrained VGG's features placed at module level,
+/// a normalisation module placed inside the function that assembles the model.
+const STYLE_TUTORIAL: &str = "import torch
+import torch.nn as nn
+import torchvision.models as models
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+cnn = models.vgg16(pretrained=True).features.to(device).eval()
+
+
+class Normalization(nn.Module):
+    def __init__(self, mean, std):
+        super().__init__()
+        self.mean = torch.tensor(mean).view(-1, 1, 1)
+        self.std = torch.tensor(std).view(-1, 1, 1)
+
+    def forward(self, img):
+        return (img - self.mean) / self.std
+
+
+def build(cnn, mean, std):
+    normalization = Normalization(mean, std).to(device)
+    model = nn.Sequential(normalization)
+    for layer in cnn.children():
+        model.add_module('x', layer)
+    return model
+
+
+def run(cnn, img):
+    model = build(cnn, 0.5, 0.2)
+    model.requires_grad_(False)
+    img.requires_grad_(True)
+    optimizer = torch.optim.Adam([img])
+    for step in range(300):
+        optimizer.zero_grad()
+        loss = model(img).sum()
+        loss.backward()
+        optimizer.step()
+
+
+run(cnn, torch.rand(1, 3, 224, 224, device=device))
+";
+
+// Ex) cnn = models.vgg16(pretrained=True).features.to(device).eval()
+#[test]
+fn the_features_of_a_network_built_on_the_spot_are_a_model() {
+    let report = run(STYLE_TUTORIAL);
+    assert_eq!(lines_of(&report, "EA204"), vec![6]);
+    assert_eq!(lines_of(&report, "EA203"), vec![6]);
+}
+
+/// A notebook fragment: module-level loaders, a training function called from an epoch loop
+/// at module level, a test loader nothing reads.
+const MODULE_EPOCHS: &str = "import torch
+from torch_geometric.loader import DataLoader
+
+optimizer = torch.optim.Adam(model.parameters(), lr=0.0007)
+device = torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
+model = model.to(device)
+loader = DataLoader(data[:800], batch_size=64, shuffle=True)
+test_loader = DataLoader(data[800:], batch_size=64, shuffle=True)
+
+
+def train(data):
+    for batch in loader:
+        batch.to(device)
+        optimizer.zero_grad()
+        loss = model(batch.x.float(), batch.edge_index).sum()
+        loss.backward()
+        optimizer.step()
+    return loss
+
+
+for epoch in range(2000):
+    loss = train(data)
+";
+
+// Ex) for epoch in range(2000): loss, h = train(data)   (and `test_loader` read nowhere)
+#[test]
+fn an_unread_loader_of_a_script_whose_module_level_epoch_loop_trains_is_not_reported() {
+    assert_eq!(lines_of(&run(MODULE_EPOCHS), "EA101"), vec![7]);
+}
