@@ -379,3 +379,207 @@ for epoch in range(2000):
 fn an_unread_loader_of_a_script_whose_module_level_epoch_loop_trains_is_not_reported() {
     assert_eq!(lines_of(&run(MODULE_EPOCHS), "EA101"), vec![7]);
 }
+
+/// Converts synthetic-dataset captures to YOLO labels: the files kept from a directory listing
+/// by a comprehension.
+const FILTERED_LISTING: &str = "import json
+import os
+
+root = '/data/'
+dir_list = os.listdir(root + 'Dataset/')
+captures_list = [name for name in dir_list if 'captures' in name]
+for capture in captures_list:
+    with open(root + 'Dataset/' + capture) as file:
+        captures = json.load(file)
+    for picture in captures['captures']:
+        with open(root + 'RGB/' + picture['filename'][:-4] + '.txt', 'w') as out:
+            for box in picture['annotations'][0]['values']:
+                out.write('%d %f\\n' % (box['label_id'], box['x']))
+";
+
+// Ex) captures_list = [str for str in dir_list if any(...)]; for capture in captures_list:
+#[test]
+fn entries_kept_from_a_listing_by_a_comprehension_are_files() {
+    assert_eq!(lines_of(&run(FILTERED_LISTING), "EA602"), vec![7]);
+    // a comprehension over names that list nothing is no loop over files
+    let names = FILTERED_LISTING.replace("os.listdir(root + 'Dataset/')", "['a', 'b']");
+    assert!(lines_of(&run(&names), "EA602").is_empty());
+}
+
+/// A seq2seq training loop whose per-step printing sits behind a `VERBOSE` switch of another
+/// module.
+const VERBOSE_SWITCH: &str = "import torch
+from model import *
+
+
+def train():
+    encoder_optim = torch.optim.SGD(encoder.parameters(), lr=0.01)
+    for ei in range(10):
+        for ii, (x, y) in enumerate(data):
+            encoder.zero_grad()
+            loss = encoder(x, y)
+            loss.backward()
+            encoder_optim.step()
+            if VERBOSE:
+                print('epoch = %d, iteration = %d, loss = %f' % (ei, ii + 1, loss))
+
+
+if __name__ == '__main__':
+    train()
+";
+
+// Ex) from model import *  ...  if VERBOSE: print(...)
+#[test]
+fn a_verbose_switch_of_another_module_is_off_as_shipped() {
+    assert!(lines_of(&run(VERBOSE_SWITCH), "EA504").is_empty());
+    // a switch the file sets on prints every step
+    let on = VERBOSE_SWITCH.replace(
+        "from model import *\n",
+        "from model import *\n\nVERBOSE = True\n",
+    );
+    assert_eq!(lines_of(&run(&on), "EA504"), vec![16]);
+    // any other unknown test is no switch the engine can read
+    let other = VERBOSE_SWITCH.replace("if VERBOSE:", "if LOG_STEPS:");
+    assert_eq!(lines_of(&run(&other), "EA504"), vec![14]);
+}
+
+/// Domain-adaptation fine-tuning: `load_model(str(args.model))` takes the branch of the
+/// option's default; the branch for another checkpoint places a wrapped copy.
+const STR_OPTION: &str = "import argparse
+import torch
+import torchvision
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--model', type=str, default='resnet')
+args = parser.parse_args()
+DEVICE = torch.device('cuda')
+
+
+def load_model(name='alexnet'):
+    if name == 'resnet':
+        model = torchvision.models.resnet50(pretrained=True)
+    elif name == 'gheiros':
+        model = torchvision.models.resnet50(pretrained=False)
+        model = torch.nn.DataParallel(model, device_ids=[1]).cuda(DEVICE)
+    return model
+
+
+def get_optimizer(model_name):
+    return torch.optim.SGD(model.parameters(), lr=0.01)
+
+
+def finetune(model, loader, optimizer):
+    for epoch in range(10):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.to(DEVICE)), y.to(DEVICE))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    model_name = str(args.model)
+    model = load_model(model_name).to(DEVICE)
+    optimizer = get_optimizer(model_name)
+    finetune(model, loader, optimizer)
+";
+
+// Ex) model_name = str(args.model); model = load_model(model_name).to(DEVICE)
+#[test]
+fn str_of_a_string_option_is_the_option() {
+    let report = run(STR_OPTION);
+    assert_eq!(lines_of(&report, "EA203"), vec![35]);
+    assert_eq!(lines_of(&report, "EA204"), vec![35]);
+}
+
+/// Resamples a folder of recordings with soundfile and librosa.
+const AUDIO_FOLDER: &str = "import librosa
+import soundfile as sf
+import os
+from tqdm import tqdm
+
+in_path = 'data/wavs/'
+out_path = 'data/wavs_16k/'
+
+for file in tqdm(os.listdir(in_path)):
+    audio, sr = sf.read(in_path + file)
+    resampled = librosa.resample(audio, orig_sr=sr, target_sr=16000)
+    sf.write(out_path + file, resampled, 16000)
+";
+
+// Ex) for file in os.listdir(in_path): audio, sr = sf.read(in_path + file)
+#[test]
+fn decoding_audio_files_is_data_processing() {
+    assert_eq!(lines_of(&run(AUDIO_FOLDER), "EA602"), vec![9]);
+}
+
+/// Samples every third frame of each video of a folder into one array per video.
+const VIDEO_FRAMES: &str = "import os
+import cv2
+import numpy as np
+from numpy import save
+
+videos = os.listdir('data/videos')
+for video in videos:
+    cap = cv2.VideoCapture(os.path.join('data/videos', video))
+    count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
+    buf = np.empty((count, 224, 224, 3), np.dtype('uint8'))
+    fc = 0
+    ret = True
+    while fc < count and ret:
+        ret, img = cap.read()
+        if ret:
+            buf[fc] = cv2.resize(img, (224, 224))
+        fc += 1
+    save(os.path.join('data/arrays', video[:-4] + '.npy'), buf)
+";
+
+// Ex) from numpy import save ... for video in videos: ...; save(path, buf)
+#[test]
+fn an_output_function_imported_by_name_writes_a_result_per_file() {
+    assert_eq!(lines_of(&run(VIDEO_FRAMES), "EA602"), vec![7]);
+    // nothing kept per video: no result to parallelise
+    let shown = VIDEO_FRAMES.replace(
+        "    save(os.path.join('data/arrays', video[:-4] + '.npy'), buf)\n",
+        "    print(video, fc)\n",
+    );
+    assert!(lines_of(&run(&shown), "EA602").is_empty());
+}
+
+/// A fine-tuning script whose data function returns a test loader the caller never reads.
+const RETURNED_TEST_LOADER: &str = "import torch
+from torchvision import datasets, models
+
+
+def load_dataset(root):
+    train_data = datasets.ImageFolder(root + '/train')
+    test_data = datasets.ImageFolder(root + '/test')
+    train_loader = torch.utils.data.DataLoader(train_data, batch_size=32, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+    test_loader = torch.utils.data.DataLoader(test_data, batch_size=32)
+    return train_data.class_to_idx, train_loader, test_loader
+
+
+device = torch.device('cuda')
+class_to_idx, train_loader, test_loader = load_dataset('flowers')
+model = models.densenet201(pretrained=True).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for epoch in range(5):
+    for images, labels in train_loader:
+        images, labels = images.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+        loss = torch.nn.functional.cross_entropy(model(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) class_to_idx, train_loader, valid_loader, test_loader = load_dataset(...)   # test_loader unread
+#[test]
+fn a_returned_loader_the_caller_never_reads_is_not_reported() {
+    assert!(lines_of(&run(RETURNED_TEST_LOADER), "EA101").is_empty());
+    // read by the caller, it loads every batch in the main process
+    let read = RETURNED_TEST_LOADER.replace(
+        "        optimizer.step()\n",
+        "        optimizer.step()\n    for images, labels in test_loader:\n        print(model(images.to(device)).argmax(1))\n",
+    );
+    assert_eq!(lines_of(&run(&read), "EA101"), vec![9]);
+}

@@ -99,10 +99,11 @@ fn markdown() -> String {
          also one declared with `argparse.BooleanOptionalAction`; docopt's usage text, whose \
          flags are false unless given, `args['--cuda']`, or take its `[default: ...]`; also \
          a mode switch of options the file parses elsewhere and never sets, \
-         `if opt.test:`, `if args.eval:`, `if cfg.debug:`, taken as an unset flag; an integer \
+         `if opt.test:`, `if args.eval:`, `if cfg.debug:`, or a `VERBOSE` / `DEBUG` switch \
+         of another module, `from config import *`, taken as an unset flag; an integer \
          or string option read through a name is false when 0 or empty, `eval = args.eval` \
          with `default=0`, and so is one defaulting to an empty list, `nargs='+', \
-         default=[]`; a string option compared case-folded, `args.dataset.lower() == \
+         default=[]`; a string option compared case-folded or converted, `str(args.model) == 'resnet'`, `args.dataset.lower() == \
          'kitti'`; a conditional value, `half = False if int(args.half) == 0 else True`, \
          takes the branch its test takes as shipped; an entry of a dict the file writes out, `config['num_workers']`, \
          or copies from the options, `for arg in vars(args): config[arg] = getattr(args, arg)` \

@@ -2673,6 +2673,23 @@ impl<'s> Model<'s> {
                             _ => Val::Unknown,
                         }
                     }
+                    // `model_name = str(args.model)`: a string option stays itself
+                    (Some("str"), Some(args)) if args.named_child_count() == 1 => {
+                        let Some(inner) = args.named_child(0) else {
+                            return Val::Unknown;
+                        };
+                        match self.resolve_span(
+                            Span::of(inner),
+                            val_kind(inner),
+                            at,
+                            func_ctx,
+                            depth + 1,
+                        ) {
+                            v @ Val::Str(_) => v,
+                            Val::Int(n) => Val::Str(n.to_string()),
+                            _ => Val::Unknown,
+                        }
+                    }
                     _ => Val::Unknown,
                 }
             }

@@ -2404,6 +2404,7 @@ const S_GENERATE: u32 = 1 << 6;
 const S_PRETRAINED: u32 = 1 << 7;
 const S_HF_DATA: u32 = 1 << 9;
 const S_PANDAS: u32 = 1 << 10;
+/// Decodes an image, a video or an audio file.
 const S_IMAGE: u32 = 1 << 11;
 const S_GLOB: u32 = 1 << 12;
 const S_WRITE: u32 = 1 << 13;
@@ -2450,6 +2451,20 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "load" | "loads" | "read_text" | "loadtxt" if c.method.is_some() => s |= S_READ,
         "open" if c.method.is_some() && (q.starts_with("PIL") || recv == "Image") => s |= S_IMAGE,
         "imread" | "imdecode" | "read_image" | "VideoCapture" => s |= S_IMAGE,
+        // audio decoded from a file (`librosa.load(path)`, `torchaudio.load(path)`,
+        // `sf.read(path)`): media decoding, as an image's
+        "load" | "read"
+            if matches!(
+                q.as_ref(),
+                "librosa.load"
+                    | "librosa.core.load"
+                    | "torchaudio.load"
+                    | "soundfile.read"
+                    | "scipy.io.wavfile.read"
+            ) =>
+        {
+            s |= S_IMAGE | S_READ
+        }
         "imwrite" => s |= S_WRITE,
         // (`librosa.util.find_files(dir)`: the audio files under a folder)
         "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" | "find_files" => {
@@ -3025,21 +3040,49 @@ fn listing_loop(m: &Model<'_>, l: &super::facts::Loop, calls: &[&str], nouns: &[
         return true;
     }
     // `wavs = sorted(glob.glob(...))` ... `for wav in tqdm(wavs):`: the name's latest binding
-    // before the loop, in the same function, lists a directory
+    // before the loop, in the same function, lists a directory — or keeps some entries of a
+    // name bound so (`captures = [f for f in dir_list if "captures" in f]`)
+    let latest = |name: &str, before: usize| {
+        m.assigns.iter().rfind(|a| {
+            a.span.end <= before
+                && a.ctx.func == l.ctx.func
+                && a.targets.len() == 1
+                && m.text(a.left) == name
+        })
+    };
     code_only(it_text)
         .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
         .filter(|w| !w.is_empty())
         .any(|name| {
-            m.assigns
-                .iter()
-                .rfind(|a| {
-                    a.span.end <= l.span.start
-                        && a.ctx.func == l.ctx.func
-                        && a.targets.len() == 1
-                        && m.text(a.left) == name
-                })
-                .is_some_and(|a| listing_in(m.text(a.value)))
+            latest(name, l.span.start).is_some_and(|a| {
+                listing_in(m.text(a.value))
+                    || filtered_from(m, a.value).is_some_and(|src| {
+                        latest(src, a.span.start).is_some_and(|b| listing_in(m.text(b.value)))
+                    })
+            })
         })
+}
+
+/// The name a list comprehension draws its entries from, when value `v` is one over a plain
+/// name (`[f for f in dir_list if f.endswith(".json")]`), also sorted (`sorted(f for f in
+/// names if ...)`).
+fn filtered_from<'s>(m: &Model<'s>, v: Span) -> Option<&'s str> {
+    let mut n = m.node(v)?;
+    if n.node_kind() == "call"
+        && super::facts::field::get(n, super::facts::field::FUNCTION)
+            .is_some_and(|f| matches!(m.node_text(f), "sorted" | "list"))
+    {
+        n = super::facts::field::get(n, super::facts::field::ARGUMENTS)?.named_child(0)?;
+    }
+    if !matches!(n.node_kind(), "list_comprehension" | "generator_expression") {
+        return None;
+    }
+    let mut c = n.walk();
+    let clause = n
+        .named_children(&mut c)
+        .find(|ch| ch.node_kind() == "for_in_clause")?;
+    let src = clause.child_by_field_name("right")?;
+    (src.node_kind() == "identifier").then(|| m.text(Span::of(src)))
 }
 
 /// `text` calls `os.walk`: through the module (`os.walk(d)`, `import os as o` ... `o.walk(d)`)
@@ -3377,7 +3420,22 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         "identifier" => match g.func.and_then(|f| param_index(m, f, name).map(|p| (f, p))) {
             Some((f, p)) => param_value(m, f, p),
             None if g.func.is_some_and(|f| binds_in(m, Some(f), name)) => local_switch(m, g, name),
-            None => module_constant(m, name),
+            // (`if VERBOSE:` with `VERBOSE` from another module, `from config import *`: a
+            // debugging switch, off unless asked for)
+            None => module_constant(m, name).or_else(|| {
+                let bound = m
+                    .assigns
+                    .iter()
+                    .any(|a| a.targets.iter().any(|t| m.text(*t) == name))
+                    || m.loops
+                        .iter()
+                        .any(|l| l.targets.iter().any(|t| m.text(*t) == name))
+                    || m.defined.contains(name);
+                (!bound)
+                    .then(|| mode_switch_off(m, name, &[]))
+                    .flatten()
+                    .filter(|_| matches!(name.to_ascii_lowercase().as_str(), "verbose" | "debug"))
+            }),
         },
         // `config["enable_tensorboard"]` of a dict the file builds from the argparse namespace
         // (`args['--cuda']` of a docopt usage text: the flag's default there)
@@ -3488,8 +3546,9 @@ fn tested_for_absence(src: &str, name: &str) -> bool {
 /// only on request.
 fn mode_switch_off(m: &Model<'_>, name: &str, assigned: &[&super::facts::Assign]) -> Option<bool> {
     let field = name.rsplit('.').next()?;
+    let lower = field.to_ascii_lowercase();
     let mode = matches!(
-        field,
+        lower.as_str(),
         // (not `evaluate`, which also names validation during training: `if args.evaluate
         // and step % val_freq == 0:`)
         "test"
@@ -3500,6 +3559,7 @@ fn mode_switch_off(m: &Model<'_>, name: &str, assigned: &[&super::facts::Assign]
             | "predict"
             | "demo"
             | "debug"
+            | "verbose"
             | "visualize"
     );
     (mode && assigned.is_empty() && !m.argparse.contains_key(field)).then_some(false)

@@ -29,7 +29,8 @@ declare_rule! {
     /// starting workers for one batch costs more than it saves (also `i, batch =
     /// next(enumerate(loader))`); nor a fallback built in an
     /// `except` handler; nor a
-    /// function's loader that nothing reads (nor one at module level in a script whose steps
+    /// function's loader that nothing reads, or that it returns to callers that never read
+    /// it, `..., test_loader = load_dataset(...)` (nor one at module level in a script whose steps
     /// run at module level, itself or through a function it hands the optimizer,
     /// `train_one_epoch(model, optimizer, loader)`, or calls from an epoch loop there, `for
     /// epoch in range(n): loss = train(data)`, or whose `if __name__ == "__main__":`

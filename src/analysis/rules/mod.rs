@@ -2101,6 +2101,7 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         // always breaks off, `for batch in tqdm(val_loader): ...; break`, reads one batch)
         |n| {
             passed_to_once_reader(m, n)
+                || returned_unused(m, n)
                 || iterator_read_once(m, n)
                 || only_arg_of(m, n, "len").is_some()
                 || m.loops.iter().any(|l| {
@@ -2198,6 +2199,95 @@ fn is_assignment_target(node: tree_sitter::Node<'_>) -> bool {
         p.node_kind() == "assignment"
             && p.child_by_field_name("left")
                 .is_some_and(|l| l.start_byte() == node.start_byte())
+    })
+}
+
+/// `node` is returned by its function (alone or as one item of a returned tuple), and every
+/// call of that function in the file unpacks it into a name the file never reads: a test loader
+/// a setup function builds and its caller drops.
+// Ex) def load_dataset(): ...; return class_to_idx, train_loader, valid_loader, test_loader
+// Ex) class_to_idx, train_loader, valid_loader, test_loader = load_dataset(...)  # test_loader unread
+fn returned_unused(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    // (its position in the returned tuple, `None` when returned alone)
+    let (ret, pos) = match parent.node_kind() {
+        "return_statement" => (parent, None),
+        "expression_list" | "tuple" => {
+            let Some(r) = parent
+                .parent()
+                .filter(|r| r.node_kind() == "return_statement")
+            else {
+                return false;
+            };
+            let mut c = parent.walk();
+            let Some(i) = parent.named_children(&mut c).position(|x| x == node) else {
+                return false;
+            };
+            (r, Some(i))
+        }
+        _ => return false,
+    };
+    // the function that returns it
+    let mut cur = ret.parent();
+    let mut def = None;
+    for _ in 0..64 {
+        match cur {
+            Some(p) if p.node_kind() == "function_definition" => {
+                def = Some(p);
+                break;
+            }
+            Some(p) => cur = p.parent(),
+            None => break,
+        }
+    }
+    let Some(def) = def else { return false };
+    let Some(fname) = def.child_by_field_name("name").map(|n| m.node_text(n)) else {
+        return false;
+    };
+    let calls: Vec<&Call> = m
+        .calls
+        .iter()
+        .filter(|c| c.method.is_none() && m.text(c.func) == fname)
+        .collect();
+    if calls.is_empty() {
+        return false;
+    }
+    calls.iter().all(|c| {
+        let Some(target) = m
+            .assigns
+            .iter()
+            .find(|a| {
+                a.rhs_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|x| x.span == c.span)
+            })
+            .and_then(|a| match (pos, a.targets.as_slice()) {
+                (None, [t]) => Some(*t),
+                (Some(i), ts) if ts.len() > 1 => ts.get(i).copied(),
+                _ => None,
+            })
+        else {
+            return false;
+        };
+        let name = m.text(target);
+        if !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+            return false;
+        }
+        // read nowhere: no other occurrence of the name outside the returning function
+        let (ds, de) = (def.start_byte(), def.end_byte());
+        m.src
+            .match_indices(name)
+            .filter(|(i, _)| {
+                let before = m.src[..*i].chars().next_back();
+                let after = m.src[i + name.len()..].chars().next();
+                let word = |c: Option<char>| {
+                    c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                };
+                !word(before) && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+            .all(|(i, _)| (ds <= i && i < de) || i == target.start)
     })
 }
 

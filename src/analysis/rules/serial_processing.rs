@@ -256,6 +256,14 @@ impl Rule for SerialProcessing {
                     })
             };
             let collects = in_loop().any(|c| per_file(c.ctx.loop_) && writes_itself(c))
+                // (also an output function imported by name, `from numpy import save`)
+                || in_loop().any(|c| {
+                    per_file(c.ctx.loop_)
+                        && c.method.is_none()
+                        && m.imports.get(m.text(c.func)).is_some_and(|q| {
+                            OUTPUTS.contains(&q.rsplit('.').next().unwrap_or(q))
+                        })
+                })
                 || in_loop().any(|c| {
                     per_file(c.ctx.loop_)
                         && c.method.is_some()
