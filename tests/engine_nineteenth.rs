@@ -583,3 +583,31 @@ fn a_returned_loader_the_caller_never_reads_is_not_reported() {
     );
     assert_eq!(lines_of(&run(&read), "EA101"), vec![9]);
 }
+
+/// A Lightning detection script whose accelerator is a value of its config module.
+const LIGHTNING_CONFIG: &str = "import config
+from model import get_fasterrcnn
+from trainer import FasterRCNNTrainer
+from dataset import TacoDataset
+from torch.utils.data import DataLoader
+from pytorch_lightning import Trainer
+
+if __name__ == '__main__':
+    train_data = TacoDataset(root=config.ROOT, transform=config.transform)
+    train_dataloader = DataLoader(train_data, batch_size=config.BATCHSIZE, shuffle=True,
+                                  num_workers=config.NUM_WORKERS)
+    model = FasterRCNNTrainer(model=get_fasterrcnn(out_features=config.NUM_CLASSES))
+    trainer = Trainer(accelerator=config.ACCELERATOR, max_epochs=config.NUM_EPOCHS)
+    trainer.fit(model=model, train_dataloaders=train_dataloader)
+";
+
+// Ex) trainer = Trainer(accelerator=config.ACCELERATOR, ...)
+#[test]
+fn a_lightning_accelerator_from_a_config_module_is_the_gpu() {
+    let report = run(LIGHTNING_CONFIG);
+    assert_eq!(lines_of(&report, "EA102"), vec![10]);
+    assert_eq!(lines_of(&report, "EA201"), vec![13]);
+    // the CPU named in the file keeps it off the GPU
+    let cpu = LIGHTNING_CONFIG.replace("accelerator=config.ACCELERATOR", "accelerator='cpu'");
+    assert!(lines_of(&run(&cpu), "EA102").is_empty());
+}

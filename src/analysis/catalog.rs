@@ -131,7 +131,8 @@ fn markdown() -> String {
          itself, or a Lightning 1.x `Trainer(gpus=n)` whose `accelerator=` names only the \
          distributed strategy; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
-         device it is handed (a parameter, a value of a config module) while saying nothing of \
+         device it is handed (a parameter, a value of a config module; also a Lightning \
+         `Trainer(accelerator=config.ACCELERATOR)`) while saying nothing of \
          `cpu` or `mps` — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
          moves to a `device` defined elsewhere). A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \

@@ -854,7 +854,19 @@ fn device(m: &mut Model<'_>) {
                             Val::Str(v) => v,
                             _ => m.text(a.value).to_string(),
                         });
-                if let Some(t) = accelerator.as_deref().filter(|t| !strategy(t)) {
+                // `accelerator=config.ACCELERATOR`: a value of a config module the file is
+                // handed, as `.to(config.DEVICE)` (a GPU unless the file names the CPU)
+                let from_config = m.kw(c, "accelerator").is_some_and(|a| {
+                    a.vkind == ValKind::Attr
+                        && matches!(m.resolve(&a, c.span.start, c.ctx.func), Val::Unknown)
+                        && m.text(a.value)
+                            .split('.')
+                            .next()
+                            .is_some_and(|root| m.imports.contains_key(root))
+                });
+                if from_config {
+                    handed = true;
+                } else if let Some(t) = accelerator.as_deref().filter(|t| !strategy(t)) {
                     if t.contains("gpu") || t.contains("cuda") || t.contains("auto") {
                         see("cuda");
                     } else {
