@@ -611,3 +611,64 @@ fn a_lightning_accelerator_from_a_config_module_is_the_gpu() {
     let cpu = LIGHTNING_CONFIG.replace("accelerator=config.ACCELERATOR", "accelerator='cpu'");
     assert!(lines_of(&run(&cpu), "EA102").is_empty());
 }
+
+/// The Hugging Face course's Trainer tutorial: the arguments are built twice, the second
+/// binding handed to the Trainer.
+const TWO_TRAINING_ARGS: &str = "from transformers import AutoModelForSequenceClassification
+from transformers import TrainingArguments, Trainer
+
+model = AutoModelForSequenceClassification.from_pretrained('bert-base-cased', num_labels=5)
+training_args = TrainingArguments(output_dir='test_trainer')
+training_args = TrainingArguments(output_dir='test_trainer', evaluation_strategy='epoch')
+trainer = Trainer(model=model, args=training_args, train_dataset=small_train_dataset)
+trainer.train()
+";
+
+// Ex) training_args = TrainingArguments(...) twice, then Trainer(args=training_args)
+#[test]
+fn the_training_arguments_a_trainer_is_handed_anchor_the_framework_rules() {
+    let report = run(TWO_TRAINING_ARGS);
+    assert_eq!(lines_of(&report, "EA201"), vec![6]);
+    assert_eq!(lines_of(&report, "EA203"), vec![6]);
+    // handed the first binding (under another name), that one
+    let first = TWO_TRAINING_ARGS
+        .replace(
+            "training_args = TrainingArguments(output_dir='test_trainer')",
+            "args1 = TrainingArguments(output_dir='test_trainer')",
+        )
+        .replace("args=training_args", "args=args1");
+    assert_eq!(lines_of(&run(&first), "EA201"), vec![5]);
+}
+
+/// Node classification over token features a helper builds on the device.
+const TENSORS_ON_DEVICE: &str = "import torch
+import torch.utils.data as Data
+import utils
+
+device = torch.device('cuda')
+features, labels, idx_train = utils.load_data('cora')
+processed = utils.get_token(features, 4, 3, 'cora', device)
+labels = labels.to(device)
+train_set = Data.TensorDataset(processed[idx_train], labels[idx_train])
+train_loader = Data.DataLoader(train_set, batch_size=2000, shuffle=True)
+model = utils.TransformerModel(hops=7, n_class=7).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+for epoch in range(100):
+    for x, y in train_loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) labels = labels.to(device) ... TensorDataset(processed_features[idx_train], labels[idx_train])
+#[test]
+fn a_tensor_dataset_of_tensors_bound_on_the_device_needs_no_pinning() {
+    assert!(lines_of(&run(TENSORS_ON_DEVICE), "EA102").is_empty());
+    // features left on the CPU are copied every batch
+    let host = TENSORS_ON_DEVICE.replace(
+        "processed = utils.get_token(features, 4, 3, 'cora', device)",
+        "processed = utils.get_token(features, 4, 3, 'cora')",
+    );
+    assert_eq!(lines_of(&run(&host), "EA102"), vec![10]);
+}

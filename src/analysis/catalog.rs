@@ -117,7 +117,11 @@ fn markdown() -> String {
          script that nothing in the script calls (or calls only from such code; a call in an \
          f-string's braces is a call), a class the script never names, or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
-         the file-level training rules judge only training loops that run. A loop over a loader \
+         the file-level training rules judge only training loops that run. (A file is a script \
+         when its module-level code calls or names one of its functions, builds one of its \
+         classes, parses the command line, or has a `__main__` block. A file of definitions \
+         only, `def train_model(...):` with nothing at module level calling it, is a module \
+         other files import: its functions are read as called.) A loop over a loader \
          that breaks off after a few batches, on its index or on a counter it increments \
          (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop. A loop \
          calling a function that does one training step, also through thin wrappers \

@@ -963,11 +963,42 @@ pub(crate) fn live_train_loop(m: &Model<'_>, l: &Loop) -> bool {
 /// Only a call whose keywords are all visible: `TrainingArguments(**cfg)` is unknown.
 /// `None` when the file never runs a trainer (`trainer.train()` commented out): the
 /// configuration configures nothing that runs.
+/// Of several, the one a trainer is handed (`training_args = TrainingArguments(...)` rebound
+/// before `Trainer(args=training_args)`: the first binding configures nothing).
 pub(crate) fn hf_args_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
-    m.calls
+    let mut configs = m
+        .calls
         .iter()
-        .find(|c| crate::analysis::resolve::hf_config(m, c) && c.splat.is_none() && !c.star)
+        .filter(|c| crate::analysis::resolve::hf_config(m, c) && c.splat.is_none() && !c.star);
+    let first = configs.next()?;
+    std::iter::once(first)
+        .chain(configs)
+        .find(|c| handed_to_trainer(m, c))
+        .or(Some(first))
         .filter(|_| runs_a_trainer(m))
+}
+
+/// Is configuration call `c` bound to a name that a `...Trainer(...)` call after it is handed
+/// (`args=` or its second argument), with no other binding of the name in between?
+fn handed_to_trainer(m: &Model<'_>, c: &Call) -> bool {
+    let Some(a) = m.assigns.iter().find(|a| {
+        a.targets.len() == 1
+            && a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|x| x.span == c.span)
+    }) else {
+        return false;
+    };
+    let name = m.text(a.left);
+    m.calls.iter().any(|t| {
+        t.span.start > a.span.end
+            && m.last_name(t).ends_with("Trainer")
+            && m.kw(t, "args")
+                .or_else(|| m.pos(t, 1))
+                .is_some_and(|x| m.text(x.value) == name)
+            && super::as_shipped::binding(m, name, t.span.start, t.ctx.func)
+                .is_some_and(|b| b.span == a.span)
+    })
 }
 
 /// Does the file run a trainer as shipped: a `.train()` / `.evaluate()` / `.predict()` of an
@@ -1297,8 +1328,30 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
             (m.last_name(t) == "TensorDataset"
                 && (args.contains(".cuda(")
                     || args.contains(".to(device")
-                    || args.contains(".to(\"cuda")))
+                    || args.contains(".to(\"cuda")
+                    || tensors_on_device(m, t)))
                 || m.call_args(t).iter().any(|a| device_arg(m, a))
+        })
+}
+
+/// Are all the tensors a `TensorDataset(...)` call holds names (or slices of names) whose
+/// latest binding puts them on the device: `x = x.to(device)`, `feats = get_token(..., device)`?
+// Ex) labels = labels.to(device) ... TensorDataset(features[idx_train], labels[idx_train])
+fn tensors_on_device(m: &Model<'_>, t: &Call) -> bool {
+    let args = m.call_args(t);
+    !args.is_empty()
+        && args.iter().all(|a| {
+            let text = m.text(a.value);
+            let root = text.split('[').next().unwrap_or(text).trim();
+            root.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
+                && latest_binding(m, root, t.span.start).is_some_and(|b| {
+                    let v = m.text(b.value);
+                    v.contains(".cuda(")
+                        || v.contains(".to(device")
+                        || b.rhs_call
+                            .and_then(|i| m.calls.get(i as usize))
+                            .is_some_and(|k| m.call_args(k).iter().any(|x| device_arg(m, x)))
+                })
         })
 }
 
