@@ -672,3 +672,97 @@ fn a_tensor_dataset_of_tensors_bound_on_the_device_needs_no_pinning() {
     );
     assert_eq!(lines_of(&run(&host), "EA102"), vec![10]);
 }
+
+/// A notebook turned script: loaders in a dict, one batch shown, a model class that only
+/// another file builds (its `super(Model, self)` names it from inside).
+const UNBUILT_CLASS: &str = "import torch
+import torchvision
+from torch import nn, optim
+
+dset = {x: torchvision.datasets.ImageFolder('/data/' + x) for x in ['train', 'test']}
+dataloaders = {x: torch.utils.data.DataLoader(dset[x], batch_size=256, shuffle=True, num_workers=4)
+               for x in ['train', 'test']}
+inputs, classes = next(iter(dataloaders['train']))
+
+
+def show(batch):
+    print(batch.shape)
+
+
+show(inputs)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+        self.model = torchvision.models.vgg16(pretrained=True)
+
+    def fit(self, dataloaders, num_epochs):
+        optimizer = optim.Adam(self.model.parameters())
+        self.model = self.model.cuda()
+        for epoch in range(num_epochs):
+            for inputs, labels in dataloaders['train']:
+                inputs, labels = inputs.cuda(), labels.cuda()
+                optimizer.zero_grad()
+                loss = nn.functional.cross_entropy(self.model(inputs), labels)
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
+";
+
+// Ex) class Model(nn.Module): def __init__(self): super(Model, self).__init__() ... (never built)
+#[test]
+fn a_class_named_only_inside_itself_is_never_built() {
+    let report = run(UNBUILT_CLASS);
+    for rule in ["EA201", "EA203", "EA204", "EA301", "EA102", "EA103"] {
+        assert!(lines_of(&report, rule).is_empty(), "{rule}");
+    }
+    // built and trained by the script, it runs
+    let built = format!("{UNBUILT_CLASS}\n\nModel().fit(dataloaders, 10)\n");
+    assert_eq!(lines_of(&run(&built), "EA301"), vec![33]);
+    assert_eq!(lines_of(&run(&built), "EA103"), vec![6]);
+}
+
+/// A training script that imports a vision transformer it builds only for `--model ViT`.
+const VIT_OFF: &str = "import argparse
+import torch
+from models.vision_transformer import VisionTransformer
+from models.resnet import ResNet
+
+
+def build_model(args):
+    if args.model == 'ResNet':
+        model = ResNet()
+    elif args.model == 'ViT':
+        model = VisionTransformer(image_size=(32, 32))
+    return model
+
+
+def main(args):
+    model = build_model(args)
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    model.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(10):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--model', default='ResNet', choices=['ResNet', 'ViT'])
+    args = parser.parse_args()
+    main(args)
+";
+
+// Ex) elif args.model == "ViT": model = VisionTransformer(...)   with default="ResNet"
+#[test]
+fn a_transformer_built_only_behind_an_option_that_is_off_shows_no_matmul_work() {
+    assert!(lines_of(&run(VIT_OFF), "EA202").is_empty());
+    // the default that builds it does
+    let vit = VIT_OFF.replace("default='ResNet'", "default='ViT'");
+    assert_eq!(lines_of(&run(&vit), "EA202"), vec![18]);
+}

@@ -963,9 +963,19 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         let attribute_field = parent.is_some_and(|p| {
             p.node_kind() == "attribute" && p.child_by_field_name("attribute") == Some(n)
         });
+        // (nor a naming inside the class itself, `super(Model, self).__init__()`)
+        let own_body = || {
+            classes.iter().any(|(name, def)| {
+                *name == m.node_text(n)
+                    && def.start_byte() <= n.start_byte()
+                    && n.end_byte() <= def.end_byte()
+            })
+        };
         if n.node_kind() == "identifier"
             && parent.is_none_or(|p| p.node_kind() != "class_definition")
             && !attribute_field
+            && class_refs.contains_key(m.node_text(n))
+            && !own_body()
             && let Some(entry) = class_refs.get_mut(m.node_text(n))
         {
             entry.0 += 1;

@@ -115,7 +115,8 @@ fn markdown() -> String {
          `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, of `if \
          torch.cuda.is_available():`), and a function of a \
          script that nothing in the script calls (or calls only from such code; a call in an \
-         f-string's braces is a call), a class the script never names, or a block \
+         f-string's braces is a call), a class the script never names (a naming inside its own body, `super(Model, self)`, \
+         does not count), or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
          the file-level training rules judge only training loops that run. (A file is a script \
          when its module-level code calls or names one of its functions, builds one of its \

@@ -27,7 +27,8 @@ declare_rule! {
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, a loop over it whose body always `break`s, or a name only
     /// ever used that way or counted, `len(loader)`, `len(DataLoader(...))`, or one whose batch is its whole dataset, `batch_size=len(data)`):
     /// starting workers for one batch costs more than it saves (also `i, batch =
-    /// next(enumerate(loader))`); nor a fallback built in an
+    /// next(enumerate(loader))`, or one loader of a dict of them,
+    /// `next(iter(dataloaders["train"]))`); nor a fallback built in an
     /// `except` handler; nor a
     /// function's loader that nothing reads, or that it returns to callers that never read
     /// it, `..., test_loader = load_dataset(...)` (nor one at module level in a script whose steps

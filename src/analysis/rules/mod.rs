@@ -2104,11 +2104,19 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     let Some(ci) = m.calls.iter().position(|x| x.span == c.span) else {
         return false;
     };
-    let Some(a) = m
-        .assigns
-        .iter()
-        .find(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1 && !a.augmented)
-    else {
+    // (also the value of a dict of loaders, `dataloaders = {x: DataLoader(dset[x], ...) for x
+    // in splits}`: the dict's reads are the loaders' reads)
+    let in_dict = node
+        .parent()
+        .filter(|p| p.node_kind() == "pair")
+        .and_then(|p| p.parent())
+        .filter(|d| d.node_kind() == "dictionary_comprehension");
+    let Some(a) = m.assigns.iter().find(|a| {
+        a.targets.len() == 1
+            && !a.augmented
+            && (a.rhs_call == Some(ci as u32)
+                || in_dict.is_some_and(|d| super::facts::Span::of(d) == a.value))
+    }) else {
         return false;
     };
     let name = m.text(a.left);
@@ -2486,6 +2494,13 @@ fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
 /// Is `node` the only argument of `iter(...)`, itself the only argument of `next(...)`?
 /// Also the dunder spelling, `node.__iter__().__next__()`.
 fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
+    // (also one loader of a dict of them, `next(iter(dataloaders["train"]))`)
+    let node = match node.parent() {
+        Some(p) if p.node_kind() == "subscript" && p.child_by_field_name("value") == Some(node) => {
+            p
+        }
+        _ => node,
+    };
     // (also `i, batch = next(enumerate(loader))`)
     if ["iter", "enumerate"]
         .iter()

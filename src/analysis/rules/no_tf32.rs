@@ -28,7 +28,10 @@ declare_rule! {
     /// Reported only where the file shows matmul work: attention or transformer layers (by
     /// call, or by a name the file calls, defines, imports or quotes: `GPT(config)`,
     /// `vit_b_16()`, `"microsoft/deberta-v3-small"`, `import transformers`; not a variable,
-    /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor a data
+    /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor a model built only
+    /// in a branch that is off as shipped and the import of it, nor a string compared with an
+    /// option or listed in its `choices=` (`elif args.model == "ViT": model =
+    /// VisionTransformer(...)` with `default="ResNet"`), nor a data
     /// transformation such as `DataTransformer` or `ColumnTransformer`, nor a variable bound to
     /// a transform pipeline, `transformer = T.Compose([...])`, nor a Python file's path,
     /// `shutil.copy("nn_module/attention_module.py", d)`), recurrent cells
@@ -512,6 +515,7 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                 TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
                     || p.to_ascii_lowercase().ends_with("former")
             })
+            && !off_as_shipped(m, n, parent)
         {
             arch.attention = true;
         }
@@ -533,6 +537,84 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         arch.linear |= ops_linear;
     }
     arch
+}
+
+/// Does name or string `n` stand for a model the file does not run as shipped: a string
+/// compared with an option or listed among its `choices=` (`args.model == "ViT"`), a name
+/// whose every use builds the model in a branch that is off (`elif args.model == "ViT": model
+/// = VisionTransformer(...)` with `default="ResNet"`), or an import of such names only?
+// Ex) from models.vision_transformer import VisionTransformer ... elif args.model == "ViT": ...
+fn off_as_shipped(
+    m: &crate::analysis::facts::Model<'_>,
+    n: tree_sitter::Node<'_>,
+    parent: Option<tree_sitter::Node<'_>>,
+) -> bool {
+    if n.node_kind() == "string" {
+        return parent.is_some_and(|p| {
+            p.node_kind() == "comparison_operator"
+                || (matches!(p.node_kind(), "list" | "tuple")
+                    && p.parent().is_some_and(|k| {
+                        k.node_kind() == "keyword_argument"
+                            && k.child_by_field_name("name")
+                                .is_some_and(|w| m.node_text(w) == "choices")
+                    }))
+        });
+    }
+    if n.node_kind() != "identifier" {
+        return false;
+    }
+    // in `from models.vision_transformer import VisionTransformer, VisionTransformerBlock`:
+    // every name it imports is used only in code that does not run (or not at all), one at least
+    let mut up = Some(n);
+    for _ in 0..4 {
+        up = up.and_then(|x| x.parent());
+        if let Some(stmt) = up.filter(|x| x.node_kind() == "import_from_statement") {
+            let module = stmt.child_by_field_name("module_name");
+            let mut cursor = stmt.walk();
+            let names: Vec<&str> = stmt
+                .named_children(&mut cursor)
+                .filter(|x| Some(*x) != module)
+                .filter_map(|x| match x.node_kind() {
+                    "dotted_name" => Some(m.node_text(x)),
+                    "aliased_import" => x.child_by_field_name("alias").map(|a| m.node_text(a)),
+                    _ => None,
+                })
+                .collect();
+            let counts: Vec<(usize, usize)> = names.iter().map(|w| uses_of(m, w)).collect();
+            return !counts.is_empty()
+                && counts.iter().all(|(all, dead)| all == dead)
+                && counts.iter().any(|(_, dead)| *dead > 0);
+        }
+    }
+    let (all, dead) = uses_of(m, m.node_text(n));
+    dead > 0 && all == dead
+}
+
+/// The uses of `name` outside imports and comments, and how many of them are calls of it
+/// that do not run as shipped (in a branch that is off, in a function nothing calls).
+fn uses_of(m: &crate::analysis::facts::Model<'_>, name: &str) -> (usize, usize) {
+    let dead = m
+        .calls
+        .iter()
+        .filter(|c| c.method.is_none() && m.text(c.func) == name)
+        .filter(|c| m.dead(&c.ctx) || m.uncalled_line(c.line))
+        .count();
+    let mut uses = 0usize;
+    let mut cursor = m.tree.walk();
+    let mut stack = vec![m.tree.root_node()];
+    while let Some(x) = stack.pop() {
+        if matches!(
+            x.node_kind(),
+            "import_statement" | "import_from_statement" | "comment" | "string"
+        ) {
+            continue;
+        }
+        if x.node_kind() == "identifier" && m.node_text(x) == name {
+            uses += 1;
+        }
+        stack.extend(x.named_children(&mut cursor));
+    }
+    (uses, dead)
 }
 
 /// Is identifier `n` a variable the file binds only to a transform pipeline (`transformer =
