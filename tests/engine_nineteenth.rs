@@ -766,3 +766,32 @@ fn a_transformer_built_only_behind_an_option_that_is_off_shows_no_matmul_work() 
     let vit = VIT_OFF.replace("default='ResNet'", "default='ViT'");
     assert_eq!(lines_of(&run(&vit), "EA202"), vec![18]);
 }
+
+/// A super-resolution test script that fills an array with the grey images of a folder.
+const DECODED_ROWS: &str = "import os
+import numpy as np
+from PIL import Image
+
+test_files = os.listdir('cubic_test')
+test_imgs = np.zeros((len(test_files), 128, 128))
+for i in range(0, len(test_files)):
+    test_imgs[i] = np.array(Image.open('cubic_test/' + test_files[i]).convert('L'))
+np.save('test.npy', test_imgs)
+";
+
+// Ex) for i in range(n): test_imgs[i] = np.array(Image.open(path).convert('L'))
+#[test]
+fn rows_decoded_from_image_files_are_no_element_wise_arithmetic() {
+    assert!(lines_of(&run(DECODED_ROWS), "EA603").is_empty());
+    // through a loader of the file's
+    let loader = DECODED_ROWS
+        .replace("from PIL import Image\n", "from PIL import Image\n\n\ndef load_image_fn(p):\n    return np.array(Image.open(p).convert('L'))\n\n\n")
+        .replace("np.array(Image.open('cubic_test/' + test_files[i]).convert('L'))", "load_image_fn('cubic_test/' + test_files[i])");
+    assert!(lines_of(&run(&loader), "EA603").is_empty());
+    // arithmetic on what is in memory is element-wise
+    let arith = DECODED_ROWS.replace(
+        "np.array(Image.open('cubic_test/' + test_files[i]).convert('L'))",
+        "test_imgs[i - 1] * 0.5 + 1.0",
+    );
+    assert_eq!(lines_of(&run(&arith), "EA603"), vec![7]);
+}

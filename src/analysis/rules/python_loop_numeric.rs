@@ -16,7 +16,8 @@ declare_rule! {
     /// by its variable, `layer = layers[i].to(dev)`, or a layer or method of the module the loop
     /// sits in, `self.get_att_score(h, enc[i])`) or a function of the file that loops itself (a
     /// patch through the network, an epoch of training), nor loops that read each element
-    /// from a file or a stream (`ret, frame = capture.read()` ... `v[count] = frame`), nor loops
+    /// from a file or a stream (`ret, frame = capture.read()` ... `v[count] = frame`, an image
+    /// decoded, `np.array(Image.open(path))`, a loader's `load_image(paths[i])`), nor loops
     /// that hand a whole pass to an object (`appr.eval(u, loader)`, `clf.fit(X, y)`), nor writes
     /// of a block (`t[i, s:s + n] = ...`) or of a masked selection (`viz[np.where(m[i] > 0)] =
     /// color`) per iteration.
@@ -222,7 +223,12 @@ impl Rule for PythonLoopNumeric {
                     && (matches!(
                         m.last_name(c),
                         "read" | "imread" | "imdecode" | "read_image" | "read_video" | "load"
-                    ) || (c.method.is_some()
+                    )
+                        // (an image decoded, `np.array(Image.open(path))`, or a loader of the
+                        // file's, `img = load_image_fn(paths[i])`)
+                        || super::image_decode_in_loop::is_image_decode(m, c)
+                        || m.last_name(c).to_ascii_lowercase().starts_with("load_")
+                        || (c.method.is_some()
                         && c.args.1 > c.args.0
                         && PASSES.contains(&m.last_name(c)))
                         || if c.method.is_none() {
