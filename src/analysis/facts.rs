@@ -2658,35 +2658,22 @@ impl<'s> Model<'s> {
                 let func = field::get(n, field::FUNCTION).map(|f| self.text(Span::of(f)));
                 let args = field::get(n, field::ARGUMENTS);
                 match (func, args) {
-                    (Some("int"), Some(args)) if args.named_child_count() == 1 => {
+                    // (`int(...)` of an integer; `model_name = str(args.model)`: a string option
+                    // stays itself)
+                    (Some(conv @ ("int" | "str")), Some(args)) if args.named_child_count() == 1 => {
                         let Some(inner) = args.named_child(0) else {
                             return Val::Unknown;
                         };
-                        match self.resolve_span(
+                        let v = self.resolve_span(
                             Span::of(inner),
                             val_kind(inner),
                             at,
                             func_ctx,
                             depth + 1,
-                        ) {
-                            v @ Val::Int(_) => v,
-                            _ => Val::Unknown,
-                        }
-                    }
-                    // `model_name = str(args.model)`: a string option stays itself
-                    (Some("str"), Some(args)) if args.named_child_count() == 1 => {
-                        let Some(inner) = args.named_child(0) else {
-                            return Val::Unknown;
-                        };
-                        match self.resolve_span(
-                            Span::of(inner),
-                            val_kind(inner),
-                            at,
-                            func_ctx,
-                            depth + 1,
-                        ) {
-                            v @ Val::Str(_) => v,
-                            Val::Int(n) => Val::Str(n.to_string()),
+                        );
+                        match (conv, v) {
+                            ("int", v @ Val::Int(_)) | ("str", v @ Val::Str(_)) => v,
+                            ("str", Val::Int(n)) => Val::Str(n.to_string()),
                             _ => Val::Unknown,
                         }
                     }
