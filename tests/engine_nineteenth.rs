@@ -795,3 +795,34 @@ fn rows_decoded_from_image_files_are_no_element_wise_arithmetic() {
     );
     assert_eq!(lines_of(&run(&arith), "EA603"), vec![7]);
 }
+
+/// A bird-call classifier whose messages call it a transformer; the network it builds is an
+/// imported one the file does not show.
+const PRINTED_TRANSFORMER: &str = "import torch
+from models import BirdAudioCNN
+
+
+def train(loader, device):
+    print(f'Fine-tuning AST Audio Transformer on device: {device}')
+    model = BirdAudioCNN(num_classes=264).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    for epoch in range(10):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    train(make_loader(), torch.device('cuda'))
+";
+
+// Ex) print(f"Fine-tuning AST Audio Transformer on device: {device}")
+#[test]
+fn a_model_named_only_in_a_printed_message_shows_no_matmul_work() {
+    assert!(lines_of(&run(PRINTED_TRANSFORMER), "EA202").is_empty());
+    // a transformer the file builds does
+    let built = PRINTED_TRANSFORMER.replace("BirdAudioCNN", "AudioSpectrogramTransformer");
+    assert_eq!(lines_of(&run(&built), "EA202"), vec![7]);
+}

@@ -475,7 +475,6 @@ fn torch_nn_module(q: &str, last: &str) -> bool {
         && !PARAMETERLESS.contains(&last)
 }
 
-/// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
 /// Attributes that name a submodule of a model (`vgg16().features`, `clip_model.visual`).
 const SUBMODULES: &[&str] = &[
     "features",
@@ -494,6 +493,7 @@ const SUBMODULES: &[&str] = &[
     "transformer",
 ];
 
+/// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
 fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> Option<VarKind> {
     let mut cur = c;
     let mut placed = false;

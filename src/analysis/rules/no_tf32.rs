@@ -26,7 +26,8 @@ declare_rule! {
     /// batch 1024, BENCHMARKS.md).
     ///
     /// Reported only where the file shows matmul work: attention or transformer layers (by
-    /// call, or by a name the file calls, defines, imports or quotes: `GPT(config)`,
+    /// call, or by a name the file calls, defines, imports or quotes (not in a message it
+    /// prints or logs): `GPT(config)`,
     /// `vit_b_16()`, `"microsoft/deberta-v3-small"`, `import transformers`; not a variable,
     /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor a model built only
     /// in a branch that is off as shipped and the import of it, nor a string compared with an
@@ -456,14 +457,19 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             "string" if source_path(m.node_text(n)) => false,
             "string" => parent.is_none_or(|p| {
                 p.node_kind() != "expression_statement"
-                    // (`argparse.ArgumentParser('Set transformer detector')`: a program's title)
+                    // (`argparse.ArgumentParser('Set transformer detector')`: a program's title;
+                    // `print(f"Fine-tuning AST Audio Transformer on {device}")`: a message)
                     && !(p.node_kind() == "argument_list"
                         && grandparent
                             .and_then(|call: tree_sitter::Node<'_>| call.child_by_field_name("function"))
                             .is_some_and(|f| {
-                                m.src
-                                    .get(f.start_byte()..f.end_byte())
-                                    .is_some_and(|t| t.ends_with("ArgumentParser"))
+                                m.src.get(f.start_byte()..f.end_byte()).is_some_and(|t| {
+                                    t.ends_with("ArgumentParser")
+                                        || t == "print"
+                                        || [".info", ".debug", ".warning", ".write", ".log"]
+                                            .iter()
+                                            .any(|w| t.ends_with(w))
+                                })
                             }))
                     && !(p.node_kind() == "keyword_argument"
                         && p.child_by_field_name("name").is_some_and(|k| {
