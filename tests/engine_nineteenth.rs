@@ -826,3 +826,63 @@ fn a_model_named_only_in_a_printed_message_shows_no_matmul_work() {
     let built = PRINTED_TRANSFORMER.replace("BirdAudioCNN", "AudioSpectrogramTransformer");
     assert_eq!(lines_of(&run(&built), "EA202"), vec![7]);
 }
+
+/// A driver that hands training to a helper, then shows one reconstructed test batch.
+const PREVIEW_LOOP: &str = "import torch
+from utils import utils as ksd
+from core.autoencoders import ResAutoEncoderCIFAR10
+
+if __name__ == '__main__':
+    train_loader, test_loader = ksd.load_data_cifar_10(batch_size=64)
+    net = ResAutoEncoderCIFAR10()
+    net.eval()
+    for X, y in test_loader:
+        ksd.show_images(net(X.to('cuda')).to('cpu'), X)
+        break
+";
+
+// Ex) for X, y in test_loader: show(net(X.to("cuda"))); break
+#[test]
+fn a_loop_that_always_breaks_after_one_batch_is_no_evaluation_loop() {
+    assert!(lines_of(&run(PREVIEW_LOOP), "EA401").is_empty());
+    // without the break it evaluates every batch with autograd on
+    let every = PREVIEW_LOOP.replace("        break\n", "");
+    assert_eq!(lines_of(&run(&every), "EA401"), vec![9]);
+}
+
+/// Old-style iterator reads of one batch: `dataiter.next()` and `iter(loader).next()`.
+const OLD_NEXT: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+from model import VAE
+
+train = DataLoader(datasets.MNIST('../data', train=True, transform=transforms.ToTensor()), batch_size=32, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+test = DataLoader(datasets.MNIST('../data', train=False, transform=transforms.ToTensor()), batch_size=32, shuffle=True)
+vae = VAE().cuda()
+optimizer = torch.optim.Adam(vae.parameters(), lr=1e-3)
+for epoch in range(100):
+    for x, _ in train:
+        loss = vae(x.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    x, _ = iter(test).next()
+    print(vae(x.cuda()).mean())
+";
+
+// Ex) x, _ = iter(mnist_test).next()   and   dataiter = iter(loader); img, label = dataiter.next()
+#[test]
+fn the_old_next_method_reads_one_batch() {
+    assert!(lines_of(&run(OLD_NEXT), "EA101").is_empty());
+    let named = OLD_NEXT.replace(
+        "    x, _ = iter(test).next()\n",
+        "    it = iter(test)\n    x, _ = it.next()\n",
+    );
+    assert!(lines_of(&run(&named), "EA101").is_empty());
+    // iterated, it loads every batch
+    let looped = OLD_NEXT.replace(
+        "    x, _ = iter(test).next()\n    print(vae(x.cuda()).mean())\n",
+        "    for x, _ in test:\n        print(vae(x.cuda()).mean())\n",
+    );
+    assert_eq!(lines_of(&run(&looped), "EA101"), vec![7]);
+}

@@ -28,7 +28,8 @@ declare_rule! {
     /// ever used that way or counted, `len(loader)`, `len(DataLoader(...))`, or one whose batch is its whole dataset, `batch_size=len(data)`):
     /// starting workers for one batch costs more than it saves (also `i, batch =
     /// next(enumerate(loader))`, or one loader of a dict of them,
-    /// `next(iter(dataloaders["train"]))`); nor a fallback built in an
+    /// `next(iter(dataloaders["train"]))`, or the old iterator method, `iter(loader).next()`);
+    /// nor a fallback built in an
     /// `except` handler; nor a
     /// function's loader that nothing reads, or that it returns to callers that never read
     /// it, `..., test_loader = load_dataset(...)` (nor one at module level in a script whose steps

@@ -1985,7 +1985,7 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
 /// it runs once)?
 /// Does loop `l`'s body always `break` (a statement of its own body, not a nested block's)?
 /// Unlike [`ends_in_break`], a `return` does not count: the function may run again.
-fn always_breaks(m: &Model<'_>, l: &Loop) -> bool {
+pub(crate) fn always_breaks(m: &Model<'_>, l: &Loop) -> bool {
     m.node(l.span)
         .and_then(|n| n.child_by_field_name("body"))
         .is_some_and(|body| {
@@ -2480,7 +2480,17 @@ fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     let mut stack = vec![m.tree.root_node()];
     while let Some(n) = stack.pop() {
         if n.node_kind() == "identifier" && n.id() != left.id() && m.node_text(n) == name {
-            if only_arg_of(m, n, "next").is_none() || enclosing_loop(n) != enclosing_loop(left) {
+            // (also the old iterator method, `img, label = dataiter.next()`)
+            let method_next = n.parent().is_some_and(|a| {
+                a.node_kind() == "attribute"
+                    && a.child_by_field_name("object") == Some(n)
+                    && a.child_by_field_name("attribute")
+                        .is_some_and(|f| m.node_text(f) == "next")
+                    && a.parent().is_some_and(|c| c.node_kind() == "call")
+            });
+            if (only_arg_of(m, n, "next").is_none() && !method_next)
+                || enclosing_loop(n) != enclosing_loop(left)
+            {
                 return false;
             }
             nexts += 1;
@@ -2501,11 +2511,19 @@ fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
         }
         _ => node,
     };
-    // (also `i, batch = next(enumerate(loader))`)
-    if ["iter", "enumerate"]
-        .iter()
-        .any(|f| only_arg_of(m, node, f).is_some_and(|it| only_arg_of(m, it, "next").is_some()))
-    {
+    // (also `i, batch = next(enumerate(loader))`, and the old iterator method,
+    // `iter(loader).next()`)
+    if ["iter", "enumerate"].iter().any(|f| {
+        only_arg_of(m, node, f).is_some_and(|it| {
+            only_arg_of(m, it, "next").is_some()
+                || it.parent().is_some_and(|a| {
+                    a.node_kind() == "attribute"
+                        && a.child_by_field_name("attribute")
+                            .is_some_and(|x| m.node_text(x) == "next")
+                        && a.parent().is_some_and(|c| c.node_kind() == "call")
+                })
+        })
+    }) {
         return true;
     }
     let name = m.node_text(node);

@@ -23,7 +23,8 @@ declare_rule! {
     /// parameter (`for p in model.parameters(): p.requires_grad = False`), nor a loop that builds
     /// adversarial examples or saliency maps, which need autograd (a call named for an attack or
     /// gradients: `projected_gradient_descent(net, x, ...)`, `adversary.perturb(x, y)`).
-    /// `Variable(x, volatile=True)` (PyTorch
+    /// A loop whose body always breaks off after its first batch (a preview of one batch) is
+    /// none. `Variable(x, volatile=True)` (PyTorch
     /// 0.3's no-grad mode) does not count as disabling autograd: it has done nothing since 0.4.
     ///
     /// Reported on the `for` line of the evaluation loop.
@@ -122,7 +123,14 @@ impl Rule for NoGradMissing {
             .any(|c| c.ctx.func.is_none() && m.last_name(c) == "backward");
         for (li, l) in m.loops.iter().enumerate() {
             // (nor a loop behind a switch that is off as shipped, `if args.task_name == "mnli":`)
-            if !l.info.step || l.info.train || l.ctx.no_grad || m.dead(&l.ctx) {
+            // (nor a loop whose body always breaks off: one batch shown, `for X, y in
+            // test_loader: show(net(X)); break`)
+            if !l.info.step
+                || l.info.train
+                || l.ctx.no_grad
+                || m.dead(&l.ctx)
+                || super::always_breaks(m, l)
+            {
                 continue;
             }
             // an enclosing step loop (this is a loop inside training), or a backward in the function
