@@ -886,3 +886,41 @@ fn the_old_next_method_reads_one_batch() {
     );
     assert_eq!(lines_of(&run(&looped), "EA101"), vec![7]);
 }
+
+/// A discriminator script whose sorting pass runs only when `training is False`; the entry
+/// point hands it `training = True`.
+const IS_FALSE: &str = "import torch
+from torch.utils.data import DataLoader
+
+
+def train(args, training):
+    disc = Discriminator().to('cuda')
+    optimizer = torch.optim.Adam(disc.parameters(), lr=args.lr)
+    loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+    if training is False:
+        for i, (_, fake) in enumerate(loader):
+            d_fake = disc(fake.to('cuda', non_blocking=True))
+            if torch.mean(d_fake).item() > 0.05:
+                save_images(fake, f'good/{i}.png')
+    else:
+        for epoch in range(args.epochs):
+            for real, fake in loader:
+                loss = disc(real.to('cuda', non_blocking=True)).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+
+if __name__ == '__main__':
+    args = parse()
+    training = True
+    train(args, training)
+";
+
+// Ex) if training is False: ...  with  training = True; train(args, training)
+#[test]
+fn an_identity_test_against_a_boolean_reads_the_value_handed_in() {
+    assert!(lines_of(&run(IS_FALSE), "EA301").is_empty());
+    let sorting = IS_FALSE.replace("    training = True\n", "    training = False\n");
+    assert_eq!(lines_of(&run(&sorting), "EA301"), vec![12]);
+}

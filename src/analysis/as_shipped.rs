@@ -193,6 +193,10 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
         // `args.gpu is not None` with no default: identity with None is equality
         "is" if a == Val::None || b == Val::None => Some(a == b),
         "is not" if a == Val::None || b == Val::None => Some(a != b),
+        // `if training is False:` with `training = True` handed in: the singletons compare
+        // as values
+        "is" if matches!((&a, &b), (Val::Bool(_), Val::Bool(_))) => Some(a == b),
+        "is not" if matches!((&a, &b), (Val::Bool(_), Val::Bool(_))) => Some(a != b),
         "<" | "<=" | ">" | ">=" => {
             let (x, y) = (a.int()?, b.int()?);
             Some(match op.as_str() {

@@ -110,7 +110,8 @@ fn markdown() -> String {
          then `if config['optimizer'] == 'adam':`, and a field of a class the file defines, also inside a function, as they stand), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default, or `else: raise \
          Exception(...)` with the test false by default; a branch of an `if` / `elif` chain after \
-         a test that holds, `args.mode in ['fsp', 'ab']` included), the CPU fallback of a test \
+         a test that holds, `args.mode in ['fsp', 'ab']` and `training is False` with `training = \
+         True` handed in included), the CPU fallback of a test \
          of the device in a file that runs on CUDA (the `else` of `if device == 'cuda':` with \
          `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, of `if \
          torch.cuda.is_available():`), and a function of a \
