@@ -141,10 +141,9 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
             && n.child_by_field_name("attribute")
                 .is_some_and(|f| m.argparse_unset.contains(m.node_text(f)))
     };
-    let value = |n: Node<'_>| match m.resolve_expr(Span::of(n), at, func) {
+    // (also `config["optimizer"]` of a dict built from `vars(args)`: the option's default)
+    let value = |n: Node<'_>| match super::resolve::resolve_with_options(m, n, at, func) {
         Val::Unknown if (op.starts_with("is") || op == "==" || op == "!=") && unset(n) => Val::None,
-        // `config["optimizer"]` of a dict built from `vars(args)`: the option's default
-        Val::Unknown => super::resolve::args_dict_value(m, n).unwrap_or(Val::Unknown),
         v => v,
     };
     // `device == "cuda"` with `device = torch.device(...)`: a `torch.device` never equals a
@@ -191,12 +190,15 @@ fn comparison(m: &Model<'_>, node: Node<'_>, at: usize, func: Option<u32>) -> Op
         "==" => Some(a == b),
         "!=" => Some(a != b),
         // `args.gpu is not None` with no default: identity with None is equality
-        "is" if a == Val::None || b == Val::None => Some(a == b),
-        "is not" if a == Val::None || b == Val::None => Some(a != b),
-        // `if training is False:` with `training = True` handed in: the singletons compare
-        // as values
-        "is" if matches!((&a, &b), (Val::Bool(_), Val::Bool(_))) => Some(a == b),
-        "is not" if matches!((&a, &b), (Val::Bool(_), Val::Bool(_))) => Some(a != b),
+        // (`if training is False:` with `training = True` handed in: the singletons compare
+        // as values)
+        "is" | "is not"
+            if a == Val::None
+                || b == Val::None
+                || matches!((&a, &b), (Val::Bool(_), Val::Bool(_))) =>
+        {
+            Some((a == b) == (op == "is"))
+        }
         "<" | "<=" | ">" | ">=" => {
             let (x, y) = (a.int()?, b.int()?);
             Some(match op.as_str() {
@@ -273,24 +275,19 @@ fn chosen_device_is(
         }
         choice = field::get(call, field::ARGUMENTS)?.named_child(0)?;
     }
-    if choice.node_kind() != "conditional_expression" {
+    // (a choice between two device strings)
+    if choice.node_kind() != "conditional_expression"
+        || [0, 2].iter().any(|&i| {
+            choice
+                .named_child(i)
+                .and_then(|b| string_value(b, m.src))
+                .is_none()
+        })
+    {
         return None;
     }
-    let (yes, test, no) = (
-        choice.named_child(0)?,
-        choice.named_child(1)?,
-        choice.named_child(2)?,
-    );
-    let (yes, no) = (
-        kind(&string_value(yes, m.src)?),
-        kind(&string_value(no, m.src)?),
-    );
-    let taken = if condition(m, test, a.span.start, a.ctx.func, 1)? {
-        yes
-    } else {
-        no
-    };
-    Some(taken == want)
+    let taken = super::resolve::taken_branch(m, choice, a.span.start, a.ctx.func)?;
+    Some(kind(&string_value(taken, m.src)?) == want)
 }
 
 /// A name used as a condition: its assignment, else its constant value (argparse default,
@@ -978,9 +975,8 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         if n.node_kind() == "identifier"
             && parent.is_none_or(|p| p.node_kind() != "class_definition")
             && !attribute_field
-            && class_refs.contains_key(m.node_text(n))
-            && !own_body()
             && let Some(entry) = class_refs.get_mut(m.node_text(n))
+            && !own_body()
         {
             entry.0 += 1;
             if dead_call(m, n) {

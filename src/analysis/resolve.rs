@@ -493,37 +493,37 @@ const SUBMODULES: &[&str] = &[
     "transformer",
 ];
 
+/// The call whose submodule method call `c` is made on (`models.vgg16(...)` of
+/// `models.vgg16(...).features.to(device)`), when its receiver is such an attribute.
+fn submodule_of_call<'a>(
+    m: &'a Model<'_>,
+    c: &super::facts::Call,
+) -> Option<&'a super::facts::Call> {
+    let r = m.node(c.recv?).filter(|r| r.node_kind() == "attribute")?;
+    let attr = super::facts::field::get(r, super::facts::field::ATTRIBUTE)?;
+    if !SUBMODULES.contains(&m.node_text(attr)) {
+        return None;
+    }
+    let o = super::facts::field::get(r, super::facts::field::OBJECT)
+        .filter(|o| o.node_kind() == "call")?;
+    m.call_at(Span::of(o))
+}
+
 /// The kind a constructor call (or a chain of `.to()` / `.cuda()` / `.eval()` on one) produces.
 fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> Option<VarKind> {
     let mut cur = c;
     let mut placed = false;
     for _ in 0..16 {
         let last = m.last_name(cur);
-        if matches!(
-            last,
-            "to" | "cuda" | "half" | "float" | "bfloat16" | "eval" | "train"
-        ) && let Some(inner) = cur.recv_call.and_then(|i| m.calls.get(i as usize))
-        {
-            placed |= matches!(last, "to" | "cuda");
-            cur = inner;
-            continue;
-        }
-        // `models.vgg16(pretrained=True).features.to(device)`: a submodule of a model built
-        // on the spot is a module
+        // (also on a submodule of a model built on the spot:
+        // `models.vgg16(pretrained=True).features.to(device)` is a module)
         if matches!(
             last,
             "to" | "cuda" | "half" | "float" | "bfloat16" | "eval" | "train"
         ) && let Some(inner) = cur
-            .recv
-            .and_then(|r| m.node(r))
-            .filter(|r| r.node_kind() == "attribute")
-            .filter(|r| {
-                super::facts::field::get(*r, super::facts::field::ATTRIBUTE)
-                    .is_some_and(|f| SUBMODULES.contains(&m.node_text(f)))
-            })
-            .and_then(|r| super::facts::field::get(r, super::facts::field::OBJECT))
-            .filter(|o| o.node_kind() == "call")
-            .and_then(|o| m.call_at(Span::of(o)))
+            .recv_call
+            .and_then(|i| m.calls.get(i as usize))
+            .or_else(|| submodule_of_call(m, cur))
         {
             placed |= matches!(last, "to" | "cuda");
             cur = inner;
@@ -655,7 +655,12 @@ fn branch_not_taken(m: &Model<'_>, c: &super::facts::Call) -> bool {
 /// The branch conditional expression `n` takes as shipped (`'cuda' if args.device == 'cuda'
 /// else 'cpu'` with `default="cpu"`: `'cpu'`), when its condition is known there; `None` for
 /// any other node.
-fn taken_branch<'t>(m: &Model<'_>, n: Node<'t>, at: usize, func: Option<u32>) -> Option<Node<'t>> {
+pub(crate) fn taken_branch<'t>(
+    m: &Model<'_>,
+    n: Node<'t>,
+    at: usize,
+    func: Option<u32>,
+) -> Option<Node<'t>> {
     if n.node_kind() != "conditional_expression" {
         return None;
     }
@@ -3435,18 +3440,20 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
             // (`if VERBOSE:` with `VERBOSE` from another module, `from config import *`: a
             // debugging switch, off unless asked for)
             None => module_constant(m, name).or_else(|| {
-                let bound = m
-                    .assigns
-                    .iter()
-                    .any(|a| a.targets.iter().any(|t| m.text(*t) == name))
-                    || m.loops
+                let debug_switch =
+                    matches!(name.to_ascii_lowercase().as_str(), "verbose" | "debug");
+                let bound = || {
+                    m.assigns
                         .iter()
-                        .any(|l| l.targets.iter().any(|t| m.text(*t) == name))
-                    || m.defined.contains(name);
-                (!bound)
+                        .any(|a| a.targets.iter().any(|t| m.text(*t) == name))
+                        || m.loops
+                            .iter()
+                            .any(|l| l.targets.iter().any(|t| m.text(*t) == name))
+                        || m.defined.contains(name)
+                };
+                (debug_switch && !bound())
                     .then(|| mode_switch_off(m, name, &[]))
                     .flatten()
-                    .filter(|_| matches!(name.to_ascii_lowercase().as_str(), "verbose" | "debug"))
             }),
         },
         // `config["enable_tensorboard"]` of a dict the file builds from the argparse namespace
@@ -3505,6 +3512,20 @@ pub(crate) fn args_dict_value(m: &Model<'_>, node: Node<'_>) -> Option<Val> {
     }
     let (vs, vk) = m.argparse.get(key.as_ref())?.as_ref()?;
     Some(m.resolve_span(*vs, *vk, vs.start, None, 0))
+}
+
+/// The value of expression `n` as shipped ([`Model::resolve_expr`]), else, for an entry of a
+/// dict copied from the options, the option's default ([`args_dict_value`]).
+pub(crate) fn resolve_with_options(
+    m: &Model<'_>,
+    n: Node<'_>,
+    at: usize,
+    func: Option<u32>,
+) -> Val {
+    match m.resolve_expr(Span::of(n), at, func) {
+        Val::Unknown => args_dict_value(m, n).unwrap_or(Val::Unknown),
+        v => v,
+    }
 }
 
 /// Is `name` (`args.train`) an option whose default is an empty list, tuple or dict

@@ -981,12 +981,7 @@ pub(crate) fn hf_args_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
 /// Is configuration call `c` bound to a name that a `...Trainer(...)` call after it is handed
 /// (`args=` or its second argument), with no other binding of the name in between?
 fn handed_to_trainer(m: &Model<'_>, c: &Call) -> bool {
-    let Some(a) = m.assigns.iter().find(|a| {
-        a.targets.len() == 1
-            && a.rhs_call
-                .and_then(|i| m.calls.get(i as usize))
-                .is_some_and(|x| x.span == c.span)
-    }) else {
+    let Some(a) = assign_of_call(m, c).filter(|a| a.targets.len() == 1) else {
         return false;
     };
     let name = m.text(a.left);
@@ -998,6 +993,15 @@ fn handed_to_trainer(m: &Model<'_>, c: &Call) -> bool {
                 .is_some_and(|x| m.text(x.value) == name)
             && super::as_shipped::binding(m, name, t.span.start, t.ctx.func)
                 .is_some_and(|b| b.span == a.span)
+    })
+}
+
+/// The assignment whose value is call `c` (`training_args = TrainingArguments(...)`).
+fn assign_of_call<'a>(m: &'a Model<'_>, c: &Call) -> Option<&'a super::facts::Assign> {
+    m.assigns.iter().find(|a| {
+        a.rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|x| x.span == c.span)
     })
 }
 
@@ -2316,20 +2320,11 @@ fn returned_unused(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
         return false;
     }
     calls.iter().all(|c| {
-        let Some(target) = m
-            .assigns
-            .iter()
-            .find(|a| {
-                a.rhs_call
-                    .and_then(|i| m.calls.get(i as usize))
-                    .is_some_and(|x| x.span == c.span)
-            })
-            .and_then(|a| match (pos, a.targets.as_slice()) {
-                (None, [t]) => Some(*t),
-                (Some(i), ts) if ts.len() > 1 => ts.get(i).copied(),
-                _ => None,
-            })
-        else {
+        let Some(target) = assign_of_call(m, c).and_then(|a| match (pos, a.targets.as_slice()) {
+            (None, [t]) => Some(*t),
+            (Some(i), ts) if ts.len() > 1 => ts.get(i).copied(),
+            _ => None,
+        }) else {
             return false;
         };
         let name = m.text(target);
@@ -2338,17 +2333,7 @@ fn returned_unused(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
         }
         // read nowhere: no other occurrence of the name outside the returning function
         let (ds, de) = (def.start_byte(), def.end_byte());
-        m.src
-            .match_indices(name)
-            .filter(|(i, _)| {
-                let before = m.src[..*i].chars().next_back();
-                let after = m.src[i + name.len()..].chars().next();
-                let word = |c: Option<char>| {
-                    c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
-                };
-                !word(before) && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-            })
-            .all(|(i, _)| (ds <= i && i < de) || i == target.start)
+        super::facts::word_positions(m.src, name).all(|i| (ds <= i && i < de) || i == target.start)
     })
 }
 
@@ -2481,14 +2466,7 @@ fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     while let Some(n) = stack.pop() {
         if n.node_kind() == "identifier" && n.id() != left.id() && m.node_text(n) == name {
             // (also the old iterator method, `img, label = dataiter.next()`)
-            let method_next = n.parent().is_some_and(|a| {
-                a.node_kind() == "attribute"
-                    && a.child_by_field_name("object") == Some(n)
-                    && a.child_by_field_name("attribute")
-                        .is_some_and(|f| m.node_text(f) == "next")
-                    && a.parent().is_some_and(|c| c.node_kind() == "call")
-            });
-            if (only_arg_of(m, n, "next").is_none() && !method_next)
+            if (only_arg_of(m, n, "next").is_none() && !next_method_of(m, n))
                 || enclosing_loop(n) != enclosing_loop(left)
             {
                 return false;
@@ -2514,15 +2492,8 @@ fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     // (also `i, batch = next(enumerate(loader))`, and the old iterator method,
     // `iter(loader).next()`)
     if ["iter", "enumerate"].iter().any(|f| {
-        only_arg_of(m, node, f).is_some_and(|it| {
-            only_arg_of(m, it, "next").is_some()
-                || it.parent().is_some_and(|a| {
-                    a.node_kind() == "attribute"
-                        && a.child_by_field_name("attribute")
-                            .is_some_and(|x| m.node_text(x) == "next")
-                        && a.parent().is_some_and(|c| c.node_kind() == "call")
-                })
-        })
+        only_arg_of(m, node, f)
+            .is_some_and(|it| only_arg_of(m, it, "next").is_some() || next_method_of(m, it))
     }) {
         return true;
     }
@@ -2535,6 +2506,18 @@ fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
         call.node_kind() == "call"
             && m.node_text(call).replace(char::is_whitespace, "")
                 == format!("{name}.__iter__().__next__()")
+    })
+}
+
+/// Is `node` the object of a call of its `.next()` method, the old iterator spelling
+/// (`dataiter.next()`, `iter(loader).next()`)?
+fn next_method_of(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
+    node.parent().is_some_and(|a| {
+        a.node_kind() == "attribute"
+            && a.child_by_field_name("object") == Some(node)
+            && a.child_by_field_name("attribute")
+                .is_some_and(|f| m.node_text(f) == "next")
+            && a.parent().is_some_and(|c| c.node_kind() == "call")
     })
 }
 
@@ -3136,14 +3119,12 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
                     && m.call_args(c).iter().any(|a| {
                         // (also `prepare_model(config["model"])` of a dict built from
                         // `vars(args)`, the option's default `"vgg19"`)
-                        let v = match m.resolve(a, c.span.start, c.ctx.func) {
-                            Val::Unknown => m
-                                .node(a.value)
-                                .and_then(|n| super::resolve::args_dict_value(m, n))
-                                .unwrap_or(Val::Unknown),
-                            v => v,
-                        };
-                        matches!(v, Val::Str(v) if names_conv(&v))
+                        m.node(a.value).is_some_and(|n| {
+                            matches!(
+                                super::resolve::resolve_with_options(m, n, c.span.start, c.ctx.func),
+                                Val::Str(v) if names_conv(&v)
+                            )
+                        })
                     }))
         })
 }
