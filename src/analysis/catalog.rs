@@ -99,7 +99,8 @@ fn markdown() -> String {
          also one declared with `argparse.BooleanOptionalAction`; docopt's usage text, whose \
          flags are false unless given, `args['--cuda']`, or take its `[default: ...]`; also \
          a mode switch of options the file parses elsewhere and never sets, \
-         `if opt.test:`, `if args.eval:`, `if cfg.debug:`, or a `VERBOSE` / `DEBUG` switch \
+         `if opt.test:`, `if args.eval:`, `if cfg.debug:`, `in_arg.gpu and \
+         torch.cuda.is_available()` (`--gpu` is an opt-in flag), or a `VERBOSE` / `DEBUG` switch \
          of another module, `from config import *`, taken as an unset flag; an integer \
          or string option read through a name is false when 0 or empty, `eval = args.eval` \
          with `default=0`, and so is one defaulting to an empty list, `nargs='+', \
@@ -134,12 +135,13 @@ fn markdown() -> String {
          `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
          own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments`, DDP, `device_map`, Lightning 2's `Trainer()`, which picks the GPU \
-         itself, or a Lightning 1.x `Trainer(gpus=n)` whose `accelerator=` names only the \
+         itself, or a Lightning 1.x `Trainer(gpus=n)`, `n` not 0 or None as shipped, whose `accelerator=` names only the \
          distributed strategy; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module; also a Lightning \
          `Trainer(accelerator=config.ACCELERATOR)`) while saying nothing of \
-         `cpu` or `mps` — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
+         `cpu` or `mps` (nor defaulting a device parameter to it, `def train(..., \
+         device=\"cpu\")`) — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
          moves to a `device` defined elsewhere). A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \

@@ -625,11 +625,13 @@ fn is_module_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
         && !(name == "Generator" && (q.starts_with("torch") || q.starts_with("numpy")))
 }
 
-/// A CamelCase class name (`ResnetEncoder`, `Net`) with none of [`NOT_MODULES`]' words.
+/// A CamelCase class name (`ResnetEncoder`, `Net`), or an acronym one (`VGG16`, `CNN`, not a
+/// constant's `MAX_LEN`), with none of [`NOT_MODULES`]' words.
 fn module_class_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
+    let acronym = name.len() >= 2 && name.chars().all(|ch| ch.is_ascii_alphanumeric());
     name.starts_with(|ch: char| ch.is_ascii_uppercase())
-        && name.chars().any(|ch| ch.is_ascii_lowercase())
+        && (name.chars().any(|ch| ch.is_ascii_lowercase()) || acronym)
         && !NOT_MODULES.iter().any(|w| lower.contains(w))
 }
 
@@ -877,7 +879,17 @@ fn device(m: &mut Model<'_>) {
                     } else {
                         see(t);
                     }
-                } else if m.kw(c, "gpus").is_some() || m.kw(c, "devices").is_some() {
+                } else if let Some(gpus) = m.kw(c, "gpus") {
+                    // (Lightning 1.x's `gpus=0` or `gpus=None`, also an option defaulting to
+                    // them, `gpus=hparams.gpus` with `default=0`, trains on the CPU)
+                    let none = matches!(
+                        m.resolve(&gpus, c.span.start, c.ctx.func),
+                        Val::Int(0) | Val::None
+                    ) || matches!(m.text(gpus.value), "0" | "None");
+                    if !none {
+                        see("cuda");
+                    }
+                } else if m.kw(c, "devices").is_some() {
                     see("cuda");
                 } else if last == "Trainer"
                     && (q.starts_with("lightning.")
@@ -995,6 +1007,9 @@ fn device(m: &mut Model<'_>) {
     }
     if m.cuda_default_param {
         see("cuda");
+    }
+    if m.cpu_default_param {
+        see("cpu");
     }
 
     let cuda = cuda
@@ -3193,6 +3208,8 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
         // only shares the prefix: `torchvision_sunner.data.DataLoader`)
         || (q.ends_with(".DataLoader")
             && (q.starts_with("torch.") || q.starts_with("torch_geometric.")))
+        // (PyTorch Geometric's `DenseDataLoader`, a DataLoader with its own collate)
+        || (q.ends_with(".DenseDataLoader") && q.starts_with("torch_geometric."))
         // a subclass with torch's arguments and defaults (`num_workers=0`, no pinning)
         || q == "monai.data.DataLoader"
 }
@@ -3573,11 +3590,16 @@ fn tested_for_absence(src: &str, name: &str) -> bool {
     })
 }
 
-/// A mode switch of options the file does not declare (`opt.test`, `args.evaluate`, `cfg.debug`
-/// with the options parsed in another module, `from opt import Options`), never assigned here:
+/// A mode switch of options the file does not declare (`opt.test`, `args.evaluate`, `cfg.debug`,
+/// `in_arg.gpu` with the options parsed in another module, `from opt import Options`), never
+/// assigned here:
 /// off as shipped, as such command-line flags are (`store_true`), so the branch it opens runs
 /// only on request.
-fn mode_switch_off(m: &Model<'_>, name: &str, assigned: &[&super::facts::Assign]) -> Option<bool> {
+pub(crate) fn mode_switch_off(
+    m: &Model<'_>,
+    name: &str,
+    assigned: &[&super::facts::Assign],
+) -> Option<bool> {
     let field = name.rsplit('.').next()?;
     let lower = field.to_ascii_lowercase();
     let mode = matches!(
@@ -3594,6 +3616,9 @@ fn mode_switch_off(m: &Model<'_>, name: &str, assigned: &[&super::facts::Assign]
             | "debug"
             | "verbose"
             | "visualize"
+            // (`--gpu` parsed in another module: an opt-in flag, `action='store_true'`, as in
+            // `torch.device("cuda" if args.gpu and torch.cuda.is_available() else "cpu")`)
+            | "gpu"
     );
     (mode && assigned.is_empty() && !m.argparse.contains_key(field)).then_some(false)
 }

@@ -11,7 +11,10 @@ declare_rule! {
     /// `min(os.cpu_count(), 8)` or `int(cpu_count() * 0.7)`, taking a GPU machine's cores as at
     /// least two) and no `persistent_workers` (or `persistent_workers=False` written in the call), when it
     /// is iterated once per epoch (in an epoch loop, also through the name a phase chooses it
-    /// by, `dataloader = trainloader if phase == 'train' else testloader`; passed to a
+    /// by, `dataloader = trainloader if phase == 'train' else testloader`, or a dict of loaders
+    /// read by phase, `dataloaders = {'train': train_loader, 'val': val_loader}` or
+    /// `loaders[phase] = DataLoader(...)` then `for x in dataloaders[phase]` with the phase
+    /// among those an enclosing loop names; passed to a
     /// per-epoch function, also handed on from a function's epoch loop, `for epoch in ...:
     /// process_samples(model, loader, ...)`; kept by an object of a class of the file and
     /// iterated in its per-epoch method, `Trainer(train_loader=train_loader)` then `for b in
@@ -104,8 +107,9 @@ impl Rule for DataloaderPersistent {
                 .iter()
                 .find(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
                 .map(|a| m.text(a.left));
-            // `loaders = {x: DataLoader(...) for x in ["train", "val"]}`: iterated as `loaders[x]`
-            let container = super::loader_container(m, ci, c);
+            // `loaders = {x: DataLoader(...) for x in ["train", "val"]}`, or `loaders[phase] =
+            // DataLoader(...)`: iterated as `loaders[x]`
+            let container = super::loader_container(m, ci, c).or_else(|| subscript_target(m, ci));
             let iterated_per_epoch = |v: &str| {
                 m.loops
                     .iter()
@@ -137,6 +141,10 @@ impl Rule for DataloaderPersistent {
                             .any(iterated_per_epoch)
                         || chosen_as(m, v).any(iterated_per_epoch)
                         || stored_in_object(m, v).into_iter().any(iterated_per_epoch)
+                        || dicts_holding(m, v).any(|(d, key)| {
+                            super::container_loops(m, d)
+                                .any(|l| loop_per_epoch(m, l) && reads_key(m, l, key))
+                        })
                 }
                 None if container.is_some() => container
                     .is_some_and(|v| super::container_loops(m, v).any(|l| loop_per_epoch(m, l))),
@@ -170,6 +178,78 @@ impl Rule for DataloaderPersistent {
             );
         }
     }
+}
+
+/// The dicts written out with loader `v` as an entry (`dataloaders = {'train': train_loader,
+/// 'val': val_loader}`), read as `dataloaders[phase]`, with the entry's key as written.
+fn dicts_holding<'s>(
+    m: &crate::analysis::facts::Model<'s>,
+    v: &str,
+) -> impl Iterator<Item = (&'s str, &'s str)> {
+    m.assigns.iter().filter_map(move |a| {
+        let n = m.node(a.value).filter(|n| n.node_kind() == "dictionary")?;
+        if a.targets.len() != 1 {
+            return None;
+        }
+        let mut cur = n.walk();
+        let pair = n.named_children(&mut cur).find(|p| {
+            p.node_kind() == "pair"
+                && p.child_by_field_name("value")
+                    .is_some_and(|x| m.node_text(x) == v)
+        })?;
+        Some((
+            m.text(a.left),
+            m.node_text(pair.child_by_field_name("key")?),
+        ))
+    })
+}
+
+/// May loop `l` over `dict[phase]` read the entry under `key`: unless `phase` is the target of
+/// an enclosing loop over phases written out that leaves it out (`for phase in ['train']:`
+/// never reads `'val'`).
+fn reads_key(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    key: &str,
+) -> bool {
+    let unquote = |t: &str| t.trim_matches(['"', '\'']).to_string();
+    let Some(index) = l
+        .iter
+        .and_then(|it| m.text(it).split_once('['))
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(index, _)| index.trim())
+    else {
+        return true;
+    };
+    let mut cur = l.parent;
+    for _ in 0..64 {
+        let Some(p) = cur.and_then(|i| m.loops.get(i as usize)) else {
+            return true;
+        };
+        if p.targets.iter().any(|t| m.text(*t) == index) {
+            let Some(list) = p
+                .iter
+                .and_then(|it| m.node(it))
+                .filter(|n| matches!(n.node_kind(), "list" | "tuple"))
+            else {
+                return true;
+            };
+            let mut c = list.walk();
+            return list
+                .named_children(&mut c)
+                .any(|x| x.node_kind() != "string" || unquote(m.node_text(x)) == unquote(key));
+        }
+        cur = p.parent;
+    }
+    true
+}
+
+/// The dict a loader call is stored into by key (`dataloaders[phase] = DataLoader(...)`).
+fn subscript_target<'s>(m: &crate::analysis::facts::Model<'s>, ci: usize) -> Option<&'s str> {
+    let a = m.assigns.iter().find(|a| a.rhs_call == Some(ci as u32))?;
+    let left = m.node(a.left).filter(|l| l.node_kind() == "subscript")?;
+    let object = left.child_by_field_name("value")?;
+    (object.node_kind() == "identifier").then(|| m.node_text(object))
 }
 
 /// The names a conditional expression binds to loader `v` or another

@@ -6,7 +6,8 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags a `DataLoader` without `pin_memory`, or with `pin_memory=False` written in the
+    /// Flags a `DataLoader` (torch's, or PyTorch Geometric's `DataLoader` / `DenseDataLoader`)
+    /// without `pin_memory`, or with `pin_memory=False` written in the
     /// call (or in the dict it unpacks, `loader_args = dict(..., pin_memory=False)` ...
     /// `DataLoader(ds, **loader_args)`), in a file that trains or infers on CUDA. A value from a variable or an option
     /// (`pin_memory=args.pin`) is left alone. A loader over text tokenised ahead of time (`ds.map(tokenize)`) whose collate only pads

@@ -8,8 +8,9 @@ declare_rule! {
     /// under a `step % N == 0` guard (nor in a branch that runs once, `if not
     /// warmup_completed:` with the flag set right after it), nor under a test of a reinforcement-learning episode's
     /// end (`if done:`, `if "episode" in info:`), which runs once per episode. In an inference
-    /// or evaluation loop only a line that formats what the model returned is flagged
-    /// (`print("emb", emb)`): a line of names,
+    /// or evaluation loop only a line that formats what the model returned, or what the loop
+    /// computes from it, is flagged (`print("emb", emb)`, `_, predicted = torch.max(out, 1)`
+    /// then `print(predicted)`; not a running total, `correct += ...`): a line of names,
     /// counters, text and shapes per image or batch is the loop's report and costs microseconds.
     ///
     /// Reported on the line of the logging call.
@@ -100,16 +101,20 @@ impl Rule for LoggingInLoop {
 }
 
 /// Does the call format a value the model returned in this loop (`emb = model(x)` ...
-/// `print('emb', emb)`, `print(f'{out.mean()}')`)?
+/// `print('emb', emb)`, `print(f'{out.mean()}')`), or one computed from it there
+/// (`_, predicted = torch.max(outputs, 1)` ... `print(predicted)`)?
 fn formats_model_output(
     m: &crate::analysis::facts::Model<'_>,
     c: &crate::analysis::facts::Call,
     loop_: u32,
 ) -> bool {
-    let outputs: Vec<&str> = m
+    let before: Vec<&crate::analysis::facts::Assign> = m
         .assigns
         .iter()
         .filter(|a| a.ctx.loop_ == Some(loop_) && a.span.end <= c.span.start)
+        .collect();
+    let mut outputs: Vec<&str> = before
+        .iter()
         .filter(|a| {
             a.rhs_call
                 .and_then(|i| m.calls.get(i as usize))
@@ -120,6 +125,13 @@ fn formats_model_output(
         })
         .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
         .collect();
+    // what the step computes from them (`_, predicted = torch.max(outputs, 1)`, `score =
+    // softmax(pred)`), in order; not a running total (`correct += ...`), the loop's report
+    for a in before.iter().filter(|a| !a.augmented) {
+        if super::words(m.text(a.value)).any(|w| outputs.contains(&w)) {
+            outputs.extend(a.targets.iter().map(|t| m.text(*t)));
+        }
+    }
     super::words(m.text(c.args_span)).any(|w| outputs.contains(&w))
 }
 

@@ -1,0 +1,268 @@
+//! The twentieth accuracy round: shapes from the blind waves g454– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, ids_of, rule_lines as lines_of};
+
+/// A Lightning 1.x launcher whose GPU count is a command-line option.
+const LIGHTNING_GPUS: &str = "from argparse import ArgumentParser
+from pytorch_lightning import Trainer
+from gans.applications import GAN
+
+
+def main(hparams):
+    model = GAN(hparams)
+    trainer = Trainer(max_epochs=hparams.max_epochs, gpus=hparams.gpus)
+    trainer.fit(model)
+
+
+if __name__ == '__main__':
+    parser = ArgumentParser()
+    parser.add_argument('--gpus', type=int, nargs='+', default=0)
+    parser.add_argument('--max-epochs', type=int, default=10)
+    hparams = parser.parse_args()
+    main(hparams)
+";
+
+// Ex) Trainer(gpus=hparams.gpus) with `--gpus` defaulting to 0: Lightning 1.x trains on the CPU
+#[test]
+fn a_lightning_trainer_given_no_gpus_as_shipped_runs_on_the_cpu() {
+    let ids = ids_of(&run(LIGHTNING_GPUS));
+    assert!(!ids.iter().any(|i| i == "EA201" || i == "EA203"), "{ids:?}");
+    let literal = LIGHTNING_GPUS.replace("gpus=hparams.gpus", "gpus=0");
+    assert!(!ids_of(&run(&literal)).iter().any(|i| i == "EA201"));
+    // one GPU as shipped: the GPU rules apply
+    let one = LIGHTNING_GPUS.replace("default=0)", "default=1)");
+    assert_eq!(lines_of(&run(&one), "EA201"), vec![8]);
+}
+
+/// A module of one training function whose device parameter defaults to the CPU.
+const CPU_DEFAULT_DEVICE: &str = "import torch
+import torchvision
+from torch.utils.data import DataLoader
+from ResNet.resnet import *
+
+
+def train_cifar10(batch_size=50, num_epoch=100, device=\"cpu\"):
+    ds = torchvision.datasets.CIFAR10(root='./data', train=True, download=True)
+    loader = DataLoader(ds, batch_size=batch_size, shuffle=True, num_workers=2)
+    device = torch.device(device)
+    model = ResNet50().to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=2e-4)
+    for epoch in range(num_epoch):
+        for image, label in loader:
+            x = image.to(device)
+            y = label.to(device)
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+";
+
+// Ex) def train(..., device="cpu"): ... model.to(device)
+#[test]
+fn a_device_parameter_defaulting_to_the_cpu_places_nothing_on_the_gpu() {
+    let ids = ids_of(&run(CPU_DEFAULT_DEVICE));
+    assert!(
+        !ids.iter()
+            .any(|i| ["EA102", "EA201", "EA203", "EA204"].contains(&i.as_str())),
+        "{ids:?}"
+    );
+    // workers restarted every epoch waste the CPU wherever the model runs
+    assert_eq!(lines_of(&run(CPU_DEFAULT_DEVICE), "EA103"), vec![9]);
+    // a device handed in without a default is a GPU's
+    let handed = CPU_DEFAULT_DEVICE.replace("device=\"cpu\"", "device=None");
+    assert_eq!(lines_of(&run(&handed), "EA201"), vec![14]);
+    // (a parameter of another name defaulting to "cpu" says nothing of the device)
+    let other =
+        CPU_DEFAULT_DEVICE.replace("device=\"cpu\"):", "device=None, map_location=\"cpu\"):");
+    assert_eq!(lines_of(&run(&other), "EA201"), vec![14]);
+}
+
+/// The Udacity image-classifier training script: options parsed by a helper module.
+const GPU_FLAG_ELSEWHERE: &str = "import torch
+from torch import nn, optim
+from torchvision import datasets, transforms
+from torch.utils.data import DataLoader
+from get_input_args import get_input_args
+from build_network import build_network
+
+
+def main():
+    in_arg = get_input_args()
+    data = datasets.ImageFolder(in_arg.data_dir, transform=transforms.ToTensor())
+    loader = DataLoader(data, batch_size=64, shuffle=True)
+    model = build_network(in_arg.arch, in_arg.hidden_units)
+    optimizer = optim.Adam(model.classifier.parameters(), lr=in_arg.learning_rate)
+    device = torch.device(\"cuda\" if in_arg.gpu and torch.cuda.is_available() else \"cpu\")
+    model.to(device)
+    for epoch in range(in_arg.epochs):
+        for inputs, labels in loader:
+            inputs, labels = inputs.to(device), labels.to(device)
+            optimizer.zero_grad()
+            loss = nn.functional.nll_loss(model(inputs), labels)
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) torch.device("cuda" if in_arg.gpu and torch.cuda.is_available() else "cpu"), `--gpu`
+// declared elsewhere
+#[test]
+fn a_gpu_flag_parsed_in_another_module_is_off_as_shipped() {
+    let ids = ids_of(&run(GPU_FLAG_ELSEWHERE));
+    assert!(
+        !ids.iter()
+            .any(|i| ["EA102", "EA201", "EA203", "EA301"].contains(&i.as_str())),
+        "{ids:?}"
+    );
+    // the CUDA choice without the flag is the GPU's
+    let always = GPU_FLAG_ELSEWHERE.replace("in_arg.gpu and ", "");
+    assert_eq!(lines_of(&run(&always), "EA301"), vec![24]);
+    // (a flag the file sets itself is read as set)
+    let set = GPU_FLAG_ELSEWHERE.replace(
+        "    in_arg = get_input_args()\n",
+        "    in_arg = get_input_args()\n    in_arg.gpu = True\n",
+    );
+    assert_eq!(lines_of(&run(&set), "EA301"), vec![25]);
+}
+
+/// An evaluation loop printing what it computed from the model's output.
+const PRINTS_PREDICTIONS: &str = "import torch
+from train import VGG16
+from train import testLoader
+
+if __name__ == '__main__':
+    vgg16 = VGG16(n_classes=3)
+    vgg16.load_state_dict(torch.load('cnn.pkl'))
+    vgg16.cuda()
+    vgg16.eval()
+    correct = 0
+    total = 0
+    for images, labels in testLoader:
+        images = images.cuda()
+        _, outputs = vgg16(images)
+        _, predicted = torch.max(outputs.data, 1)
+        total += labels.size(0)
+        correct += (predicted.cpu() == labels).sum()
+        print(predicted, labels, correct, total)
+        print('avg acc: %f' % (100 * correct / total))
+";
+
+// Ex) _, predicted = torch.max(outputs.data, 1) ... print(predicted, labels)
+#[test]
+fn an_inference_loop_printing_values_computed_from_the_output_logs_every_step() {
+    let a = run(PRINTS_PREDICTIONS);
+    // (not the running total's line: the loop's report)
+    assert_eq!(lines_of(&a, "EA504"), vec![18]);
+    // `VGG16(...)` later moved with `.cuda()` is a model: its loop runs with autograd on
+    assert_eq!(lines_of(&a, "EA401"), vec![12]);
+    assert_eq!(lines_of(&a, "EA204"), vec![8]);
+    // a line of counters only is the loop's report
+    let counters = PRINTS_PREDICTIONS.replace(
+        "print(predicted, labels, correct, total)",
+        "print(labels, correct, total)",
+    );
+    assert!(lines_of(&run(&counters), "EA504").is_empty());
+}
+
+// Ex) DATA = CONSTANTS(...) is no module: an acronym class must be placed to be a model
+#[test]
+fn an_acronym_class_never_placed_is_no_model() {
+    let unplaced = PRINTS_PREDICTIONS.replace("    vgg16.cuda()\n", "");
+    assert!(lines_of(&run(&unplaced), "EA204").is_empty());
+}
+
+/// Point-cloud training with PyTorch Geometric's dense loader.
+const DENSE_LOADER: &str = "import torch
+from torch_geometric.data import DenseDataLoader
+from dataset import BigredDataset
+from model import DenseDeepGCN
+
+train_dataset = BigredDataset(root='data', is_train=True)
+train_loader = DenseDataLoader(train_dataset, batch_size=16, shuffle=True, num_workers=4)
+model = DenseDeepGCN().cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for epoch in range(100):
+    for data in train_loader:
+        data = data.cuda()
+        optimizer.zero_grad()
+        loss = model(data).mean()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) DenseDataLoader(train_dataset, batch_size=16, num_workers=4)
+#[test]
+fn pytorch_geometrics_dense_loader_is_a_data_loader() {
+    let a = run(DENSE_LOADER);
+    assert_eq!(lines_of(&a, "EA102"), vec![7]);
+    assert_eq!(lines_of(&a, "EA103"), vec![7]);
+}
+
+/// The transfer-learning tutorial's loaders, kept in a dict read by phase.
+const PHASE_DICT: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import models
+
+train_loader = DataLoader(train_data, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+val_loader = DataLoader(val_data, batch_size=32, num_workers=4, pin_memory=True)
+dataloaders = {'train': train_loader, 'val': val_loader}
+model = models.resnet18(weights='DEFAULT').cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(25):
+    for phase in ['train', 'val']:
+        model.train(phase == 'train')
+        for inputs, labels in dataloaders[phase]:
+            inputs = inputs.cuda(non_blocking=True)
+            labels = labels.cuda(non_blocking=True)
+            with torch.set_grad_enabled(phase == 'train'):
+                loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+            if phase == 'train':
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+";
+
+// Ex) dataloaders = {'train': train_loader, 'val': val_loader} ... for x in dataloaders[phase]
+#[test]
+fn loaders_in_a_dict_read_by_phase_each_epoch_restart_their_workers() {
+    assert_eq!(lines_of(&run(PHASE_DICT), "EA103"), vec![5, 6]);
+    // a phase list without 'val' never reads the validation loader
+    let train_only =
+        PHASE_DICT.replace("for phase in ['train', 'val']:", "for phase in ['train']:");
+    assert_eq!(lines_of(&run(&train_only), "EA103"), vec![5]);
+    // loaders stored into the dict by key
+    let by_key = "import torch
+from torch.utils.data import DataLoader
+from unet import UNet
+
+loaders = {}
+for phase in ['train', 'val']:
+    loaders[phase] = DataLoader(datasets[phase], batch_size=8, shuffle=True, num_workers=8)
+model = UNet().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(50):
+    for phase in ['train', 'val']:
+        for x, y in loaders[phase]:
+            x = x.cuda()
+            loss = model(x).mean()
+            if phase == 'train':
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+";
+    assert_eq!(lines_of(&run(by_key), "EA103"), vec![7]);
+}
