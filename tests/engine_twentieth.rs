@@ -266,3 +266,103 @@ for epoch in range(50):
 ";
     assert_eq!(lines_of(&run(by_key), "EA103"), vec![7]);
 }
+
+/// A dataset that copies items out of arrays loaded in `__init__`.
+const COPIED_ITEMS: &str = "import numpy as np
+import torch
+from torch.utils.data import Dataset, DataLoader
+
+
+class AudioSet(Dataset):
+    def __init__(self, audio_path, label_path):
+        self.audio = np.load(audio_path, mmap_mode='r')
+        self.labels = np.load(label_path, mmap_mode='r')
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, idx):
+        audio = self.audio[idx].copy()
+        label = self.labels[idx].copy()
+        return torch.FloatTensor(audio), torch.tensor(label, dtype=torch.long)
+
+
+loader = DataLoader(AudioSet('a.npy', 'l.npy'), batch_size=32, shuffle=True, num_workers=0, pin_memory=True)
+model = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 7)).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+";
+
+// Ex) def __getitem__(self, idx): audio = self.audio[idx].copy()
+#[test]
+fn items_copied_out_of_arrays_in_memory_need_no_workers() {
+    assert!(lines_of(&run(COPIED_ITEMS), "EA101").is_empty());
+    // an item decoded per call keeps its finding
+    let decoded = COPIED_ITEMS.replace(
+        "audio = self.audio[idx].copy()",
+        "audio = np.load(f'clip_{idx}.npy')",
+    );
+    assert_eq!(lines_of(&run(&decoded), "EA101"), vec![20]);
+}
+
+/// The transfer-learning tutorial's fixed feature extractor, then a test loop with autograd on.
+const FROZEN_WITH_NEW_HEAD: &str = "import torch
+import torch.nn as nn
+import torchvision
+
+device = torch.device('cuda:0')
+model_conv = torchvision.models.resnet50(pretrained=True)
+for param in model_conv.parameters():
+    param.requires_grad = False
+num_ftrs = model_conv.fc.in_features
+model_conv.fc = nn.Linear(num_ftrs, 4)
+model_conv = model_conv.to(device)
+optimizer_conv = torch.optim.SGD(model_conv.fc.parameters(), lr=0.001, momentum=0.9)
+
+
+def test_model(test_loader):
+    correct = 0
+    for images, labels in test_loader:
+        images = images.to(device)
+        outputs = model_conv(images)
+        correct += (outputs.argmax(1) == labels.to(device)).sum()
+    return correct
+
+
+test_model(test_loader)
+";
+
+// Ex) for p in model.parameters(): p.requires_grad = False ... model.fc = nn.Linear(n, 4)
+#[test]
+fn a_frozen_backbone_given_a_new_head_still_records_a_graph() {
+    assert_eq!(lines_of(&run(FROZEN_WITH_NEW_HEAD), "EA401"), vec![17]);
+    // frozen through and through: nothing for `no_grad` to save
+    let frozen = FROZEN_WITH_NEW_HEAD.replace("model_conv.fc = nn.Linear(num_ftrs, 4)\n", "");
+    assert!(lines_of(&run(&frozen), "EA401").is_empty());
+}
+
+/// A TorchScript model run tile by tile.
+const SCRIPTED_MODEL: &str = "import sys
+import torch
+from constants import DEVICE
+
+segmenter = torch.jit.load('models/best_model.pt', map_location=DEVICE)
+masks = []
+for tile in tiles:
+    x = torch.from_numpy(tile).to(DEVICE).unsqueeze(0)
+    pred = segmenter(x)
+    masks.append(pred.squeeze().cpu().numpy())
+";
+
+// Ex) segmenter = torch.jit.load(path, map_location=DEVICE) ... pred = segmenter(x)
+#[test]
+fn a_torchscript_module_is_a_model() {
+    let a = run(SCRIPTED_MODEL);
+    assert_eq!(lines_of(&a, "EA401"), vec![7]);
+    assert_eq!(lines_of(&a, "EA301"), vec![10]);
+}

@@ -303,6 +303,8 @@ fn kinds(m: &mut Model<'_>) {
             }
         } else if q.starts_with("torchvision.models.")
             || q == "timm.create_model"
+            // (a TorchScript module: `unet = torch.jit.load(path, map_location=DEVICE)`)
+            || q == "torch.jit.load"
             || is_sentence_model(&q)
             || local_modules.contains(&m.text(c.func))
             || torch_nn_module(&q, last)

@@ -2067,6 +2067,8 @@ const CHEAP_ITEM_CALLS: &[&str] = &[
     "cuda",
     "to",
     "clone",
+    // (`self.audio[idx].copy()`: an item copied out of an array in memory)
+    "copy",
     "unsqueeze",
     "squeeze",
     "view",

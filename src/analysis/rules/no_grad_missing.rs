@@ -20,7 +20,9 @@ declare_rule! {
     /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) or an Ultralytics
     /// model (`YOLO("yolov8n.pt")`, `torch.hub.load("ultralytics/yolov5", ...)`) is not
     /// counted: its `__call__` disables autograd itself; nor is a file that freezes every
-    /// parameter (`for p in model.parameters(): p.requires_grad = False`), nor a loop that builds
+    /// parameter (`for p in model.parameters(): p.requires_grad = False`; not when it then
+    /// gives that model a new layer, `model.fc = nn.Linear(n, 2)`, whose weights require
+    /// grad), nor a loop that builds
     /// adversarial examples or saliency maps, which need autograd (a call named for an attack or
     /// gradients: `projected_gradient_descent(net, x, ...)`, `adversary.perturb(x, y)`).
     /// A loop whose body always breaks off after its first batch (a preview of one batch) is
@@ -96,7 +98,10 @@ impl Rule for NoGradMissing {
                         .loop_
                         .and_then(|l| m.loops.get(l as usize))
                         .and_then(|l| l.iter)
-                        .is_some_and(|it| m.text(it).contains("parameters()"))
+                        .is_some_and(|it| {
+                            let it = m.text(it);
+                            it.contains("parameters()") && !new_head_after(m, it, a.span.end)
+                        })
             })
         {
             return;
@@ -308,3 +313,21 @@ fn pipeline(m: &crate::analysis::facts::Model<'_>, name: &str) -> bool {
 const GRADIENT_WORDS: [&str; 9] = [
     "attack", "gradient", "fgsm", "pgd", "perturb", "adversar", "saliency", "gradcam", "grad_cam",
 ];
+
+/// Does the model whose parameters `iter` walks (`model.parameters()`) get a new layer after
+/// byte `at` (`model.fc = nn.Linear(num_ftrs, 2)`, the transfer-learning tutorial's head)? Its
+/// fresh weights require grad: the model is not frozen.
+fn new_head_after(m: &crate::analysis::facts::Model<'_>, iter: &str, at: usize) -> bool {
+    let Some(model) = iter.strip_suffix(".parameters()") else {
+        return false;
+    };
+    let prefix = format!("{model}.");
+    m.assigns.iter().any(|a| {
+        a.span.start >= at
+            && !a.augmented
+            && m.text(a.left).starts_with(&prefix)
+            && a.rhs_call
+                .and_then(|c| m.calls.get(c as usize))
+                .is_some_and(|c| m.qual(c).starts_with("torch.nn."))
+    })
+}
