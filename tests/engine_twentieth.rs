@@ -78,6 +78,9 @@ fn a_device_parameter_defaulting_to_the_cpu_places_nothing_on_the_gpu() {
     );
     // workers restarted every epoch waste the CPU wherever the model runs
     assert_eq!(lines_of(&run(CPU_DEFAULT_DEVICE), "EA103"), vec![9]);
+    // (the same for Apple's GPU, `device="mps"`)
+    let mps = CPU_DEFAULT_DEVICE.replace("device=\"cpu\"", "device=\"mps\"");
+    assert!(lines_of(&run(&mps), "EA201").is_empty());
     // a device handed in without a default is a GPU's
     let handed = CPU_DEFAULT_DEVICE.replace("device=\"cpu\"", "device=None");
     assert_eq!(lines_of(&run(&handed), "EA201"), vec![14]);

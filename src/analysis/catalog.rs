@@ -140,7 +140,7 @@ fn markdown() -> String {
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module; also a Lightning \
          `Trainer(accelerator=config.ACCELERATOR)`) while saying nothing of \
-         `cpu` or `mps` (nor defaulting a device parameter to it, `def train(..., \
+         `cpu` or `mps` (nor defaulting a device parameter to one, `def train(..., \
          device=\"cpu\")`) — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
          moves to a `device` defined elsewhere). A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \

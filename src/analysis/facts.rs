@@ -413,9 +413,9 @@ pub(crate) struct Model<'s> {
     pub deterministic: bool,
     /// A function parameter defaults to `"cuda"` / `"cuda:N"`.
     pub cuda_default_param: bool,
-    /// A device parameter defaults to `"cpu"` (`def train(..., device="cpu")`): the file says
-    /// where a device it is handed points when nobody says otherwise.
-    pub cpu_default_param: bool,
+    /// A device parameter defaults to `"cpu"` or `"mps"` (`def train(..., device="cpu")`): the
+    /// file says where a device it is handed points when nobody says otherwise.
+    pub host_default_param: Option<&'static str>,
     /// The line ranges of the script's functions that nothing calls
     /// ([`super::as_shipped::uncalled_functions`]), worked out when first asked.
     pub uncalled: std::cell::OnceCell<Vec<(usize, usize)>>,
@@ -1694,13 +1694,13 @@ impl<'s> Walker<'s> {
                 {
                     if t == "cuda" || t.starts_with("cuda:") {
                         self.m.cuda_default_param = true;
-                    } else if t == "cpu"
+                    } else if let Some(d) = ["cpu", "mps"].into_iter().find(|d| *d == t)
                         && field::get(p, field::NAME).is_some_and(|n| {
                             n.utf8_text(self.src.as_bytes())
                                 .is_ok_and(|n| n.to_ascii_lowercase().ends_with("device"))
                         })
                     {
-                        self.m.cpu_default_param = true;
+                        self.m.host_default_param = Some(d);
                     }
                 }
             }
@@ -2043,7 +2043,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         compile_unknown: false,
         deterministic: false,
         cuda_default_param: false,
-        cpu_default_param: false,
+        host_default_param: None,
         uncalled: std::cell::OnceCell::new(),
         model_params: std::cell::OnceCell::new(),
         architecture: std::cell::OnceCell::new(),

@@ -1010,8 +1010,8 @@ fn device(m: &mut Model<'_>) {
     if m.cuda_default_param {
         see("cuda");
     }
-    if m.cpu_default_param {
-        see("cpu");
+    if let Some(d) = m.host_default_param {
+        see(d);
     }
 
     let cuda = cuda
