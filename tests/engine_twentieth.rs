@@ -369,3 +369,38 @@ fn a_torchscript_module_is_a_model() {
     assert_eq!(lines_of(&a, "EA401"), vec![7]);
     assert_eq!(lines_of(&a, "EA301"), vec![10]);
 }
+
+/// PyTorch's multi-GPU tutorial: one linear layer as the model.
+const ONE_LAYER_MODEL: &str = "import torch
+from torch.utils.data import DataLoader
+from datautils import MyTrainDataset
+
+device = torch.device('cuda')
+model = torch.nn.Linear(20, 1)
+model = model.to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+loader = DataLoader(MyTrainDataset(2048), batch_size=32, num_workers=2, pin_memory=True, persistent_workers=True)
+for epoch in range(10):
+    for x, y in loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = torch.nn.Linear(20, 1)
+#[test]
+fn a_single_small_layer_as_the_model_is_a_small_model() {
+    let ids = ids_of(&run(ONE_LAYER_MODEL));
+    assert!(!ids.iter().any(|i| i == "EA201" || i == "EA202"), "{ids:?}");
+    // a large layer is no small model
+    let large = ONE_LAYER_MODEL.replace("Linear(20, 1)", "Linear(8192, 8192)");
+    assert_eq!(lines_of(&run(&large), "EA201"), vec![11]);
+    // nor is a zoo model whose head a layer replaces
+    let head = ONE_LAYER_MODEL.replace(
+        "model = torch.nn.Linear(20, 1)\n",
+        "import torchvision\nmodel = torchvision.models.resnet50()\nmodel.fc = torch.nn.Linear(2048, 1)\n",
+    );
+    assert_eq!(lines_of(&run(&head), "EA201"), vec![13]);
+}

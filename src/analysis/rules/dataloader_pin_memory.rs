@@ -18,7 +18,8 @@ declare_rule! {
     /// device, nor one whose batch is its whole dataset (`batch_size=len(data)`), nor a loader read for a single batch (`next(iter(DataLoader(...)))`, `next(enumerate(loader))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, a loop over it whose body always `break`s) or never
     /// read (only counted, `len(loader)`, `len(DataLoader(...))`), nor one over a dataset built with the device (`MelDataset(path, device)`), one whose `__getitem__` moves each item there, or with a
     /// collate of the file that puts each batch there (`torch.tensor(ids, device=device)`): there
-    /// is no stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
+    /// is no stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`, or a single `torch.nn` layer,
+    /// `model = nn.Linear(20, 1)`) with
     /// layer sizes the file states (literals, constants it binds, attributes `__init__` binds
     /// from them, `self.latent_size`, and their sums and products, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds

@@ -2642,6 +2642,10 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                     total = total.checked_add(layer_params(m, c, &|_| None)?)?;
                 }
             }
+        } else if torch_layer(m, call) && !m.text(a.left).contains('.') {
+            // a single layer as the model (`model = torch.nn.Linear(20, 1)`, PyTorch's DDP
+            // tutorial; not a layer replacing one of a model's, `net._fc = nn.Linear(...)`)
+            total = total.checked_add(layer_params(m, call, &|_| None)?)?;
         } else if call.method.is_some() || !local_module_class(m, m.text(call.func)) {
             return None;
         } else {

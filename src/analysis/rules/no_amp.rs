@@ -13,7 +13,8 @@ declare_rule! {
     /// Accelerate: `Accelerator()` without `mixed_precision=`, whose default is `"no"`; for
     /// FSDP: no `MixedPrecision` / `MixedPrecisionPolicy` with a 16-bit `param_dtype`). A float64
     /// model (`.double()`, `torch.set_default_dtype(torch.float64)`) asks for precision that
-    /// mixed precision would drop, and is not reported. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
+    /// mixed precision would drop, and is not reported. A file whose every model is a module class of its own (or an inline `nn.Sequential`, or a single `torch.nn` layer,
+    /// `model = nn.Linear(20, 1)`) with
     /// layer sizes the file states (literals, constants it binds, attributes `__init__` binds
     /// from them, `self.latent_size`, and their sums and products (a method `__init__` calls that
     /// builds no layer, `self.weight_init()`, adds none), or an environment's observation

@@ -14,7 +14,8 @@ declare_rule! {
     /// deterministic algorithms (`torch.backends.cudnn.deterministic = True`, or set from a
     /// flag whose default is true) are left alone, as is a script whose every step loop sits
     /// behind a switch that is off by default (`if args.train:`, `if args.test:`): it builds its
-    /// model and stops. A file whose every model is a module class of its own (or an inline `nn.Sequential`) with
+    /// model and stops. A file whose every model is a module class of its own (or an inline `nn.Sequential`, or a single `torch.nn` layer,
+    /// `model = nn.Linear(20, 1)`) with
     /// layer sizes the file states (literals, constants it binds, attributes `__init__` binds
     /// from them, `self.latent_size`, and their sums and products (a method `__init__` calls that
     /// builds no layer, `self.weight_init()`, adds none), or an environment's observation
