@@ -404,3 +404,98 @@ fn a_single_small_layer_as_the_model_is_a_small_model() {
     );
     assert_eq!(lines_of(&run(&head), "EA201"), vec![13]);
 }
+
+/// A training loader that never sets its batch size.
+const DEFAULT_BATCH: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms, models
+
+model = models.resnet18()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+loader = DataLoader(
+    datasets.FakeData(size=1000, transform=transforms.ToTensor()),
+    num_workers=1,
+    pin_memory=True
+)
+model.to('cuda')
+for data, target in loader:
+    data = data.to('cuda', non_blocking=True)
+    target = target.to('cuda', non_blocking=True)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(data), target)
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) DataLoader(dataset, num_workers=1, pin_memory=True): batches of one sample
+#[test]
+fn a_training_loader_without_a_batch_size_feeds_one_sample_a_step() {
+    let a = run(DEFAULT_BATCH);
+    assert_eq!(lines_of(&a, "EA702"), vec![7]);
+    // a batch sampler decides the size
+    let sampled = DEFAULT_BATCH.replace(
+        "    num_workers=1,\n",
+        "    batch_sampler=sampler,\n    num_workers=1,\n",
+    );
+    assert!(lines_of(&run(&sampled), "EA702").is_empty());
+    let given = DEFAULT_BATCH.replace(
+        "    num_workers=1,\n",
+        "    batch_size=256,\n    num_workers=1,\n",
+    );
+    assert!(lines_of(&run(&given), "EA702").is_empty());
+}
+
+/// A cleanrl-style PPO agent sized by its environment's own attributes.
+const ENV_SIZED_AGENT: &str = "import torch
+import torch.nn as nn
+from env import CustomEnv
+
+
+def layer_init(layer, std=1.0):
+    torch.nn.init.orthogonal_(layer.weight, std)
+    return layer
+
+
+class Agent(nn.Module):
+    def __init__(self, env):
+        super().__init__()
+        action_length = env.action_length
+        state_length = env.observation_length
+        self.actor = nn.Sequential(
+            layer_init(nn.Linear(state_length, 64)),
+            nn.Tanh(),
+            layer_init(nn.Linear(64, action_length), std=0.01),
+        )
+        self.critic = nn.Sequential(
+            layer_init(nn.Linear(state_length, 64)),
+            nn.Tanh(),
+            layer_init(nn.Linear(64, 1), std=1.0),
+        )
+
+
+env = CustomEnv()
+device = torch.device('cuda')
+agent = Agent(env).to(device)
+optimizer = torch.optim.Adam(agent.parameters(), lr=2.5e-4)
+for update in range(1000):
+    obs = torch.randn(128, 8, device=device)
+    loss = agent.critic(obs).pow(2).mean() + agent.actor(obs).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) state_length = env.observation_length ... nn.Linear(state_length, 64)
+#[test]
+fn an_agent_sized_by_its_environment_is_a_small_model() {
+    let ids = ids_of(&run(ENV_SIZED_AGENT));
+    assert!(!ids.iter().any(|i| i == "EA201" || i == "EA202"), "{ids:?}");
+    // a width the file does not bound keeps the findings
+    let wide = ENV_SIZED_AGENT
+        .replace(
+            "state_length = env.observation_length",
+            "width = env.embedding_width",
+        )
+        .replace("nn.Linear(state_length, 64)", "nn.Linear(width, 64)");
+    assert!(ids_of(&run(&wide)).iter().any(|i| i == "EA201"));
+}

@@ -2888,6 +2888,9 @@ fn env_width(text: &str) -> bool {
         "n_obs",
         "n_states",
         "observation_dim",
+        "observation_length",
+        "state_length",
+        "action_length",
     ];
     text.contains("observation_space")
         || text.contains("action_space")

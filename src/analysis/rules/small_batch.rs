@@ -4,7 +4,8 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags a training `DataLoader` on CUDA whose batch size is a known constant ≤ 8 (and the
+    /// Flags a training `DataLoader` on CUDA whose batch size is a known constant ≤ 8, or not
+    /// given at all (DataLoader's default of 1; not with a `batch_sampler`) (and the
     /// script does not fine-tune a large pretrained model, where memory dictates it; nor a file
     /// that trains on 3D volumes: MONAI, `nn.Conv3d`, a `UNet3D`-like model). A training loader
     /// is one a training loop iterates, or in a training script one bound to a name with
@@ -76,8 +77,18 @@ impl Rule for SmallBatch {
             if !super::live_loader(m, c) {
                 continue;
             }
-            let Some(bs) = loader_arg(m, c, "batch_size", 1).int() else {
-                continue;
+            // (no `batch_size` at all: DataLoader's default of 1, unless a batch sampler or
+            // unpacked options decide it)
+            let (bs, default) = match loader_arg(m, c, "batch_size", 1) {
+                crate::analysis::facts::Val::Absent
+                    if m.kw(c, "batch_sampler").is_none() && c.splat.is_none() =>
+                {
+                    (1, true)
+                }
+                v => match v.int() {
+                    Some(bs) => (bs, false),
+                    None => continue,
+                },
             };
             if !(1..=8).contains(&bs) {
                 continue;
@@ -109,7 +120,11 @@ impl Rule for SmallBatch {
             cx.at_call(
                 &Self::META,
                 c,
-                format!("batch_size={bs} is too small to fill a GPU: raise it (and the learning rate) as memory allows"),
+                if default {
+                    "batch_size defaults to 1, too small to fill a GPU: set it (and the learning rate) as memory allows".to_string()
+                } else {
+                    format!("batch_size={bs} is too small to fill a GPU: raise it (and the learning rate) as memory allows")
+                },
                 None,
             );
         }
