@@ -67,7 +67,7 @@ args.cuda = args.gpu is not None
 if args.cuda:
     torch.cuda.set_device(args.gpu)
 
-model = nn.LSTM(64, 64)
+model = nn.LSTM(1024, 1024)
 if args.cuda:
     model.cuda()
 optimizer = torch.optim.Adam(model.parameters())

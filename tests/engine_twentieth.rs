@@ -499,3 +499,43 @@ fn an_agent_sized_by_its_environment_is_a_small_model() {
         .replace("nn.Linear(state_length, 64)", "nn.Linear(width, 64)");
     assert!(ids_of(&run(&wide)).iter().any(|i| i == "EA201"));
 }
+
+/// A Kaggle script: training handed to a helper module, then prediction over a folder.
+const DELEGATED_THEN_PREDICT: &str = "import os
+import cv2
+import numpy as np
+import pandas
+import torch
+from Models import Inception_Model
+from Utils import *
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+convnet = Inception_Model(299, 299, num_classes=10)
+convnet_optimizer = torch.optim.Adam(convnet.parameters(), lr=0.001)
+convnet = convnet.to(device)
+train_loop(convnet, torch.nn.CrossEntropyLoss(), convnet_optimizer, train_dataloader, device, 10)
+
+
+def predict_images_in_folder(folder, model):
+    model.eval()
+    predictions = []
+    for filename in os.listdir(folder):
+        img = cv2.imread(os.path.join(folder, filename))
+        with torch.no_grad():
+            pred = model(torch.Tensor(np.array([img])).to(device))
+            predictions.append((filename, pred.cpu().numpy()))
+    return predictions
+
+
+result = predict_images_in_folder('test', convnet)
+result_df = pandas.DataFrame(result, columns=['img', 'pred'])
+result_df.to_csv('submission.csv', index=False)
+";
+
+// Ex) train_loop(model, criterion, optimizer, loader, device, epochs) ... for f in os.listdir(...)
+#[test]
+fn a_file_that_hands_its_training_to_a_helper_trains_whatever_it_predicts_after() {
+    let a = run(DELEGATED_THEN_PREDICT);
+    assert_eq!(a.kind, efficiency_audit::analysis::model::CodeKind::Train);
+    assert_eq!(lines_of(&a, "EA203"), vec![12]);
+}

@@ -2663,9 +2663,10 @@ fn classify(m: &mut Model<'_>) {
         }
     }
     // (a training pass handed to another module, `train_one_epoch(model, optimizer, loader)`
-    // or `trainer.train()` with the optimizer: the file trains)
+    // or `trainer.train()` with the optimizer: the file trains, whatever per-file inference
+    // it also holds)
     if m.delegated_train {
-        file |= S_BACKWARD;
+        file |= S_BACKWARD | S_OPT_PASSED;
     }
     let dataset = m
         .classes
