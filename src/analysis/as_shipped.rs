@@ -323,15 +323,10 @@ fn name_condition(
     }
     // (`"cuda" if in_arg.gpu and torch.cuda.is_available() else "cpu"` with the options parsed
     // in another module: a mode switch, off as shipped, as in an `if`)
-    if node.node_kind() == "attribute" {
-        let assigned: Vec<&Assign> = m
-            .assigns
-            .iter()
-            .filter(|a| a.targets.iter().any(|t| m.text(*t) == name))
-            .collect();
-        if let Some(off) = super::resolve::mode_switch_off(m, name, &assigned) {
-            return Some(off);
-        }
+    if node.node_kind() == "attribute"
+        && let Some(off) = super::resolve::unassigned_mode_switch(m, name)
+    {
+        return Some(off);
     }
     selects_cuda(m, name).then_some(m.facts.device == super::facts::Device::Cuda)
 }

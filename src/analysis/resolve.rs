@@ -3626,6 +3626,19 @@ pub(crate) fn mode_switch_off(
     (mode && assigned.is_empty() && !m.argparse.contains_key(field)).then_some(false)
 }
 
+/// [`mode_switch_off`] for a switch the file assigns nowhere, read outside an `if` (`"cuda" if
+/// in_arg.gpu and torch.cuda.is_available() else "cpu"`).
+pub(crate) fn unassigned_mode_switch(m: &Model<'_>, name: &str) -> Option<bool> {
+    let assigned = m
+        .assigns
+        .iter()
+        .any(|a| a.targets.iter().any(|t| m.text(*t) == name));
+    if assigned {
+        return None;
+    }
+    mode_switch_off(m, name, &[])
+}
+
 /// The index of parameter `name` of function `f`.
 fn param_index(m: &Model<'_>, f: u32, name: &str) -> Option<usize> {
     m.funcs

@@ -212,7 +212,9 @@ fn reads_key(
     l: &crate::analysis::facts::Loop,
     key: &str,
 ) -> bool {
-    let unquote = |t: &str| t.trim_matches(['"', '\'']).to_string();
+    fn unquote(t: &str) -> &str {
+        t.trim_matches(['"', '\''])
+    }
     let Some(index) = l
         .iter
         .and_then(|it| m.text(it).split_once('['))

@@ -328,6 +328,6 @@ fn new_head_after(m: &crate::analysis::facts::Model<'_>, iter: &str, at: usize) 
             && m.text(a.left).starts_with(&prefix)
             && a.rhs_call
                 .and_then(|c| m.calls.get(c as usize))
-                .is_some_and(|c| m.qual(c).starts_with("torch.nn."))
+                .is_some_and(|c| super::torch_layer(m, c))
     })
 }
