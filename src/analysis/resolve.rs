@@ -887,7 +887,7 @@ fn device(m: &mut Model<'_>) {
                     let none = matches!(
                         m.resolve(&gpus, c.span.start, c.ctx.func),
                         Val::Int(0) | Val::None
-                    ) || matches!(m.text(gpus.value), "0" | "None");
+                    );
                     if !none {
                         see("cuda");
                     }
@@ -3441,7 +3441,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
                 if assigned.is_empty() && (unset_option(m, name) || empty_default(m, name)) {
                     return Some(false);
                 }
-                return mode_switch_off(m, name, &assigned);
+                return mode_switch_off(m, name, !assigned.is_empty());
             };
             let agrees = m
                 .assigns
@@ -3472,7 +3472,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
                         || m.defined.contains(name)
                 };
                 (debug_switch && !bound())
-                    .then(|| mode_switch_off(m, name, &[]))
+                    .then(|| mode_switch_off(m, name, false))
                     .flatten()
             }),
         },
@@ -3598,11 +3598,7 @@ fn tested_for_absence(src: &str, name: &str) -> bool {
 /// assigned here:
 /// off as shipped, as such command-line flags are (`store_true`), so the branch it opens runs
 /// only on request.
-pub(crate) fn mode_switch_off(
-    m: &Model<'_>,
-    name: &str,
-    assigned: &[&super::facts::Assign],
-) -> Option<bool> {
+fn mode_switch_off(m: &Model<'_>, name: &str, assigned: bool) -> Option<bool> {
     let field = name.rsplit('.').next()?;
     let lower = field.to_ascii_lowercase();
     let mode = matches!(
@@ -3623,7 +3619,7 @@ pub(crate) fn mode_switch_off(
             // `torch.device("cuda" if args.gpu and torch.cuda.is_available() else "cpu")`)
             | "gpu"
     );
-    (mode && assigned.is_empty() && !m.argparse.contains_key(field)).then_some(false)
+    (mode && !assigned && !m.argparse.contains_key(field)).then_some(false)
 }
 
 /// [`mode_switch_off`] for a switch the file assigns nowhere, read outside an `if` (`"cuda" if
@@ -3633,10 +3629,7 @@ pub(crate) fn unassigned_mode_switch(m: &Model<'_>, name: &str) -> Option<bool> 
         .assigns
         .iter()
         .any(|a| a.targets.iter().any(|t| m.text(*t) == name));
-    if assigned {
-        return None;
-    }
-    mode_switch_off(m, name, &[])
+    mode_switch_off(m, name, assigned)
 }
 
 /// The index of parameter `name` of function `f`.

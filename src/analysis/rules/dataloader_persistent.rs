@@ -102,14 +102,15 @@ impl Rule for DataloaderPersistent {
             {
                 continue;
             }
-            let var = m
-                .assigns
-                .iter()
-                .find(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
+            // (the assignment of the call, when it is bound: to a name, or by key)
+            let bound = m.assigns.iter().find(|a| a.rhs_call == Some(ci as u32));
+            let var = bound
+                .filter(|a| a.targets.len() == 1)
                 .map(|a| m.text(a.left));
             // `loaders = {x: DataLoader(...) for x in ["train", "val"]}`, or `loaders[phase] =
             // DataLoader(...)`: iterated as `loaders[x]`
-            let container = super::loader_container(m, ci, c).or_else(|| subscript_target(m, ci));
+            let container = super::loader_container(m, ci, c)
+                .or_else(|| bound.and_then(|a| subscript_target(m, a)));
             let iterated_per_epoch = |v: &str| {
                 m.loops
                     .iter()
@@ -246,9 +247,11 @@ fn reads_key(
     true
 }
 
-/// The dict a loader call is stored into by key (`dataloaders[phase] = DataLoader(...)`).
-fn subscript_target<'s>(m: &crate::analysis::facts::Model<'s>, ci: usize) -> Option<&'s str> {
-    let a = m.assigns.iter().find(|a| a.rhs_call == Some(ci as u32))?;
+/// The dict assignment `a` stores into by key (`dataloaders[phase] = DataLoader(...)`).
+fn subscript_target<'s>(
+    m: &crate::analysis::facts::Model<'s>,
+    a: &crate::analysis::facts::Assign,
+) -> Option<&'s str> {
     let left = m.node(a.left).filter(|l| l.node_kind() == "subscript")?;
     let object = left.child_by_field_name("value")?;
     (object.node_kind() == "identifier").then(|| m.node_text(object))
