@@ -14,7 +14,9 @@ declare_rule! {
     /// by, `dataloader = trainloader if phase == 'train' else testloader`, or a dict of loaders
     /// read by phase, `dataloaders = {'train': train_loader, 'val': val_loader}` or
     /// `loaders[phase] = DataLoader(...)` then `for x in dataloaders[phase]` with the phase
-    /// among those an enclosing loop names; passed to a
+    /// among those an enclosing loop names, or those the calls of the loop's function pass,
+    /// `run_epoch('train')`: an entry no per-epoch read names, `dataloaders['test']` read once
+    /// after training, is not reported; passed to a
     /// per-epoch function, also handed on from a function's epoch loop, `for epoch in ...:
     /// process_samples(model, loader, ...)`; kept by an object of a class of the file and
     /// iterated in its per-epoch method, `Trainer(train_loader=train_loader)` then `for b in
@@ -144,11 +146,17 @@ impl Rule for DataloaderPersistent {
                         || stored_in_object(m, v).into_iter().any(iterated_per_epoch)
                         || dicts_holding(m, v).any(|(d, key)| {
                             super::container_loops(m, d)
-                                .any(|l| loop_per_epoch(m, l) && reads_key(m, l, key))
+                                .any(|l| loop_per_epoch(m, l) && super::reads_key(m, l, key))
                         })
                 }
-                None if container.is_some() => container
-                    .is_some_and(|v| super::container_loops(m, v).any(|l| loop_per_epoch(m, l))),
+                // (an entry of a dict written out counts only where a per-epoch read may name
+                // its key)
+                None if container.is_some() => container.is_some_and(|v| {
+                    let key = super::entry_key(m, c);
+                    super::container_loops(m, v).any(|l| {
+                        loop_per_epoch(m, l) && key.is_none_or(|k| super::reads_key(m, l, k))
+                    })
+                }),
                 None => {
                     // `def train_dataloader(self): return DataLoader(...)` in a Lightning module
                     lightning_fit
@@ -203,48 +211,6 @@ fn dicts_holding<'s>(
             m.node_text(pair.child_by_field_name("key")?),
         ))
     })
-}
-
-/// May loop `l` over `dict[phase]` read the entry under `key`: unless `phase` is the target of
-/// an enclosing loop over phases written out that leaves it out (`for phase in ['train']:`
-/// never reads `'val'`).
-fn reads_key(
-    m: &crate::analysis::facts::Model<'_>,
-    l: &crate::analysis::facts::Loop,
-    key: &str,
-) -> bool {
-    fn unquote(t: &str) -> &str {
-        t.trim_matches(['"', '\''])
-    }
-    let Some(index) = l
-        .iter
-        .and_then(|it| m.text(it).split_once('['))
-        .and_then(|(_, rest)| rest.split_once(']'))
-        .map(|(index, _)| index.trim())
-    else {
-        return true;
-    };
-    let mut cur = l.parent;
-    for _ in 0..64 {
-        let Some(p) = cur.and_then(|i| m.loops.get(i as usize)) else {
-            return true;
-        };
-        if p.targets.iter().any(|t| m.text(*t) == index) {
-            let Some(list) = p
-                .iter
-                .and_then(|it| m.node(it))
-                .filter(|n| matches!(n.node_kind(), "list" | "tuple"))
-            else {
-                return true;
-            };
-            let mut c = list.walk();
-            return list
-                .named_children(&mut c)
-                .any(|x| x.node_kind() != "string" || unquote(m.node_text(x)) == unquote(key));
-        }
-        cur = p.parent;
-    }
-    true
 }
 
 /// The dict assignment `a` stores into by key (`dataloaders[phase] = DataLoader(...)`).

@@ -12,7 +12,9 @@ declare_rule! {
     /// (not under a `step % N == 0` guard nor in a branch that runs once, `if i == 0:`),
     /// when the loop iterates a `DataLoader` with `pin_memory=True` (or draws its batch with
     /// `next(it)` from `it = iter(loader)`, or a loader the function
-    /// is handed, in a file whose every DataLoader that runs pins memory) — also of the batch's
+    /// is handed, in a file whose every DataLoader that runs pins memory, or an entry of a dict
+    /// of loaders written out, `for x, y in dataloaders['test']:`, whose every loader the loop may
+    /// read pins memory) — also of the batch's
     /// parts in a comprehension (`[b.to(device) for b in boxes]`) or in a loop over them (`for k, v
     /// in targets.items(): targets[k] = v.to(device)`). A batch rebuilt in the loop
     /// before the copy (`data = torch.stack(data)`, `torch.cat`, any `torch.` function, arithmetic `x = (x - m) / s`,
@@ -145,36 +147,36 @@ impl Rule for H2dBlocking {
             };
             // (or draws its batch with `next(it)` from `it = iter(loader)`)
             let drawn = next_drawn(m, l);
-            let Some(var) = l
+            // (an entry of a dict of loaders: `for x, y in dataloaders['test']:`)
+            let in_dict = container_pinned(m, l);
+            let pinned = match l
                 .info
                 .iterates_loader
                 .as_deref()
-                .or_else(handed)
+                .or_else(|| in_dict.is_none().then(handed).flatten())
                 .or(drawn.as_ref().map(|(v, _)| *v))
-            else {
-                continue;
+            {
+                Some(var) => {
+                    let var = wrapped_loader(m, var);
+                    if placed_by_framework(m, var) {
+                        continue;
+                    }
+                    let known = m
+                        .facts
+                        .loaders
+                        .iter()
+                        .any(|f| f.var.as_deref() == Some(var));
+                    m.facts.loaders.iter().any(|f| {
+                        f.var.as_deref() == Some(var)
+                            && f.pin_memory == Val::Bool(true)
+                            && !dead_lines.contains(&f.line)
+                    })
+                    // a loader handed in (`def evaluate(model, eval_dataloader)`) from a file
+                    // whose every loader that runs pins memory
+                    || (!known && all_live_loaders_pinned)
+                }
+                None => in_dict.unwrap_or(false),
             };
-            let var = wrapped_loader(m, var);
-            if placed_by_framework(m, var) {
-                continue;
-            }
-            let known = m
-                .facts
-                .loaders
-                .iter()
-                .any(|f| f.var.as_deref() == Some(var));
-            let pinned = m
-                .facts
-                .loaders
-                .iter()
-                .any(|f| {
-                    f.var.as_deref() == Some(var)
-                        && f.pin_memory == Val::Bool(true)
-                        && !dead_lines.contains(&f.line)
-                })
-                // a loader handed in (`def evaluate(model, eval_dataloader)`) from a file whose
-                // every loader that runs pins memory
-                || (!known && all_live_loaders_pinned);
             if !pinned {
                 continue;
             }
@@ -404,4 +406,27 @@ fn next_drawn<'s>(
         }
     }
     loader.map(|v| (v, names))
+}
+
+/// Loop `l` iterates an entry of a dict of loaders written out (`dataloaders = {'train':
+/// DataLoader(...), ...}` then `for x, y in dataloaders['test']:`): does every loader it may
+/// read (by [`super::reads_key`]) run as shipped with `pin_memory=True`? `None` when `l`
+/// iterates no such dict.
+fn container_pinned(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+) -> Option<bool> {
+    let mut held = m
+        .calls
+        .iter()
+        .enumerate()
+        .filter(|(ci, c)| {
+            is_dataloader(m, c)
+                && super::loader_container(m, *ci, c)
+                    .is_some_and(|v| super::container_loops(m, v).any(|o| o.span == l.span))
+                && super::entry_key(m, c).is_none_or(|k| super::reads_key(m, l, k))
+        })
+        .peekable();
+    held.peek()?;
+    Some(held.all(|(_, c)| !m.dead(&c.ctx) && loader_arg(m, c, "pin_memory", 7) == Val::Bool(true)))
 }

@@ -1832,6 +1832,95 @@ pub(crate) fn loader_container<'a>(m: &'a Model<'_>, ci: usize, c: &Call) -> Opt
         .map(|a| m.text(a.left))
 }
 
+/// The key of the dict entry loader call `c` is written as (`{'test': DataLoader(...)}`).
+pub(crate) fn entry_key<'s>(m: &Model<'s>, c: &Call) -> Option<&'s str> {
+    let n = m.node(c.span)?;
+    let pair = n.parent().filter(|p| p.node_kind() == "pair")?;
+    (pair.child_by_field_name("value")? == n)
+        .then(|| pair.child_by_field_name("key"))
+        .flatten()
+        .filter(|k| k.node_kind() == "string")
+        .map(|k| m.node_text(k))
+}
+
+fn unquote(t: &str) -> &str {
+    t.trim_matches(['"', '\''])
+}
+
+/// May loop `l` over `dict[phase]` read the entry under `key`: unless the index is a string
+/// written out, another key, or `phase` is the target of
+/// an enclosing loop over phases written out that leaves it out (`for phase in ['train']:`
+/// never reads `'val'`), or a parameter of the loop's function that every call passes as a
+/// string written out, none of them `key` (`run_epoch('train')`, `run_epoch('val')`).
+pub(crate) fn reads_key(m: &Model<'_>, l: &super::facts::Loop, key: &str) -> bool {
+    let Some(index) = l
+        .iter
+        .and_then(|it| m.text(it).split_once('['))
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(index, _)| index.trim())
+    else {
+        return true;
+    };
+    // (`dataloaders['test']` reads the one entry)
+    if index.len() > 1 && index.starts_with(['"', '\'']) && index.ends_with(['"', '\'']) {
+        return unquote(index) == unquote(key);
+    }
+    let mut cur = l.parent;
+    for _ in 0..64 {
+        let Some(p) = cur.and_then(|i| m.loops.get(i as usize)) else {
+            return passed_as(m, l.ctx.func, index, key);
+        };
+        if p.targets.iter().any(|t| m.text(*t) == index) {
+            let Some(list) = p
+                .iter
+                .and_then(|it| m.node(it))
+                .filter(|n| matches!(n.node_kind(), "list" | "tuple"))
+            else {
+                return true;
+            };
+            let mut c = list.walk();
+            return list
+                .named_children(&mut c)
+                .any(|x| x.node_kind() != "string" || unquote(m.node_text(x)) == unquote(key));
+        }
+        cur = p.parent;
+    }
+    true
+}
+
+/// May a call of plain function `f` pass string `key` for its parameter `param`: unless every
+/// call of it in the file passes a different string written out (a call passing anything else,
+/// or nothing for a parameter without a string default, may). Also true when `f` has no such
+/// parameter or nothing in the file calls it.
+fn passed_as(m: &Model<'_>, f: Option<u32>, param: &str, key: &str) -> bool {
+    let Some(func) = f
+        .and_then(|f| m.funcs.get(f as usize))
+        .filter(|func| func.class.is_none())
+    else {
+        return true;
+    };
+    let Some(p) = func.params.iter().position(|(n, _)| m.text(*n) == param) else {
+        return true;
+    };
+    let may_be_key = |t: &str| {
+        !(t.starts_with(['"', '\'']) && t.ends_with(['"', '\''])) || unquote(t) == unquote(key)
+    };
+    let mut calls = calls_of(m, f).peekable();
+    calls.peek().is_none()
+        || calls.any(|c| {
+            c.star
+                || c.splat.is_some()
+                || match m.passed_arg(c, func, p) {
+                    Some(a) => may_be_key(m.text(a.value)),
+                    None => func
+                        .params
+                        .get(p)
+                        .and_then(|(_, d)| *d)
+                        .is_none_or(|(d, _)| may_be_key(m.text(d))),
+                }
+        })
+}
+
 /// The loops that iterate `container[...]`, also through a wrapper (`enumerate(loaders[phase])`,
 /// `tqdm(loaders["train"])`).
 pub(crate) fn container_loops<'a>(
