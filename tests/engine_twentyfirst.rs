@@ -75,3 +75,92 @@ fn an_entry_of_a_dict_of_pinned_loaders_gives_pinned_batches() {
     );
     assert_eq!(lines_of(&run(&unpinned), "EA303"), vec![20, 21]);
 }
+
+/// Result files listed with a filter, each opened through a path built from its name.
+const RESULTS_PER_FILE: &str = "import os
+import json
+
+
+def main(folder):
+    subjects = sorted([f.split('_result.json')[0] for f in os.listdir(folder) if '_result.json' in f])
+    results = {}
+    for sub in subjects:
+        path = os.path.join(folder, sub + '_result.json')
+        with open(path) as fh:
+            rows = [json.loads(line) for line in fh]
+        results[sub] = sum(r['correct'] for r in rows) / len(rows)
+    return results
+
+
+if __name__ == '__main__':
+    print(main('results'))
+";
+
+// Ex) for sub in subjects: path = os.path.join(folder, sub + ...); open(path)
+#[test]
+fn a_file_opened_through_a_path_built_from_the_entry_is_per_file_work() {
+    assert_eq!(lines_of(&run(RESULTS_PER_FILE), "EA602"), vec![8]);
+    // the same file opened on every pass is not work per entry
+    let same = RESULTS_PER_FILE.replace("with open(path) as fh", "with open('all.jsonl') as fh");
+    assert!(lines_of(&run(&same), "EA602").is_empty());
+}
+
+/// Scripts copied into a folder: each is read and written back as it is.
+const COPY_PER_FILE: &str = "import os
+
+
+def install(src, dst):
+    for root, dirs, files in os.walk(src):
+        for f in files:
+            srcfile = os.path.join(root, f)
+            with open(srcfile, 'rb') as f:
+                data = f.read()
+            with open(os.path.join(dst, os.path.basename(srcfile)), 'wb') as out:
+                out.write(data)
+
+
+if __name__ == '__main__':
+    install('scripts', 'bin')
+";
+
+// Ex) with open(srcfile, 'rb') as f: data = f.read() ... out.write(data)
+#[test]
+fn a_file_read_and_written_back_through_a_built_path_is_a_copy() {
+    assert!(lines_of(&run(COPY_PER_FILE), "EA602").is_empty());
+    // its content parsed, the loop does per-file work
+    let parsed = COPY_PER_FILE
+        .replace("import os\n", "import os\nimport json\n")
+        .replace("data = f.read()", "data = json.dumps(json.load(f))");
+    assert_eq!(lines_of(&run(&parsed), "EA602"), vec![7]);
+}
+
+// Ex) test_data.py: import unittest ... for p in VALID_FILES: json.loads(p.read_bytes())
+#[test]
+fn a_unit_test_module_reading_its_fixtures_is_not_a_pipeline() {
+    let fixtures = "import json
+import unittest
+from pathlib import Path
+
+DATA_DIR = Path(__file__).parent / 'data'
+VALID_FILES = tuple((DATA_DIR / 'valid').glob('**/*.toml'))
+expected = []
+for p in VALID_FILES:
+    json_path = p.with_suffix('.json')
+    expected.append(json.loads(json_path.read_bytes().decode()))
+
+
+class TestData(unittest.TestCase):
+    def test_valid(self):
+        self.assertTrue(expected)
+";
+    let named = |name: &str| {
+        efficiency_audit::analysis::analyze_file(
+            name,
+            fixtures.as_bytes(),
+            &efficiency_audit::config::Rules::default(),
+        )
+    };
+    assert!(lines_of(&named("test/test_data.py"), "EA602").is_empty());
+    // the same loop in a data script is reported
+    assert_eq!(lines_of(&named("prepare_data.py"), "EA602"), vec![8]);
+}

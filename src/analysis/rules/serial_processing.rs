@@ -9,14 +9,17 @@ declare_rule! {
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
     /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, a list of paths) whose body does per-file work: calls a
     /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV,
-    /// loads arrays, or hands a directory entry (or a path built from it) to a package outside
+    /// loads arrays (the entry, or a name the body builds from it, `path = os.path.join(root,
+    /// f)` then `open(path)`, whose handle is then parsed or iterated, `json.load(fh)`: a file
+    /// read and written back as it is, `data = fh.read()`, is a copy), or hands a directory entry (or a path built from it) to a package outside
     /// the standard library that does more than log (`pytesseract.image_to_string(f)`,
     /// `cv2.VideoCapture(path)`; also in a `while` pass over the same file inside it, a
     /// compression repeated until the file is small enough), and collects or
     /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
     /// to `dump` a model, it runs nothing in parallel), as are files that start threads on a
-    /// function of their own (`threading.Thread(target=process, ...)`).
+    /// function of their own (`threading.Thread(target=process, ...)`), and unit-test modules
+    /// (`test_*.py` / `*_test.py` importing `unittest` or `pytest`), whose loops read fixtures.
     ///
     /// Reported on the `for` line of the per-file loop, once per nest of such loops: on the
     /// outermost (also a loop over a listing of folders whose files the loop inside it lists,
@@ -135,7 +138,7 @@ impl Rule for SerialProcessing {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        if m.parallel_lib {
+        if m.parallel_lib || unit_test_module(m, cx.path) {
             return;
         }
         let local_fns: std::collections::HashSet<&str> = m
@@ -227,8 +230,16 @@ impl Rule for SerialProcessing {
                 if last == "open" && !opens_to_read(m, c) {
                     return false; // writing or handing out handles is not per-file work
                 }
+                // (a file opened through a path the body builds counts when what it reads is
+                // parsed: its handle handed on, `json.load(fh)`, or iterated; read and written
+                // back as it is, `data = f.read()`, it is a copy)
+                let reads_file = || {
+                    !(c.method.is_none() && m.text(c.func) == "open")
+                        || uses_target(c)
+                        || handle_parsed(m, c, l)
+                };
                 (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
-                    || (HEAVY.contains(&last) && uses_target(c))
+                    || (HEAVY.contains(&last) && uses_file(c) && reads_file())
                     || (listing && imported_work(m, c) && uses_file(c))
             });
             // a loop inside the file loop that is not a model step: its calls run per file too
@@ -476,6 +487,73 @@ fn opens_to_read(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
     m.node(mode.value)
         .and_then(|n| crate::analysis::facts::string_value(n, m.src))
         .is_some_and(|v| v.contains('r') || !v.contains(['w', 'a', 'x', '+']))
+}
+
+/// Is the file a unit-test module: named `test_*.py` or `*_test.py` and importing `unittest` or
+/// `pytest`? Its loops read the test's fixtures, a few files, not a dataset.
+fn unit_test_module(m: &crate::analysis::facts::Model<'_>, path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    (name.starts_with("test_") || name.ends_with("_test.py"))
+        && m.imports.values().any(|q| {
+            let top = q.split('.').next().unwrap_or(q);
+            top == "unittest" || top == "pytest"
+        })
+}
+
+/// Is what `open` call `c` (in loop `l`) reads parsed: its handle (`with open(p) as fh`, `fh =
+/// open(p)`) used after it in the loop other than as the receiver of a method (`json.load(fh)`, `for line
+/// in fh`), not only read and written back (`data = fh.read()`)?
+fn handle_parsed(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+    l: &crate::analysis::facts::Loop,
+) -> bool {
+    let Some(call) = m.node(c.span) else {
+        return false;
+    };
+    let handle = match call.parent() {
+        Some(p) if p.node_kind() == "as_pattern" => p
+            .child_by_field_name("alias")
+            .map(|a| m.node_text(a).trim()),
+        _ => m
+            .assigns
+            .iter()
+            .find(|a| a.targets.len() == 1 && m.node(a.value).is_some_and(|v| v == call))
+            .map(|a| m.text(a.left)),
+    };
+    let Some(handle) = handle.filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    let Some(body) = m.node(l.span) else {
+        return false;
+    };
+    let mut stack = vec![body];
+    let mut seen = 0;
+    while let Some(n) = stack.pop() {
+        seen += 1;
+        if seen > 20_000 {
+            return false;
+        }
+        if n.node_kind() == "identifier" && n.start_byte() >= c.span.end && m.node_text(n) == handle
+        {
+            let receiver = n.parent().is_some_and(|p| {
+                (p.node_kind() == "attribute"
+                    && p.child_by_field_name("object").is_some_and(|o| o == n))
+                    || p.node_kind() == "as_pattern_target"
+                    || p.node_kind() == "as_pattern"
+            });
+            let bound = m
+                .assigns
+                .iter()
+                .any(|a| a.left == crate::analysis::facts::Span::of(n));
+            if !receiver && !bound {
+                return true;
+            }
+        }
+        let mut cur = n.walk();
+        stack.extend(n.named_children(&mut cur));
+    }
+    false
 }
 
 /// The loop stops early (`break` in its own body): it searches or samples the files, it is not
