@@ -164,3 +164,69 @@ class TestData(unittest.TestCase):
     // the same loop in a data script is reported
     assert_eq!(lines_of(&named("prepare_data.py"), "EA602"), vec![8]);
 }
+
+/// A trainer class whose CUDA switch is a constructor parameter, given an opt-in flag.
+const TRAINER_CUDA_SWITCH: &str = "import argparse
+import torch
+import torch.nn as nn
+import torch.optim as optim
+import torchvision
+from model import Resnet
+
+
+class Trainer:
+    def __init__(self, num_workers=2, cuda=False, epochs=5):
+        self.num_workers = num_workers
+        self.epochs = epochs
+        self.device = ('cuda' if torch.cuda.is_available() else 'cpu') if cuda else 'cpu'
+        self.model = Resnet().to(self.device)
+        self.optimizer = optim.SGD(self.model.parameters(), lr=0.1)
+
+    def load_data(self):
+        trainset = torchvision.datasets.CIFAR10(root='./data', train=True, download=True)
+        self.trainloader = torch.utils.data.DataLoader(
+            trainset, batch_size=128, shuffle=True, num_workers=self.num_workers)
+        testset = torchvision.datasets.CIFAR10(root='./data', train=False, download=True)
+        self.testloader = torch.utils.data.DataLoader(
+            testset, batch_size=100, shuffle=False, num_workers=self.num_workers)
+
+    def train(self):
+        criterion = nn.CrossEntropyLoss()
+        for epoch in range(self.epochs):
+            for inputs, targets in self.trainloader:
+                inputs, targets = inputs.to(self.device), targets.to(self.device)
+                self.optimizer.zero_grad()
+                loss = criterion(self.model(inputs), targets)
+                loss.backward()
+                self.optimizer.step()
+                print(loss.item())
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--workers', default=0, type=int)
+parser.add_argument('--cuda', action='store_true')
+args = parser.parse_args()
+trainer = Trainer(num_workers=args.workers, cuda=args.cuda)
+trainer.load_data()
+trainer.train()
+";
+
+// Ex) Trainer(cuda=args.cuda) with `--cuda` store_true: def __init__(self, cuda=False)
+#[test]
+fn a_constructor_parameter_given_an_opt_in_flag_keeps_the_work_on_the_cpu() {
+    let report = run(TRAINER_CUDA_SWITCH);
+    let ids = common::ids_of(&report);
+    assert!(
+        !ids.iter()
+            .any(|i| ["EA102", "EA201", "EA203", "EA204", "EA301"].contains(&i.as_str())),
+        "{ids:?}"
+    );
+    // the training loader loads in the main process; the test loader is never read
+    assert_eq!(lines_of(&report, "EA101"), vec![19]);
+    // the flag on as shipped: the GPU rules apply
+    let on = TRAINER_CUDA_SWITCH.replace(
+        "parser.add_argument('--cuda', action='store_true')",
+        "parser.add_argument('--cuda', default=True)",
+    );
+    assert_eq!(lines_of(&run(&on), "EA201"), vec![28]);
+}

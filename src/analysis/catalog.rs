@@ -145,7 +145,8 @@ fn markdown() -> String {
          moves to a `device` defined elsewhere). A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
-         default), or `torch.cuda.is_available()` without a move that runs, puts nothing on \
+         default; also a parameter of the class that holds the switch, `Trainer(cuda=args.cuda)` \
+         building `def __init__(self, cuda=False)`), or `torch.cuda.is_available()` without a move that runs, puts nothing on \
          the GPU; nor does clearing CUDA's memory cache (`torch.cuda.empty_cache()`), or CUDA's \
          mixed-precision helpers (`torch.cuda.amp.autocast()`, `GradScaler()`), in a file that \
          places its work on the CPU (`--device` with `default=\"cpu\"`).\n\n\

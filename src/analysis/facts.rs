@@ -2303,19 +2303,36 @@ impl<'s> Model<'s> {
         self.resolve_span(a.value, a.vkind, at, func, 0)
     }
 
-    /// The value parameter `name` of plain function `f` (not a method) holds as shipped: the
-    /// same constant passed (or defaulted) at every call of the function in the file
-    /// (`def build_loaders(root, workers=4)` called as `build_loaders(args.root)`: 4).
+    /// The value parameter `name` of plain function `f` (not a method, but a class's `__init__`,
+    /// called where the file builds the class) holds as shipped: the same constant passed (or
+    /// defaulted) at every call of the function in the file (`def build_loaders(root,
+    /// workers=4)` called as `build_loaders(args.root)`: 4).
     /// `None` when `name` is not such a parameter; [`Val::Unknown`] when the calls disagree,
     /// pass it through `*args` / `**kwargs`, or there is no call in the file.
     fn param_value(&self, f: u32, name: &str, depth: u8) -> Option<Val> {
-        let func = self.funcs.get(f as usize).filter(|f| f.class.is_none())?;
+        let func = self.funcs.get(f as usize)?;
+        // (also a parameter of a class's `__init__`, passed where the file builds the class:
+        // `Trainer(cuda=args.cuda)`)
+        let built = match func.class {
+            None => None,
+            Some(k) if self.text(func.name) == "__init__" => Some(self.classes.get(k as usize)?),
+            Some(_) => return None,
+        };
         let p = func
             .params
             .iter()
             .position(|(n, _)| self.text(*n) == name)?;
         let default = func.params.get(p).and_then(|(_, d)| *d);
-        let fname = self.text(func.name);
+        let fname = built.map_or(self.text(func.name), |k| self.text(k.name));
+        let passed = |c: &Call| match built {
+            None => self.passed_arg(c, func, p),
+            // (`self` is not passed: the call's positions start at the second parameter)
+            Some(_) => self.kw(c, name).or_else(|| {
+                (p >= 1 && p < func.positional)
+                    .then(|| self.pos(c, p - 1))
+                    .flatten()
+            }),
+        };
         // `@click.option("--cuda", type=bool, default=False)` on the function: click fills the
         // parameter from the command line, its default as shipped
         if let Some(v) = self.click_default(func, name, depth) {
@@ -2332,7 +2349,7 @@ impl<'s> Model<'s> {
             if n >= MAX_CALLERS {
                 return Some(Val::Unknown);
             }
-            let v = match (self.passed_arg(c, func, p), default) {
+            let v = match (passed(c), default) {
                 (Some(a), _) => {
                     self.resolve_span(a.value, a.vkind, c.span.start, c.ctx.func, depth + 1)
                 }
@@ -2346,7 +2363,7 @@ impl<'s> Model<'s> {
                 Some(_) => return Some(Val::Unknown),
             }
         }
-        if value.is_none() && self.signature_cli_entry(fname) {
+        if value.is_none() && built.is_none() && self.signature_cli_entry(fname) {
             value = Some(match default {
                 Some((d, k)) => self.resolve_span(d, k, d.start, None, depth + 1),
                 None => Val::Unknown,

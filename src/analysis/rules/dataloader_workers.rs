@@ -31,7 +31,8 @@ declare_rule! {
     /// `next(iter(dataloaders["train"]))`, or the old iterator method, `iter(loader).next()`);
     /// nor a fallback built in an
     /// `except` handler; nor a
-    /// function's loader that nothing reads, or that it returns to callers that never read
+    /// function's loader that nothing reads (also a script's object attribute the file never
+    /// names again, `self.testloader = DataLoader(...)`), or that it returns to callers that never read
     /// it, `..., test_loader = load_dataset(...)` (nor one at module level in a script whose steps
     /// run at module level, itself or through a function it hands the optimizer,
     /// `train_one_epoch(model, optimizer, loader)`, or calls from an epoch loop there, `for

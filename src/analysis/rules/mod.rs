@@ -2216,7 +2216,7 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     };
     let name = m.text(a.left);
     if !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
-        return false;
+        return attribute_never_read(m, a);
     }
     // the function the binding lives in, else the whole module (functions may read a global)
     let scope = match a.ctx.func {
@@ -2493,6 +2493,45 @@ fn passed_to_once_reader(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
 /// How many times `name` is read under `scope` when every read draws a single batch
 /// (`next(iter(name))`, or a read `also` accepts); `None` as soon as one read is anything else.
 /// Identifiers `skip` accepts (bindings) are not reads.
+/// Is binding `a` of a script's object attribute (`self.testloader = DataLoader(...)` in a
+/// method) the only place the file names that attribute (`.testloader`)? A script, run rather
+/// than imported (a `__main__` block, or its command line parsed at module level), has no other
+/// reader.
+fn attribute_never_read(m: &Model<'_>, a: &super::facts::Assign) -> bool {
+    let name = m.text(a.left);
+    let Some(attr) = name
+        .strip_prefix("self.")
+        .filter(|x| x.chars().all(|ch| ch.is_alphanumeric() || ch == '_'))
+    else {
+        return false;
+    };
+    let script = has_main_block(m)
+        || m.calls
+            .iter()
+            .any(|c| c.ctx.func.is_none() && m.last_name(c) == "parse_args");
+    if a.ctx.func.is_none() || !script {
+        return false;
+    }
+    let needle = format!(".{attr}");
+    let mut found = 0;
+    for (i, _) in m.src.match_indices(&needle) {
+        let end = i + needle.len();
+        let whole = !m
+            .src
+            .get(end..)
+            .and_then(|r| r.chars().next())
+            .is_some_and(|ch| ch.is_alphanumeric() || ch == '_');
+        if whole {
+            found += 1;
+        }
+        if found > 1 {
+            return false;
+        }
+    }
+    // (and not looked up by its name as a string, `getattr(self, "testloader")`)
+    found == 1 && !m.src.contains(&format!("\"{attr}\"")) && !m.src.contains(&format!("'{attr}'"))
+}
+
 fn single_batch_reads(
     m: &Model<'_>,
     scope: tree_sitter::Node<'_>,
