@@ -230,3 +230,49 @@ fn a_constructor_parameter_given_an_opt_in_flag_keeps_the_work_on_the_cpu() {
     );
     assert_eq!(lines_of(&run(&on), "EA201"), vec![28]);
 }
+
+/// A transformer classifier fed the IMDB word ids Keras padded ahead of time.
+const KERAS_IDS: &str = "import torch
+import torch.nn as nn
+import torch.optim as optim
+from torch.utils.data import DataLoader, TensorDataset
+from keras.preprocessing import sequence
+from keras.datasets import imdb
+
+max_features, maxlen, batch_size = 20000, 200, 64
+(x_train, y_train), (x_test, y_test) = imdb.load_data(num_words=max_features)
+x_train = sequence.pad_sequences(x_train, maxlen=maxlen)
+train_data = TensorDataset(torch.tensor(x_train, dtype=torch.long), torch.tensor(y_train, dtype=torch.long))
+train_loader = DataLoader(train_data, batch_size=batch_size, shuffle=True)
+device = torch.device('cuda')
+model = nn.Sequential(nn.Embedding(max_features, 512), nn.Flatten(), nn.Linear(512 * maxlen, 2)).to(device)
+optimizer = optim.Adam(model.parameters())
+for epoch in range(5):
+    for x, y in train_loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) x_train = sequence.pad_sequences(x_train, maxlen); DataLoader(TensorDataset(ids, y))
+#[test]
+fn word_ids_keras_padded_ahead_of_time_are_token_batches() {
+    assert!(lines_of(&run(KERAS_IDS), "EA102").is_empty());
+    // the same loader over images is pinned for its copies
+    let images = KERAS_IDS
+        .replace(
+            "from keras.datasets import imdb\n",
+            "from keras.datasets import cifar10\n",
+        )
+        .replace(
+            "imdb.load_data(num_words=max_features)",
+            "cifar10.load_data()",
+        )
+        .replace(
+            "x_train = sequence.pad_sequences(x_train, maxlen=maxlen)\n",
+            "",
+        );
+    assert_eq!(lines_of(&run(&images), "EA102"), vec![11]);
+}

@@ -28,8 +28,9 @@ declare_rule! {
     /// `GraphConv` / `GATConv`) adding up to under 100,000
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
-    /// a file that feeds a text model token ids only (it tokenizes, and handles no image,
-    /// audio or video), nor one whose every layer is an embedding table (word2vec, node2vec,
+    /// a file that feeds a text model token ids only (it tokenizes, or Keras made the ids,
+    /// `sequence.pad_sequences(...)`, `imdb.load_data(...)`, and handles no image, audio or
+    /// video), nor one whose every layer is an embedding table (word2vec, node2vec,
     /// TransE): a batch of ids is a few kilobytes.
     ///
     /// Reported on the line where the `DataLoader(` call starts.

@@ -1586,7 +1586,8 @@ const MEDIA: &[&str] = &[
 ];
 
 /// Does the file feed a text model token ids only: it tokenizes (or reads its batches by
-/// `input_ids` / `attention_mask`: another module tokenized them), and nothing in it handles
+/// `input_ids` / `attention_mask`: another module tokenized them; or Keras made the ids,
+/// `pad_sequences`, `imdb.load_data`), and nothing in it handles
 /// images, audio or video (no such package, no convolution, no image or audio processor)? A
 /// batch of ids is a few kilobytes, whose copy pinning cannot shorten measurably.
 // Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
@@ -1617,6 +1618,16 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
         || ["[\"input_ids\"]", "['input_ids']", "_tokens\"]", "_tokens']"]
             .iter()
             .any(|k| m.src.contains(k))
+        // (or Keras made the ids: `sequence.pad_sequences(x_train, maxlen)`,
+        // `tokenizer.texts_to_sequences(texts)`, the IMDB / Reuters word-id datasets)
+        || m.calls.iter().any(|c| {
+            let last = m.last_name(c);
+            matches!(last, "pad_sequences" | "texts_to_sequences")
+                || (last == "load_data" && {
+                    let q = m.qual(c);
+                    q.contains("datasets.imdb.") || q.contains("datasets.reuters.")
+                })
+        })
         // a text model or a text dataset by its class (`BERTBaseUncased(...)`,
         // `TranslationDataset(...)`, `RobertaForSequenceClassification.from_pretrained`)
         || m.calls.iter().any(|c| {
