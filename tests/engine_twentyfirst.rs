@@ -276,3 +276,39 @@ fn word_ids_keras_padded_ahead_of_time_are_token_batches() {
         );
     assert_eq!(lines_of(&run(&images), "EA102"), vec![11]);
 }
+
+/// A step timed on whichever accelerator the script found, the syncs in two branches.
+const TIMED_BRANCHES: &str = "import time
+import torch
+from model import GPT
+
+device = 'cuda'
+model = GPT().to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+for step in range(5000):
+    t0 = time.time()
+    x, y = torch.randint(0, 50257, (8, 1024), device=device), torch.randint(0, 50257, (8, 1024), device=device)
+    with torch.autocast(device_type='cuda', dtype=torch.bfloat16):
+        logits, loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if device == 'cuda':
+        torch.cuda.synchronize()
+    elif device == 'mps':
+        torch.mps.synchronize()
+    t1 = time.time()
+    if step % 100 == 0:
+        print(f'step {step} {(t1 - t0) * 1000:.1f} ms')
+";
+
+// Ex) if device == 'cuda': torch.cuda.synchronize() / elif ...: torch.mps.synchronize(); t1 = time.time()
+#[test]
+fn a_sync_timing_the_step_in_one_branch_of_a_device_test_is_measurement() {
+    assert!(lines_of(&run(TIMED_BRANCHES), "EA302").is_empty());
+    // without the clock read after it, the sync stalls every step
+    let untimed = TIMED_BRANCHES
+        .replace("    t1 = time.time()\n", "")
+        .replace("(t1 - t0)", "(0)");
+    assert_eq!(lines_of(&run(&untimed), "EA302"), vec![17]);
+}

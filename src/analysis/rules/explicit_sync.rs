@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::facts::{Call, Model};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
@@ -7,7 +8,9 @@ declare_rule! {
     /// Flags `torch.cuda.synchronize()` and `torch.cuda.empty_cache()` inside a step loop, when
     /// not under a `step % N == 0` guard (in a file whose work runs on the CPU or MPS as
     /// shipped both do nothing, and are not reported). A `synchronize()` followed at once by a clock read
-    /// (`time.time()`, `time.perf_counter()`, ..., also inside the next call, `batch_time.update(time.time() - end)`) or by CUDA event timing (`torch.cuda.Event(
+    /// (`time.time()`, `time.perf_counter()`, ..., also inside the next call, `batch_time.update(time.time() - end)`,
+    /// or after an `if` whose other branch syncs another accelerator, `elif device == 'mps':
+    /// torch.mps.synchronize()`) or by CUDA event timing (`torch.cuda.Event(
     /// enable_timing=True)`, `start.elapsed_time(end)`) times the step: it is measurement, not
     /// waste.
     ///
@@ -118,10 +121,14 @@ const CLOCKS: &[&str] = &[
 // Ex) torch.cuda.synchronize(); batch_time.update(time.time() - end)
 // Ex) end.record(); torch.cuda.synchronize(); latencies.append(start.elapsed_time(end))
 fn times_the_step(m: &Model<'_>, sync: &Call) -> bool {
+    // (the other branches of the `if` the sync sits in do not run after it: `if device ==
+    // 'cuda': torch.cuda.synchronize()` / `elif device == 'mps': torch.mps.synchronize()`)
+    let skipped = other_branches(m, sync);
     let mut after: Vec<&Call> = m
         .calls
         .iter()
         .filter(|c| c.span.start >= sync.span.end && c.ctx.loop_ == sync.ctx.loop_)
+        .filter(|c| !skipped.is_some_and(|(a, b)| a <= c.span.start && c.span.start < b))
         .collect();
     after.sort_by_key(|c| c.span.start);
     let Some(first) = after.first() else {
@@ -135,4 +142,23 @@ fn times_the_step(m: &Model<'_>, sync: &Call) -> bool {
     // (the clock read may sit inside the first call: `batch_time.update(time.time() - end)`)
     let clock = |c: &&Call| c.span.start < first.span.end && CLOCKS.contains(&m.qual(c).as_ref());
     after.iter().any(clock) || after.iter().any(events)
+}
+
+/// The byte range of the `elif` / `else` branches that follow the branch holding call `c`
+/// directly (its statement in the `if`'s own block).
+fn other_branches(m: &Model<'_>, c: &Call) -> Option<(usize, usize)> {
+    let n = m.node(c.span)?;
+    let stmt = n
+        .parent()
+        .filter(|p| p.node_kind() == "expression_statement")?;
+    let block = stmt.parent().filter(|b| b.node_kind() == "block")?;
+    let branch = block.parent()?;
+    let top = match branch.node_kind() {
+        "if_statement" => branch,
+        "elif_clause" => branch
+            .parent()
+            .filter(|p| p.node_kind() == "if_statement")?,
+        _ => return None,
+    };
+    Some((block.end_byte(), top.end_byte()))
 }
