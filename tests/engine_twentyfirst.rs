@@ -312,3 +312,63 @@ fn a_sync_timing_the_step_in_one_branch_of_a_device_test_is_measurement() {
         .replace("(t1 - t0)", "(0)");
     assert_eq!(lines_of(&run(&untimed), "EA302"), vec![17]);
 }
+
+/// A small MLP sized by module-level constants, trained on CUDA.
+const CONSTANT_SIZES: &str = "import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.optim import SGD
+
+INPUT_SIZE, HIDDEN_SIZE, OUTPUT_SIZE = 1, 64, 1
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(INPUT_SIZE, HIDDEN_SIZE)
+        self.fc2 = nn.Linear(HIDDEN_SIZE, HIDDEN_SIZE)
+        self.out = nn.Linear(HIDDEN_SIZE, OUTPUT_SIZE)
+
+    def forward(self, x):
+        return self.out(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+model = Model().cuda()
+opt = SGD(model.parameters(), lr=0.1)
+for step in range(1000):
+    x = torch.randn(10, 1, device='cuda')
+    loss = F.mse_loss(model(x), torch.sin(x))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+";
+
+// Ex) INPUT_SIZE, HIDDEN_SIZE, OUTPUT_SIZE = 1, 64, 1 ... nn.Linear(INPUT_SIZE, HIDDEN_SIZE)
+#[test]
+fn layers_sized_by_module_constants_are_counted() {
+    let ids = common::ids_of(&run(CONSTANT_SIZES));
+    assert!(!ids.iter().any(|i| i == "EA201" || i == "EA202"), "{ids:?}");
+    // one constant bound twice has no single value: the model is not counted
+    let rebound = CONSTANT_SIZES.replace(
+        "\n\nclass Model",
+        "\nHIDDEN_SIZE = int(input())\n\nclass Model",
+    );
+    assert_eq!(lines_of(&run(&rebound), "EA201"), vec![23]);
+    // and wide layers are not small
+    let wide = CONSTANT_SIZES.replace("1, 64, 1", "1, 4096, 1");
+    assert_eq!(lines_of(&run(&wide), "EA201"), vec![22]);
+}
+
+// Ex) Trainer(model=model, args=training_args, train_dataset=tokenized_datasets['train'])
+#[test]
+fn a_trainer_given_a_tokenized_dataset_feeds_token_batches() {
+    let src = "from transformers import Trainer, TrainingArguments
+
+training_args = TrainingArguments(output_dir='./results', learning_rate=2e-5, num_train_epochs=3)
+trainer = Trainer(model=model, args=training_args, train_dataset=tokenized_datasets['train'])
+trainer.train()
+";
+    assert!(lines_of(&run(src), "EA101").is_empty());
+    let raw = src.replace("tokenized_datasets['train']", "datasets['train']");
+    assert_eq!(lines_of(&run(&raw), "EA101"), vec![3]);
+}

@@ -20,7 +20,8 @@ declare_rule! {
     /// collate of the file that puts each batch there (`torch.tensor(ids, device=device)`): there
     /// is no stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`, or a single `torch.nn` layer,
     /// `model = nn.Linear(20, 1)`) with
-    /// layer sizes the file states (literals, constants it binds, attributes `__init__` binds
+    /// layer sizes the file states (literals, constants it binds, also at module level,
+    /// `HIDDEN_SIZE = 64` or `IN, HIDDEN = 1, 64`, attributes `__init__` binds
     /// from them, `self.latent_size`, and their sums and products, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
     /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node

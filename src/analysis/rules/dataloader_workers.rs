@@ -43,7 +43,8 @@ declare_rule! {
     /// with a collate of the file that puts each batch there (`torch.tensor(ids,
     /// device=device)`), or one of several datasets a call builds with the device (`train_ds,
     /// val_ds = split.get_datasets(device)`): its samples are already on the GPU, where forked workers cannot reach. Nor is a
-    /// loader in a file that feeds a text model token ids only (it tokenizes or reads batches
+    /// loader in a file that feeds a text model token ids only (it tokenizes, hands over a
+    /// dataset named for its tokens, `tokenized_datasets["train"]`, or reads batches
     /// by `input_ids`, and handles no image, audio or video) when it adds no per-item transform
     /// and its collate, if any, only pads: a batch of ids is a few row lookups; nor a Hugging
     /// Face `TrainingArguments` there that sets no per-item transform.

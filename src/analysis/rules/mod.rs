@@ -1613,6 +1613,8 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
                 matches!(n, "input_ids" | "attention_mask" | "tokenizer")
                     || n.starts_with("tokenizer_")
             })
+            // (or a dataset named for its tokens, `train_dataset=tokenized_datasets["train"]`)
+            || m.text(a.value).starts_with("tokenized_")
         })
         // (also token keys of a reader's batches, `sample['context_tokens']`)
         || ["[\"input_ids\"]", "['input_ids']", "_tokens\"]", "_tokens']"]
@@ -2839,7 +2841,10 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                     }
                     None => name,
                 };
-                let j = f.params.iter().position(|(p, _)| m.text(*p) == name)?;
+                // (or a constant the module binds once, `HIDDEN_SIZE = 64`)
+                let Some(j) = f.params.iter().position(|(p, _)| m.text(*p) == name) else {
+                    return module_constant(m, name);
+                };
                 let given = ctor.and_then(|call| {
                     m.kw(call, name).or_else(|| {
                         // `self` is not passed
@@ -3034,6 +3039,37 @@ fn env_width(text: &str) -> bool {
     text.contains("observation_space")
         || text.contains("action_space")
         || NAMES.contains(&text.rsplit('.').next().unwrap_or(text))
+}
+
+/// The integer a module-level constant holds: bound once in the whole file, at module level,
+/// to an integer written out (also as one of several names bound at once, `INPUT_SIZE,
+/// HIDDEN_SIZE = 1, 64`).
+fn module_constant(m: &Model<'_>, name: &str) -> Option<u64> {
+    let mut found = None;
+    for a in m
+        .assigns
+        .iter()
+        .filter(|a| a.targets.iter().any(|t| m.text(*t) == name))
+    {
+        if found.is_some() || a.ctx.func.is_some() || a.ctx.class.is_some() || a.augmented {
+            return None;
+        }
+        let value = m.node(a.value)?;
+        let v = match a.targets.as_slice() {
+            [_] => value,
+            targets => {
+                let i = targets.iter().position(|t| m.text(*t) == name)?;
+                if !matches!(value.node_kind(), "expression_list" | "tuple")
+                    || value.named_child_count() != targets.len()
+                {
+                    return None;
+                }
+                value.named_child(u32::try_from(i).ok()?)?
+            }
+        };
+        found = Some(literal_int(m.node_text(v))?);
+    }
+    found
 }
 
 /// The parameters a call in a module's construction adds: a layer of literal size, `0` for a

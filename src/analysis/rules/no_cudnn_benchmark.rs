@@ -16,7 +16,8 @@ declare_rule! {
     /// behind a switch that is off by default (`if args.train:`, `if args.test:`): it builds its
     /// model and stops. A file whose every model is a module class of its own (or an inline `nn.Sequential`, or a single `torch.nn` layer,
     /// `model = nn.Linear(20, 1)`) with
-    /// layer sizes the file states (literals, constants it binds, attributes `__init__` binds
+    /// layer sizes the file states (literals, constants it binds, also at module level,
+    /// `HIDDEN_SIZE = 64` or `IN, HIDDEN = 1, 64`, attributes `__init__` binds
     /// from them, `self.latent_size`, and their sums and products (a method `__init__` calls that
     /// builds no layer, `self.weight_init()`, adds none), or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
