@@ -372,3 +372,52 @@ trainer.train()
     let raw = src.replace("tokenized_datasets['train']", "datasets['train']");
     assert_eq!(lines_of(&run(&raw), "EA101"), vec![3]);
 }
+
+/// A tool of subcommands: with none given, it prints a message and runs nothing.
+const SUBCOMMANDS: &str = "import argparse
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, models
+
+
+def train_model(data_root, epochs=10):
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    loader = DataLoader(datasets.ImageFolder(data_root), batch_size=32, shuffle=True)
+    model = models.resnet18(num_classes=10).to(device)
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest='command')
+    train = sub.add_parser('train')
+    train.add_argument('--data-root', required=True)
+    args = parser.parse_args()
+    if args.command == 'train':
+        train_model(args.data_root)
+    else:
+        print('Invalid command')
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) sub = parser.add_subparsers(dest='command') ... if args.command == 'train': train_model(...)
+#[test]
+fn a_subcommand_nobody_gives_runs_nothing() {
+    assert!(run(SUBCOMMANDS).findings.is_empty());
+    // a required subcommand runs whichever is chosen: the training is read as running
+    let required = SUBCOMMANDS.replace(
+        "add_subparsers(dest='command')",
+        "add_subparsers(dest='command', required=True)",
+    );
+    assert_eq!(lines_of(&run(&required), "EA201"), vec![13]);
+}
