@@ -421,3 +421,26 @@ fn a_subcommand_nobody_gives_runs_nothing() {
     );
     assert_eq!(lines_of(&run(&required), "EA201"), vec![13]);
 }
+
+/// Images of two folders written out, flipped and saved one at a time.
+const FOLDERS_WRITTEN_OUT: &str = "import os
+import cv2
+
+input_paths = ['data/train/images', 'data/train/labels']
+output_paths = ['data/aug/images', 'data/aug/labels']
+
+for input, output in zip(input_paths, output_paths):
+    os.makedirs(output, exist_ok=True)
+    for name in os.listdir(input):
+        image = cv2.imread(os.path.join(input, name))
+        cv2.imwrite(os.path.join(output, 'h' + name), cv2.flip(image, 1))
+";
+
+// Ex) for input, output in zip(input_paths, output_paths): for name in os.listdir(input): ...
+#[test]
+fn a_loop_over_folders_written_out_heads_the_nest_of_file_loops() {
+    assert_eq!(lines_of(&run(FOLDERS_WRITTEN_OUT), "EA602"), vec![7]);
+    // one folder, no outer loop: the file loop itself
+    let one = "import os\nimport cv2\n\nfor name in os.listdir('data'):\n    image = cv2.imread(os.path.join('data', name))\n    cv2.imwrite(os.path.join('out', name), cv2.flip(image, 1))\n";
+    assert_eq!(lines_of(&run(one), "EA602"), vec![4]);
+}

@@ -23,7 +23,9 @@ declare_rule! {
     ///
     /// Reported on the `for` line of the per-file loop, once per nest of such loops: on the
     /// outermost (also a loop over a listing of folders whose files the loop inside it lists,
-    /// `for d in os.listdir(root):` ... `for f in os.listdir(os.path.join(root, d)):`), unless
+    /// `for d in os.listdir(root):` ... `for f in os.listdir(os.path.join(root, d)):`, or over
+    /// folders written out, `for split in ['train', 'val']:` ... `for f in
+    /// os.listdir(split):`), unless
     /// that one walks directories (`os.walk`) and a loop over their files inside it qualifies
     /// too.
     ///
@@ -370,7 +372,40 @@ impl Rule for SerialProcessing {
     }
 }
 
-/// Is loop `outer` a loop over a directory listing (`os.listdir`, `glob`, `iterdir`) whose
+/// Does loop `l` iterate folders written out in the file: a list or tuple written out, a name
+/// bound to one, or a `zip` of such (`for input, output in zip(input_paths, output_paths):`,
+/// `for split in ['train', 'val']:`)?
+fn folders_written_out(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+) -> bool {
+    let written = |n: tree_sitter::Node<'_>| match n.node_kind() {
+        "list" | "tuple" => true,
+        "identifier" => {
+            crate::analysis::as_shipped::binding(m, m.node_text(n), l.span.start, l.ctx.func)
+                .and_then(|a| m.node(a.value))
+                .is_some_and(|v| matches!(v.node_kind(), "list" | "tuple"))
+        }
+        _ => false,
+    };
+    let Some(it) = l.iter.and_then(|s| m.node(s)) else {
+        return false;
+    };
+    if it.node_kind() == "call"
+        && it
+            .child_by_field_name("function")
+            .is_some_and(|f| m.node_text(f) == "zip")
+    {
+        return it
+            .child_by_field_name("arguments")
+            .and_then(|a| a.named_child(0))
+            .is_some_and(written);
+    }
+    written(it)
+}
+
+/// Is loop `outer` a loop over a directory listing (`os.listdir`, `glob`, `iterdir`; or over
+/// folders written out, [`folders_written_out`]) whose
 /// entries the loop `inner` it holds lists in turn: `inner` iterates a listing of the outer
 /// target or of a path the outer body builds from it (`actor_path = os.path.join(root,
 /// actor_dir)` ... `for file in os.listdir(actor_path):`)? Then the outer loop heads the nest of
@@ -382,7 +417,7 @@ fn lists_folders_of(m: &crate::analysis::facts::Model<'_>, outer: usize, inner: 
     if o.info.step
         || o.info.epoch
         || m.dead(&o.ctx)
-        || !crate::analysis::resolve::lists_directory(m, o)
+        || !(crate::analysis::resolve::lists_directory(m, o) || folders_written_out(m, o))
         || !crate::analysis::resolve::lists_directory(m, i)
         || breaks(m, o)
     {
