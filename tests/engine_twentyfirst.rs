@@ -444,3 +444,29 @@ fn a_loop_over_folders_written_out_heads_the_nest_of_file_loops() {
     let one = "import os\nimport cv2\n\nfor name in os.listdir('data'):\n    image = cv2.imread(os.path.join('data', name))\n    cv2.imwrite(os.path.join('out', name), cv2.flip(image, 1))\n";
     assert_eq!(lines_of(&run(one), "EA602"), vec![4]);
 }
+
+// Ex) parser.add_argument('--decoder_attention_type', default=None) ... model = build_model(args)
+#[test]
+fn an_option_named_for_attention_shows_no_matmul_work() {
+    let src = "import argparse
+import torch
+from models import build_model
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--model', type=str, default='unet')
+parser.add_argument('--decoder_attention_type', type=str, default=None, choices=['scse'])
+args = parser.parse_args()
+model = build_model(args.model, attention=args.decoder_attention_type).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for step in range(10000):
+    x = torch.randn(4, 3, 256, 256, device='cuda')
+    loss = model(x).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+    assert!(lines_of(&run(src), "EA202").is_empty());
+    // a transformer the file names is matmul work
+    let named = src.replace("default='unet'", "default='vit_b_16'");
+    assert_eq!(lines_of(&run(&named), "EA202"), vec![9]);
+}

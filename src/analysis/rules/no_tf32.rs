@@ -31,7 +31,8 @@ declare_rule! {
     /// call, or by a name the file calls, defines, imports or quotes (not in a message it
     /// prints or logs): `GPT(config)`,
     /// `vit_b_16()`, `"microsoft/deberta-v3-small"`, `import transformers`; not a variable,
-    /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor a model built only
+    /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor a command-line
+    /// option's name, `'--decoder_attention_type'`, nor a model built only
     /// in a branch that is off as shipped and the import of it, nor a string compared with an
     /// option or listed in its `choices=` (`elif args.model == "ViT": model =
     /// VisionTransformer(...)` with `default="ResNet"`), nor a data
@@ -457,6 +458,8 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             // encoding layers in the transformer"` names no model the file builds)
             // (nor a source file's path)
             "string" if source_path(m.node_text(n)) => false,
+            // (nor a command-line option's name, `'--decoder_attention_type'`: a keyword)
+            "string" if m.node_text(n).trim_start_matches(['"', '\'']).starts_with('-') => false,
             "string" => parent.is_none_or(|p| {
                 p.node_kind() != "expression_statement"
                     // (`argparse.ArgumentParser('Set transformer detector')`: a program's title;
