@@ -373,55 +373,6 @@ trainer.train()
     assert_eq!(lines_of(&run(&raw), "EA101"), vec![3]);
 }
 
-/// A tool of subcommands: with none given, it prints a message and runs nothing.
-const SUBCOMMANDS: &str = "import argparse
-import torch
-from torch.utils.data import DataLoader
-from torchvision import datasets, models
-
-
-def train_model(data_root, epochs=10):
-    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
-    loader = DataLoader(datasets.ImageFolder(data_root), batch_size=32, shuffle=True)
-    model = models.resnet18(num_classes=10).to(device)
-    optimizer = torch.optim.Adam(model.parameters())
-    for epoch in range(epochs):
-        for x, y in loader:
-            x, y = x.to(device), y.to(device)
-            optimizer.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            optimizer.step()
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest='command')
-    train = sub.add_parser('train')
-    train.add_argument('--data-root', required=True)
-    args = parser.parse_args()
-    if args.command == 'train':
-        train_model(args.data_root)
-    else:
-        print('Invalid command')
-
-
-if __name__ == '__main__':
-    main()
-";
-
-// Ex) sub = parser.add_subparsers(dest='command') ... if args.command == 'train': train_model(...)
-#[test]
-fn a_subcommand_nobody_gives_runs_nothing() {
-    assert!(run(SUBCOMMANDS).findings.is_empty());
-    // a required subcommand runs whichever is chosen: the training is read as running
-    let required = SUBCOMMANDS.replace(
-        "add_subparsers(dest='command')",
-        "add_subparsers(dest='command', required=True)",
-    );
-    assert_eq!(lines_of(&run(&required), "EA201"), vec![13]);
-}
-
 /// Images of two folders written out, flipped and saved one at a time.
 const FOLDERS_WRITTEN_OUT: &str = "import os
 import cv2
@@ -469,4 +420,53 @@ for step in range(10000):
     // a transformer the file names is matmul work
     let named = src.replace("default='unet'", "default='vit_b_16'");
     assert_eq!(lines_of(&run(&named), "EA202"), vec![9]);
+}
+
+/// A CLIP-style model trained on images and their captions, a DistilBERT text tower inside.
+const IMAGES_AND_CAPTIONS: &str = "import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+from model import CLIP_DistilBert_ResNet
+from dataset import load_datasets
+from transformers import DistilBertTokenizer
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+tokenizer = DistilBertTokenizer.from_pretrained('distilbert-base-uncased')
+
+
+def main():
+    model = CLIP_DistilBert_ResNet(tokenizer).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    train_dataset, val_dataset = load_datasets()
+    train_loader = DataLoader(train_dataset, batch_size=64, shuffle=True)
+    for epoch in range(10):
+        for images, texts in train_loader:
+            images = images.to(device)
+            logits_per_image, logits_per_text = model(images, texts)
+            labels = torch.arange(images.size(0), device=device)
+            loss = (F.cross_entropy(logits_per_image, labels) + F.cross_entropy(logits_per_text, labels)) / 2
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) for images, texts in train_loader: ... CLIP_DistilBert_ResNet(...)
+#[test]
+fn a_loader_of_images_and_captions_is_not_token_batches() {
+    let report = run(IMAGES_AND_CAPTIONS);
+    assert_eq!(lines_of(&report, "EA101"), vec![16]);
+    assert_eq!(lines_of(&report, "EA102"), vec![16]);
+    // a text classifier's batches of ids are
+    let text = IMAGES_AND_CAPTIONS
+        .replace("CLIP_DistilBert_ResNet", "DistilBertClassifier")
+        .replace("for images, texts in", "for ids, texts in")
+        .replace("images = images.to(device)", "ids = ids.to(device)")
+        .replace("model(images, texts)", "model(ids, texts)")
+        .replace("images.size(0)", "ids.size(0)");
+    assert!(lines_of(&run(&text), "EA101").is_empty());
+    assert!(lines_of(&run(&text), "EA102").is_empty());
 }

@@ -104,9 +104,7 @@ fn markdown() -> String {
          of another module, `from config import *`, taken as an unset flag; an integer \
          or string option read through a name is false when 0 or empty, `eval = args.eval` \
          with `default=0`, and so is one defaulting to an empty list, `nargs='+', \
-         default=[]`; a subcommand nobody gives is None, `sub = \
-         parser.add_subparsers(dest='command')` (not `required=True`) then `if args.command == \
-         'train':` does not run; a string option compared case-folded or converted, `str(args.model) == 'resnet'`, `args.dataset.lower() == \
+         default=[]`; a string option compared case-folded or converted, `str(args.model) == 'resnet'`, `args.dataset.lower() == \
          'kitti'`; a conditional value, `half = False if int(args.half) == 0 else True`, \
          takes the branch its test takes as shipped; an entry of a dict the file writes out, `config['num_workers']`, \
          or copies from the options, `for arg in vars(args): config[arg] = getattr(args, arg)` \

@@ -101,20 +101,6 @@ fn argparse(m: &mut Model<'_>) {
             }
             continue;
         }
-        // `sub = parser.add_subparsers(dest="command")`: with no subcommand given (and none
-        // required), the command is None, so `if args.command == "train":` does not run
-        if m.last_name(c) == "add_subparsers" && c.method.is_some() {
-            if let Some(dest) = m
-                .kw(c, "dest")
-                .and_then(|d| m.node(d.value))
-                .and_then(|n| string_value(n, m.src))
-                && m.kw(c, "required").is_none()
-                && c.splat.is_none()
-            {
-                m.argparse_unset.insert(dest.into_owned());
-            }
-            continue;
-        }
         if !adds_option(m, c) {
             continue;
         }

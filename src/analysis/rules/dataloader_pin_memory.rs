@@ -31,7 +31,7 @@ declare_rule! {
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
     /// a file that feeds a text model token ids only (it tokenizes, or Keras made the ids,
     /// `sequence.pad_sequences(...)`, `imdb.load_data(...)`, and handles no image, audio or
-    /// video), nor one whose every layer is an embedding table (word2vec, node2vec,
+    /// video, nor names them: `for images, texts in loader:`, `CLIP_DistilBert_ResNet`), nor one whose every layer is an embedding table (word2vec, node2vec,
     /// TransE): a batch of ids is a few kilobytes.
     ///
     /// Reported on the line where the `DataLoader(` call starts.

@@ -45,7 +45,8 @@ declare_rule! {
     /// val_ds = split.get_datasets(device)`): its samples are already on the GPU, where forked workers cannot reach. Nor is a
     /// loader in a file that feeds a text model token ids only (it tokenizes, hands over a
     /// dataset named for its tokens, `tokenized_datasets["train"]`, or reads batches
-    /// by `input_ids`, and handles no image, audio or video) when it adds no per-item transform
+    /// by `input_ids`, and handles no image, audio or video, nor
+    /// names them: `for images, texts in loader:`) when it adds no per-item transform
     /// and its collate, if any, only pads: a batch of ids is a few row lookups; nor a Hugging
     /// Face `TrainingArguments` there that sets no per-item transform.
     ///

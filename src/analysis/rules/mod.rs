@@ -1640,8 +1640,20 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
             word_starts(name).any(|w| TEXT_MODELS.iter().any(|t| w.starts_with(t)))
         });
     // (also an image model's batches keyed by pixels, `example["pixel_values"]`)
+    // (or images by name: a batch, a function or a class the file names for them, `for images,
+    // texts in train_loader:`, `get_image_embeddings`, `CLIP_DistilBert_ResNet`)
+    let media_name = |name: &str| {
+        name.contains("CLIP")
+            || name.contains("ViT")
+            || word_starts(name).any(|w| MEDIA_WORDS.iter().any(|p| w.starts_with(p)))
+    };
     let media = m.facts.conv
         || m.src.contains("pixel_values")
+        || m.imports.keys().any(|local| media_name(local))
+        || m.calls.iter().any(|c| media_name(m.last_name(c)))
+        || m.loops
+            .iter()
+            .any(|l| l.targets.iter().any(|t| media_name(m.text(*t))))
         || m.imports.values().any(|q| {
             let top = q.split('.').next().unwrap_or(q);
             MEDIA.contains(&top)
@@ -1665,6 +1677,18 @@ pub(crate) fn token_id_loader(m: &Model<'_>, c: &Call) -> bool {
 }
 
 /// Words that start the class name of a text model or a text dataset.
+/// Word starts that name images, audio or video in a [`token_batches`] check.
+const MEDIA_WORDS: &[&str] = &[
+    "image",
+    "img",
+    "vision",
+    "resnet",
+    "pixel",
+    "video",
+    "audio",
+    "spectrogram",
+];
+
 const TEXT_MODELS: &[&str] = &[
     "bert",
     "roberta",

@@ -31,8 +31,9 @@ declare_rule! {
     /// call, or by a name the file calls, defines, imports or quotes (not in a message it
     /// prints or logs): `GPT(config)`,
     /// `vit_b_16()`, `"microsoft/deberta-v3-small"`, `import transformers`; not a variable,
-    /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor a command-line
-    /// option's name, `'--decoder_attention_type'`, nor a model built only
+    /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor the name of a
+    /// command-line option off as shipped, `'--decoder_attention_type', default=None`, nor a
+    /// model built only
     /// in a branch that is off as shipped and the import of it, nor a string compared with an
     /// option or listed in its `choices=` (`elif args.model == "ViT": model =
     /// VisionTransformer(...)` with `default="ResNet"`), nor a data
@@ -458,8 +459,15 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             // encoding layers in the transformer"` names no model the file builds)
             // (nor a source file's path)
             "string" if source_path(m.node_text(n)) => false,
-            // (nor a command-line option's name, `'--decoder_attention_type'`: a keyword)
-            "string" if m.node_text(n).trim_start_matches(['"', '\'']).starts_with('-') => false,
+            // (nor the name of a command-line option that is off as shipped,
+            // `add_argument('--decoder_attention_type', default=None)`: the feature it names is
+            // not built; one with a value, `'--attn_pdrop', default=0.1`, still hints at it)
+            "string"
+                if m.node_text(n).trim_start_matches(['"', '\'']).starts_with('-')
+                    && option_off(m, grandparent) =>
+            {
+                false
+            }
             "string" => parent.is_none_or(|p| {
                 p.node_kind() != "expression_statement"
                     // (`argparse.ArgumentParser('Set transformer detector')`: a program's title;
@@ -643,6 +651,25 @@ fn bound_to_transform(m: &crate::analysis::facts::Model<'_>, n: tree_sitter::Nod
                 .and_then(|i| m.calls.get(i as usize))
                 .is_some_and(|c| m.last_name(c) == "Compose" || m.qual(c).contains("transforms."))
         })
+}
+
+/// Is `call` (the call around an option's name) an `add_argument` whose default is None or
+/// False as shipped: no `default=`, or `default=None` / `default=False`, and no `action` that
+/// stores a value?
+fn option_off(m: &crate::analysis::facts::Model<'_>, call: Option<tree_sitter::Node<'_>>) -> bool {
+    let Some(c) = call.and_then(|n| m.call_at(crate::analysis::facts::Span::of(n))) else {
+        return false;
+    };
+    if m.last_name(c) != "add_argument" {
+        return false;
+    }
+    let store_true = m
+        .kw(c, "action")
+        .is_some_and(|a| m.text(a.value).trim_matches(['"', '\'']) == "store_true");
+    match m.kw(c, "default") {
+        Some(d) => matches!(m.text(d.value), "None" | "False"),
+        None => m.kw(c, "action").is_none() || store_true,
+    }
 }
 
 /// Is string literal `text` (quotes included) the path of a Python source file
