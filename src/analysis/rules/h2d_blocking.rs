@@ -147,13 +147,15 @@ impl Rule for H2dBlocking {
             };
             // (or draws its batch with `next(it)` from `it = iter(loader)`)
             let drawn = next_drawn(m, l);
-            // (an entry of a dict of loaders: `for x, y in dataloaders['test']:`)
-            let in_dict = container_pinned(m, l);
+            // (an entry of a dict of loaders: `for x, y in dataloaders['test']:`; looked up
+            // only for a loop that iterates no loader by name)
+            let dict_cell = std::cell::OnceCell::new();
+            let in_dict = || *dict_cell.get_or_init(|| container_pinned(m, l));
             let pinned = match l
                 .info
                 .iterates_loader
                 .as_deref()
-                .or_else(|| in_dict.is_none().then(handed).flatten())
+                .or_else(|| in_dict().is_none().then(handed).flatten())
                 .or(drawn.as_ref().map(|(v, _)| *v))
             {
                 Some(var) => {
@@ -175,7 +177,7 @@ impl Rule for H2dBlocking {
                     // whose every loader that runs pins memory
                     || (!known && all_live_loaders_pinned)
                 }
-                None => in_dict.unwrap_or(false),
+                None => in_dict().unwrap_or(false),
             };
             if !pinned {
                 continue;

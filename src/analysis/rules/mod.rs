@@ -1676,7 +1676,6 @@ pub(crate) fn token_id_loader(m: &Model<'_>, c: &Call) -> bool {
         && collate.is_none_or(|k| padding_collate(m, k.value, c))
 }
 
-/// Words that start the class name of a text model or a text dataset.
 /// Word starts that name images, audio or video in a [`token_batches`] check.
 const MEDIA_WORDS: &[&str] = &[
     "image",
@@ -1689,6 +1688,7 @@ const MEDIA_WORDS: &[&str] = &[
     "spectrogram",
 ];
 
+/// Words that start the class name of a text model or a text dataset.
 const TEXT_MODELS: &[&str] = &[
     "bert",
     "roberta",
