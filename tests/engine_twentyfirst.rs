@@ -470,3 +470,38 @@ fn a_loader_of_images_and_captions_is_not_token_batches() {
     assert!(lines_of(&run(&text), "EA101").is_empty());
     assert!(lines_of(&run(&text), "EA102").is_empty());
 }
+
+/// build-nanogpt's device choice by statements, and a step with a CPU fallback.
+const CHAINED_DEVICE: &str = "import torch
+from model import GPT
+
+device = 'cpu'
+if torch.cuda.is_available():
+    device = 'cuda'
+elif hasattr(torch.backends, 'mps') and torch.backends.mps.is_available():
+    device = 'mps'
+model = GPT().to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+for step in range(5000):
+    x, y = torch.randint(0, 50257, (8, 1024)), torch.randint(0, 50257, (8, 1024))
+    x, y = x.to(device), y.to(device)
+    if device == 'cuda':
+        with torch.autocast(device_type='cuda', dtype=torch.bfloat16):
+            logits, loss = model(x, y)
+        total = loss.item()
+    else:
+        logits, loss = model(x, y)
+        total = loss.item()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+";
+
+// Ex) device = 'cpu'; if torch.cuda.is_available(): device = 'cuda' ... if device == 'cuda': ... else: loss.item()
+#[test]
+fn the_cpu_fallback_of_a_device_chosen_by_statements_does_not_run_on_cuda() {
+    assert_eq!(lines_of(&run(CHAINED_DEVICE), "EA301"), vec![17]);
+    // a choice the engine cannot decide leaves both branches live
+    let undecided = CHAINED_DEVICE.replace("if torch.cuda.is_available():", "if use_gpu():");
+    assert_eq!(lines_of(&run(&undecided), "EA301"), vec![17, 20]);
+}

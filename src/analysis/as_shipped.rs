@@ -264,6 +264,11 @@ fn chosen_device_is(
     if name.node_kind() != "identifier" {
         return None;
     }
+    // (a device string chosen by statements: `device = "cpu"` then `if
+    // torch.cuda.is_available(): device = "cuda"`, `elif ...: device = "mps"`)
+    if !through_type && let Some(chosen) = chained_device(m, m.node_text(name), at, func) {
+        return Some(kind(&chosen) == want);
+    }
     let a = binding(m, m.node_text(name), at, func)?;
     let mut choice = m.node(a.value)?;
     if through_type {
@@ -288,6 +293,78 @@ fn chosen_device_is(
     }
     let taken = super::resolve::taken_branch(m, choice, a.span.start, a.ctx.func)?;
     Some(kind(&string_value(taken, m.src)?) == want)
+}
+
+/// The device string `name` holds at `at` when statements choose it: one default bound to a
+/// string, then an `if` / `elif` chain whose branches each bind it to a string (`device = "cpu"`;
+/// `if torch.cuda.is_available(): device = "cuda"`; `elif ...: device = "mps"`), every binding
+/// of the name in the scope before `at` being one of these. The first branch whose test holds as
+/// shipped gives the value, the default when none does; `None` when a test that could decide it
+/// is not known.
+// Ex) device = 'cpu'; if torch.cuda.is_available(): device = 'cuda'; elif mps: device = 'mps'
+fn chained_device(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> Option<String> {
+    let binds: Vec<&Assign> = m
+        .assigns
+        .iter()
+        .filter(|a| {
+            a.ctx.func == func && a.span.end <= at && a.targets.iter().any(|t| m.text(*t) == name)
+        })
+        .collect();
+    let string_of = |a: &Assign| -> Option<String> {
+        if a.targets.len() != 1 || a.augmented {
+            return None;
+        }
+        string_value(m.node(a.value)?, m.src).map(std::borrow::Cow::into_owned)
+    };
+    let (default, branches) = binds.split_first()?;
+    let default_value = string_of(default)?;
+    let first = branches.first()?;
+    // each later binding sits directly in a branch of one `if` statement after the default
+    let branch_of = |a: &Assign| -> Option<(Node<'_>, Node<'_>)> {
+        let stmt = m.node(a.span)?.parent()?;
+        let block = stmt.parent().filter(|b| b.node_kind() == "block")?;
+        let branch = block.parent()?;
+        let top = match branch.node_kind() {
+            "if_statement" => branch,
+            "elif_clause" | "else_clause" => branch.parent()?,
+            _ => return None,
+        };
+        Some((branch, top))
+    };
+    let (_, top) = branch_of(first)?;
+    if top.node_kind() != "if_statement" || top.start_byte() < default.span.end {
+        return None;
+    }
+    let mut values: Vec<(usize, String)> = Vec::new();
+    for a in branches {
+        let (branch, t) = branch_of(a)?;
+        if t.id() != top.id() || values.iter().any(|(id, _)| *id == branch.id()) {
+            return None;
+        }
+        values.push((branch.id(), string_of(a)?));
+    }
+    // walk the chain: the `if`, its `elif`s, its `else`
+    let mut chain = vec![top];
+    let mut cur = top.walk();
+    chain.extend(
+        top.named_children(&mut cur)
+            .filter(|c| matches!(c.node_kind(), "elif_clause" | "else_clause")),
+    );
+    for branch in chain {
+        let holds = match branch.node_kind() {
+            "else_clause" => true,
+            _ => condition(m, branch.child_by_field_name("condition")?, at, func, 0)?,
+        };
+        if holds {
+            return Some(
+                values
+                    .iter()
+                    .find(|(id, _)| *id == branch.id())
+                    .map_or(default_value, |(_, v)| v.clone()),
+            );
+        }
+    }
+    Some(default_value)
 }
 
 /// A name used as a condition: its assignment, else its constant value (argparse default,

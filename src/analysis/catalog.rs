@@ -114,7 +114,8 @@ fn markdown() -> String {
          a test that holds, `args.mode in ['fsp', 'ab']` and `training is False` with `training = \
          True` handed in included), the CPU fallback of a test \
          of the device in a file that runs on CUDA (the `else` of `if device == 'cuda':` with \
-         `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, of `if \
+         `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, or chosen by statements, \
+         `device = 'cpu'` then `if torch.cuda.is_available(): device = 'cuda'`, of `if \
          torch.cuda.is_available():`), and a function of a \
          script that nothing in the script calls (or calls only from such code; a call in an \
          f-string's braces is a call), a class the script never names (a naming inside its own body, `super(Model, self)`, \
