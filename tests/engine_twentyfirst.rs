@@ -505,3 +505,32 @@ fn the_cpu_fallback_of_a_device_chosen_by_statements_does_not_run_on_cuda() {
     let undecided = CHAINED_DEVICE.replace("if torch.cuda.is_available():", "if use_gpu():");
     assert_eq!(lines_of(&run(&undecided), "EA301"), vec![17, 20]);
 }
+
+// Ex) from dataloader import * ... loader = DataLoader(opt)
+#[test]
+fn a_data_loader_class_star_imported_from_the_repository_is_not_torchs() {
+    let src = "import torch
+import models
+from dataloader import *
+
+
+def train(opt):
+    loader = DataLoader(opt)
+    model = models.setup(opt).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(opt.epochs):
+        for data in loader:
+            loss = model(data['fc_feats'].cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+";
+    let ids = common::ids_of(&run(src));
+    assert!(!ids.iter().any(|i| i == "EA101" || i == "EA102"), "{ids:?}");
+    // torch's loader, imported by name, is torch's
+    let torch = src.replace(
+        "from dataloader import *\n",
+        "from dataloader import *\nfrom torch.utils.data import DataLoader\n",
+    );
+    assert_eq!(lines_of(&run(&torch), "EA101"), vec![8]);
+}

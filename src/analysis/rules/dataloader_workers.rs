@@ -8,7 +8,9 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a `torch.utils.data.DataLoader` that loads in the main process: `num_workers` is
-    /// missing or `0` (and Hugging Face `TrainingArguments` without `dataloader_num_workers`).
+    /// missing or `0` (and Hugging Face `TrainingArguments` without `dataloader_num_workers`;
+    /// not a bare `DataLoader(opt)` in a file that star-imports its repository's own loader
+    /// module, `from dataloader import *`: that module's class).
     /// A value the analysis cannot resolve (`num_workers=args.workers` without a default it can
     /// read) is not flagged, nor is a loader over a `TensorDataset` with the default collate
     /// (its tensors in memory, on the CPU or already on the GPU: an item is one index into
