@@ -8,7 +8,7 @@ declare_rule! {
     /// ## What it does
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
     /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, a list of paths) whose body does per-file work: calls a
-    /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV,
+    /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV/XML (`ET.parse(path)`),
     /// loads arrays (the entry, or a name the body builds from it, `path = os.path.join(root,
     /// f)` then `open(path)`, whose handle is then parsed or iterated, `json.load(fh)`: a file
     /// read and written back as it is, `data = fh.read()`, is a copy), or hands a directory entry (or a path built from it) to a package outside
