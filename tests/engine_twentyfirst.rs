@@ -534,3 +534,37 @@ def train(opt):
     );
     assert_eq!(lines_of(&run(&torch), "EA101"), vec![8]);
 }
+
+/// Calibration images stacked into one array, file by file.
+const STACKED_PER_FILE: &str = "import os
+import numpy as np
+from PIL import Image
+
+tmp = None
+for f in os.listdir('work'):
+    img = Image.open(os.path.join('work', f)).resize((256, 256))
+    nparray = np.array(img).astype(np.float32)[np.newaxis]
+    if tmp is not None:
+        tmp = np.vstack((tmp, nparray))
+    else:
+        tmp = nparray.copy()
+np.save('calibration.npy', tmp)
+";
+
+// Ex) if tmp is not None: tmp = np.vstack((tmp, x)) else: tmp = x.copy()
+#[test]
+fn an_accumulator_stacked_per_file_is_a_collection_not_carried_state() {
+    assert_eq!(lines_of(&run(STACKED_PER_FILE), "EA602"), vec![6]);
+    // a frame compared with the one before it carries state: the iterations depend
+    let chained = STACKED_PER_FILE
+        .replace(
+            "tmp = np.vstack((tmp, nparray))",
+            "diffs.append(nparray - tmp)\n        tmp = nparray",
+        )
+        .replace("tmp = None\n", "tmp = None\ndiffs = []\n")
+        .replace(
+            "np.save('calibration.npy', tmp)",
+            "np.save('diffs.npy', np.stack(diffs))",
+        );
+    assert!(lines_of(&run(&chained), "EA602").is_empty());
+}

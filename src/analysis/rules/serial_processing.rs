@@ -15,7 +15,9 @@ declare_rule! {
     /// the standard library that does more than log (`pytesseract.image_to_string(f)`,
     /// `cv2.VideoCapture(path)`; also in a `while` pass over the same file inside it, a
     /// compression repeated until the file is small enough), and collects or
-    /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
+    /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame, or
+    /// stacked onto an array grown file by file, `tmp = np.vstack((tmp, x))`, whose first value,
+    /// `else: tmp = x.copy()`, carries nothing the next file needs). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
     /// to `dump` a model, it runs nothing in parallel), as are files that start threads on a
     /// function of their own (`threading.Thread(target=process, ...)`), and unit-test modules
@@ -289,8 +291,17 @@ impl Rule for SerialProcessing {
                 || m.assigns.iter().any(|a| {
                     // `skipped += 1` counts files, it keeps no result of them
                     let counter = a.augmented && a.vkind == crate::analysis::facts::ValKind::Int;
+                    // (an array grown by stacking each file's result onto itself, `tmp =
+                    // np.vstack((tmp, x))`)
+                    let stacked = a.targets.len() == 1
+                        && a.rhs_call.and_then(|i| m.calls.get(i as usize)).is_some_and(|k| {
+                            matches!(
+                                m.last_name(k),
+                                "vstack" | "hstack" | "dstack" | "concatenate" | "cat" | "stack"
+                            ) && super::words(m.text(k.args_span)).any(|w| w == m.text(a.left))
+                        });
                     a.ctx.loop_ == Some(li as u32)
-                        && (m.text(a.left).contains('[') || (a.augmented && !counter))
+                        && (m.text(a.left).contains('[') || (a.augmented && !counter) || stacked)
                 });
             // a recursive walk (the loop calls its own function) is not a flat batch of files
             let recursive = l
@@ -650,6 +661,16 @@ fn carries_state(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::fac
             let reset = a.vkind.is_literal()
                 || matches!(v, "[]" | "{}" | "()" | "list()" | "dict()" | "set()");
             if targets.contains(&name) || reset || super::words(v).any(|w| w == name) {
+                return false;
+            }
+            // (nor an accumulator's first value, `if tmp is not None: tmp = np.vstack((tmp,
+            // x))` / `else: tmp = x.copy()`: the name is also updated from itself in the loop,
+            // a collection of the files' results)
+            if m.assigns.iter().any(|b| {
+                l.span.contains(b.span)
+                    && m.text(b.left) == name
+                    && super::words(m.text(b.value)).any(|w| w == name)
+            }) {
                 return false;
             }
             let bound_before = m.assigns.iter().any(|b| {
