@@ -320,19 +320,12 @@ fn chained_device(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> Op
     let default_value = string_of(default)?;
     let first = branches.first()?;
     // each later binding sits directly in a branch of one `if` statement after the default
-    let branch_of = |a: &Assign| -> Option<(Node<'_>, Node<'_>)> {
-        let stmt = m.node(a.span)?.parent()?;
-        let block = stmt.parent().filter(|b| b.node_kind() == "block")?;
-        let branch = block.parent()?;
-        let top = match branch.node_kind() {
-            "if_statement" => branch,
-            "elif_clause" | "else_clause" => branch.parent()?,
-            _ => return None,
-        };
-        Some((branch, top))
+    let branch_of = |a: &Assign| {
+        let b = enclosing_branch(m.node(a.span)?.parent()?)?;
+        Some((b.branch, b.top))
     };
     let (_, top) = branch_of(first)?;
-    if top.node_kind() != "if_statement" || top.start_byte() < default.span.end {
+    if top.start_byte() < default.span.end {
         return None;
     }
     let mut values: Vec<(usize, String)> = Vec::new();
@@ -365,6 +358,31 @@ fn chained_device(m: &Model<'_>, name: &str, at: usize, func: Option<u32>) -> Op
         }
     }
     Some(default_value)
+}
+
+/// Where a statement sits directly in a branch of an `if` statement.
+pub(crate) struct Branch<'t> {
+    /// The branch's own block, which holds the statement.
+    pub block: Node<'t>,
+    /// The branch: the `if` statement itself, or one of its `elif` / `else` clauses.
+    pub branch: Node<'t>,
+    /// The whole `if` statement, all its branches.
+    pub top: Node<'t>,
+}
+
+/// The branch of an `if` statement whose own block holds statement `stmt` (not one nested
+/// deeper); `None` when `stmt` is not directly in such a block.
+pub(crate) fn enclosing_branch(stmt: Node<'_>) -> Option<Branch<'_>> {
+    let block = stmt.parent().filter(|b| b.node_kind() == "block")?;
+    let branch = block.parent()?;
+    let top = match branch.node_kind() {
+        "if_statement" => branch,
+        "elif_clause" | "else_clause" => branch
+            .parent()
+            .filter(|p| p.node_kind() == "if_statement")?,
+        _ => return None,
+    };
+    Some(Branch { block, branch, top })
 }
 
 /// A name used as a condition: its assignment, else its constant value (argparse default,

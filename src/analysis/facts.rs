@@ -416,6 +416,9 @@ pub(crate) struct Model<'s> {
     /// A device parameter defaults to `"cpu"` or `"mps"` (`def train(..., device="cpu")`): the
     /// file says where a device it is handed points when nobody says otherwise.
     pub host_default_param: Option<&'static str>,
+    /// The file star-imports a module named for a data loader (`from dataloader import *`, not
+    /// torch's): a bare `DataLoader` is that module's class.
+    pub loader_star_import: bool,
     /// The line ranges of the script's functions that nothing calls
     /// ([`super::as_shipped::uncalled_functions`]), worked out when first asked.
     pub uncalled: std::cell::OnceCell<Vec<(usize, usize)>>,
@@ -1613,6 +1616,28 @@ impl<'s> Walker<'s> {
         {
             self.m.parallel_lib = true;
         }
+        // `from dataloader import *`, `from utils.data_loader import *`: the repository's own
+        // loader module (ImageCaptioning.pytorch's `DataLoader(opt)`)
+        if let Some(module) = module
+            && !module.starts_with("torch")
+            && matches!(
+                module
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase()
+                    .as_str(),
+                "dataloader" | "data_loader" | "dataloaders" | "loader"
+            )
+        {
+            let mut c = node.walk();
+            if node
+                .named_children(&mut c)
+                .any(|ch| ch.node_kind() == "wildcard_import")
+            {
+                self.m.loader_star_import = true;
+            }
+        }
         let mut c = node.walk();
         for ch in node.children_by_field_name("name", &mut c) {
             let (name, alias) = match ch.node_kind() {
@@ -2044,6 +2069,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         deterministic: false,
         cuda_default_param: false,
         host_default_param: None,
+        loader_star_import: false,
         uncalled: std::cell::OnceCell::new(),
         model_params: std::cell::OnceCell::new(),
         architecture: std::cell::OnceCell::new(),

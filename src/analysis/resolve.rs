@@ -3202,7 +3202,9 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
     let q = m.qual(c);
     q == "torch.utils.data.DataLoader"
         || q == "torch.utils.data.dataloader.DataLoader"
-        || (q == "DataLoader" && !m.imports.contains_key("DataLoader") && !own_loader_module(m))
+        // (a bare one not from a star import of the repository's own loader module, `from
+        // dataloader import *`: that module's class)
+        || (q == "DataLoader" && !m.imports.contains_key("DataLoader") && !m.loader_star_import)
         // `data.DataLoader(...)` with `data` from a star import (`from src.imports import *`)
         || (q == "data.DataLoader"
             && !m.imports.contains_key("data")
@@ -3215,32 +3217,6 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
         || (q.ends_with(".DenseDataLoader") && q.starts_with("torch_geometric."))
         // a subclass with torch's arguments and defaults (`num_workers=0`, no pinning)
         || q == "monai.data.DataLoader"
-}
-
-/// Does the file star-import a module of its repository named for a data loader (`from
-/// dataloader import *`, `from utils.data_loader import *`)? Then a bare `DataLoader(opt)` is
-/// that module's class (ImageCaptioning.pytorch's), not torch's.
-fn own_loader_module(m: &Model<'_>) -> bool {
-    m.src.lines().any(|line| {
-        let Some(rest) = line.trim_start().strip_prefix("from ") else {
-            return false;
-        };
-        let Some((module, names)) = rest.split_once(" import ") else {
-            return false;
-        };
-        let last = module
-            .trim()
-            .rsplit('.')
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        names.trim() == "*"
-            && !module.trim_start().starts_with("torch")
-            && matches!(
-                last.as_str(),
-                "dataloader" | "data_loader" | "dataloaders" | "loader"
-            )
-    })
 }
 
 /// A DataLoader argument by keyword or position, resolved; `**kwargs` dicts are looked into.

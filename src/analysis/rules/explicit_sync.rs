@@ -147,18 +147,10 @@ fn times_the_step(m: &Model<'_>, sync: &Call) -> bool {
 /// The byte range of the `elif` / `else` branches that follow the branch holding call `c`
 /// directly (its statement in the `if`'s own block).
 fn other_branches(m: &Model<'_>, c: &Call) -> Option<(usize, usize)> {
-    let n = m.node(c.span)?;
-    let stmt = n
+    let stmt = m
+        .node(c.span)?
         .parent()
         .filter(|p| p.node_kind() == "expression_statement")?;
-    let block = stmt.parent().filter(|b| b.node_kind() == "block")?;
-    let branch = block.parent()?;
-    let top = match branch.node_kind() {
-        "if_statement" => branch,
-        "elif_clause" => branch
-            .parent()
-            .filter(|p| p.node_kind() == "if_statement")?,
-        _ => return None,
-    };
-    Some((block.end_byte(), top.end_byte()))
+    let b = crate::analysis::as_shipped::enclosing_branch(stmt)?;
+    Some((b.block.end_byte(), b.top.end_byte()))
 }

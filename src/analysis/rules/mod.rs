@@ -2527,9 +2527,6 @@ fn passed_to_once_reader(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     single_batch_reads(m, body, param, |_| false, |_| false).is_some_and(|uses| uses > 0)
 }
 
-/// How many times `name` is read under `scope` when every read draws a single batch
-/// (`next(iter(name))`, or a read `also` accepts); `None` as soon as one read is anything else.
-/// Identifiers `skip` accepts (bindings) are not reads.
 /// Is binding `a` of a script's object attribute (`self.testloader = DataLoader(...)` in a
 /// method) the only place the file names that attribute (`.testloader`)? A script, run rather
 /// than imported (a `__main__` block, or its command line parsed at module level), has no other
@@ -2569,6 +2566,9 @@ fn attribute_never_read(m: &Model<'_>, a: &super::facts::Assign) -> bool {
     found == 1 && !m.src.contains(&format!("\"{attr}\"")) && !m.src.contains(&format!("'{attr}'"))
 }
 
+/// How many times `name` is read under `scope` when every read draws a single batch
+/// (`next(iter(name))`, or a read `also` accepts); `None` as soon as one read is anything else.
+/// Identifiers `skip` accepts (bindings) are not reads.
 fn single_batch_reads(
     m: &Model<'_>,
     scope: tree_sitter::Node<'_>,
@@ -2867,7 +2867,7 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                 };
                 // (or a constant the module binds once, `HIDDEN_SIZE = 64`)
                 let Some(j) = f.params.iter().position(|(p, _)| m.text(*p) == name) else {
-                    return module_constant(m, name);
+                    return module_int(m, name);
                 };
                 let given = ctor.and_then(|call| {
                     m.kw(call, name).or_else(|| {
@@ -3068,7 +3068,7 @@ fn env_width(text: &str) -> bool {
 /// The integer a module-level constant holds: bound once in the whole file, at module level,
 /// to an integer written out (also as one of several names bound at once, `INPUT_SIZE,
 /// HIDDEN_SIZE = 1, 64`).
-fn module_constant(m: &Model<'_>, name: &str) -> Option<u64> {
+fn module_int(m: &Model<'_>, name: &str) -> Option<u64> {
     let mut found = None;
     for a in m
         .assigns

@@ -462,12 +462,7 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             // (nor the name of a command-line option that is off as shipped,
             // `add_argument('--decoder_attention_type', default=None)`: the feature it names is
             // not built; one with a value, `'--attn_pdrop', default=0.1`, still hints at it)
-            "string"
-                if m.node_text(n).trim_start_matches(['"', '\'']).starts_with('-')
-                    && option_off(m, grandparent) =>
-            {
-                false
-            }
+            "string" if option_off(m, m.node_text(n)) => false,
             "string" => parent.is_none_or(|p| {
                 p.node_kind() != "expression_statement"
                     // (`argparse.ArgumentParser('Set transformer detector')`: a program's title;
@@ -653,22 +648,19 @@ fn bound_to_transform(m: &crate::analysis::facts::Model<'_>, n: tree_sitter::Nod
         })
 }
 
-/// Is `call` (the call around an option's name) an `add_argument` whose default is None or
-/// False as shipped: no `default=`, or `default=None` / `default=False`, and no `action` that
-/// stores a value?
-fn option_off(m: &crate::analysis::facts::Model<'_>, call: Option<tree_sitter::Node<'_>>) -> bool {
-    let Some(c) = call.and_then(|n| m.call_at(crate::analysis::facts::Span::of(n))) else {
+/// Is string literal `text` (quotes included) a long option's name, `'--decoder_attention_type'`,
+/// whose value is None or False as shipped: by the file's own argparse reading, a default of
+/// `None` / `False`, a `store_true` flag, or an option nothing sets?
+fn option_off(m: &crate::analysis::facts::Model<'_>, text: &str) -> bool {
+    use crate::analysis::facts::ValKind;
+    let Some(long) = text.trim_matches(['"', '\'']).strip_prefix("--") else {
         return false;
     };
-    if m.last_name(c) != "add_argument" {
-        return false;
-    }
-    let store_true = m
-        .kw(c, "action")
-        .is_some_and(|a| m.text(a.value).trim_matches(['"', '\'']) == "store_true");
-    match m.kw(c, "default") {
-        Some(d) => matches!(m.text(d.value), "None" | "False"),
-        None => m.kw(c, "action").is_none() || store_true,
+    let dest = long.replace('-', "_");
+    match m.argparse.get(&dest) {
+        Some(Some((_, kind))) => matches!(kind, ValKind::NoneLit | ValKind::False),
+        Some(None) => m.argparse_unset.contains(&dest),
+        None => false,
     }
 }
 
