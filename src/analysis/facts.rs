@@ -431,7 +431,16 @@ pub(crate) struct Model<'s> {
     /// The names every binding of which is an optimizer class
     /// (`resolve::optimizer_class_name`), worked out when first asked: every plain call asks.
     pub optimizer_classes: std::cell::OnceCell<std::collections::HashSet<&'s str>>,
+    /// How many resolutions are under way on this file's stack: a resolution can ask a
+    /// question of the as-shipped reading (a dict key's branch), which resolves again with a
+    /// fresh depth of its own; this count bounds the whole chain.
+    pub resolving: std::cell::Cell<u32>,
 }
+
+/// The most resolutions one chain may nest (a resolution asks the as-shipped reading, which
+/// resolves again): deep enough for any real script, shallow enough for the stack of a worker
+/// thread.
+const MAX_NESTED_RESOLUTIONS: u32 = 48;
 
 /// How often `name` (a name or a dotted one) occurs in `src` as a whole word, not as the
 /// attribute of something else (`x.name`): in code, strings and comments alike.
@@ -2074,6 +2083,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         model_params: std::cell::OnceCell::new(),
         architecture: std::cell::OnceCell::new(),
         optimizer_classes: std::cell::OnceCell::new(),
+        resolving: std::cell::Cell::new(0),
     };
     let mut w = Walker {
         src,
@@ -2519,6 +2529,10 @@ impl<'s> Model<'s> {
         false
     }
 
+    /// The value of the expression at `s` (of kind `k`) as the code at byte `at` sees it, up to
+    /// `depth` steps of names and calls deep; [`Val::Unknown`] beyond that, or when the chain of
+    /// resolutions this one sits in (through the as-shipped reading) is already
+    /// [`MAX_NESTED_RESOLUTIONS`] deep.
     pub(crate) fn resolve_span(
         &self,
         s: Span,
@@ -2527,10 +2541,25 @@ impl<'s> Model<'s> {
         func_ctx: Option<u32>,
         depth: u8,
     ) -> Val {
-        let func = func_ctx;
-        if depth > 4 {
+        let nested = self.resolving.get();
+        if depth > 4 || nested >= MAX_NESTED_RESOLUTIONS {
             return Val::Unknown;
         }
+        self.resolving.set(nested + 1);
+        let v = self.resolve_span_at(s, k, at, func_ctx, depth);
+        self.resolving.set(nested);
+        v
+    }
+
+    fn resolve_span_at(
+        &self,
+        s: Span,
+        k: ValKind,
+        at: usize,
+        func_ctx: Option<u32>,
+        depth: u8,
+    ) -> Val {
+        let func = func_ctx;
         let t = self.text(s);
         match k {
             // (also a string an option's `type=int` converts: `default='10'`)
