@@ -119,7 +119,8 @@ fn markdown() -> String {
          torch.cuda.is_available():`), and a function of a \
          script that nothing in the script calls (or calls only from such code; a call in an \
          f-string's braces is a call), a class the script never names (a naming inside its own body, `super(Model, self)`, \
-         does not count), or a block \
+         does not count), a Lightning module's `test_dataloader` / `predict_dataloader` hook \
+         in a file whose trainer fits and never tests or predicts, or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
          the file-level training rules judge only training loops that run. (A file is a script \
          when its module-level code calls or names one of its functions, builds one of its \
@@ -131,7 +132,10 @@ fn markdown() -> String {
          calling a function that does one training step, also through thin wrappers \
          (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop; one \
          calling a function that runs a whole training pass is an epoch loop, whatever it \
-         also steps once per pass (`train(model, loader, optimizer); optimizer.step()`).\n\n\
+         also steps once per pass (`train(model, loader, optimizer); optimizer.step()`). A \
+         loop that runs once as shipped (`for k in range(num_d_steps):` with `num_d_steps = \
+         1`) is a block of the loop around it: its forward, backward and optimizer step are \
+         that loop's.\n\n\
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
          `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
          own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \

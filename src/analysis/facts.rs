@@ -1249,14 +1249,44 @@ impl<'s> Walker<'s> {
             && (op == "!=" || (op == "<") == (size.id() == b.id()))
     }
 
-    /// `i == 0` where `i` is bound by an enclosing loop's target.
+    /// `i` of `(i + 1)` / `i - 1`: a name shifted by an integer written out; else `n` itself.
+    fn shifted_counter<'n>(&self, n: Node<'n>) -> Node<'n> {
+        let mut inner = n;
+        while inner.node_kind() == "parenthesized_expression" {
+            match inner.named_child(0) {
+                Some(x) => inner = x,
+                None => return n,
+            }
+        }
+        if inner.node_kind() != "binary_operator" {
+            return n;
+        }
+        let (Some(l), Some(op), Some(r)) = (
+            field::get(inner, field::LEFT),
+            field::get(inner, field::OPERATOR),
+            field::get(inner, field::RIGHT),
+        ) else {
+            return n;
+        };
+        if matches!(self.text(op), "+" | "-")
+            && l.node_kind() == "identifier"
+            && r.node_kind() == "integer"
+        {
+            l
+        } else {
+            n
+        }
+    }
+
+    /// `i == 0` where `i` (or `i + 1`) is bound by an enclosing loop's target.
     fn counter_is_literal(&self, cond: Node<'_>) -> bool {
         // Ex) if i == 0: ... (the loop variable against a literal, or the loop's last index)
         if let Some((a, "==", b)) = self.comparison_parts(cond) {
-            let (var, lit) = if a.node_kind() == "identifier" {
-                (a, b)
+            // (the counter may be shifted by a literal, `(i + 1) == num_steps`)
+            let (var, lit) = if self.shifted_counter(a).node_kind() == "identifier" {
+                (self.shifted_counter(a), b)
             } else {
-                (b, a)
+                (self.shifted_counter(b), a)
             };
             // (or the last iteration, `if batch == len(train_dl):`, `if i == len(loader) - 1:`,
             // or one a few before it, `if i == (n_iter - 2):`: a count the loop does not bind)

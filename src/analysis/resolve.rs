@@ -2054,6 +2054,20 @@ fn loops(m: &mut Model<'_>) {
             info.opt_step = true;
         }
     }
+    // `for k in range(num_d_steps):` with `num_d_steps = 1`: a loop that runs once is a block
+    // of the loop around it, whose step it is part of (innermost first, so a nest of them
+    // hands its work all the way up)
+    for i in (0..n).rev() {
+        if let Some(p) = m.loops[i].parent
+            && runs_once(m, &m.loops[i])
+        {
+            let inner = std::mem::take(&mut infos[i]);
+            let outer = &mut infos[p as usize];
+            outer.backward |= inner.backward;
+            outer.opt_step |= inner.opt_step;
+            outer.model_call |= inner.model_call;
+        }
+    }
     for (l, info) in m.loops.iter().zip(&mut infos) {
         // (a loop that breaks off after a few iterations, `if i >= 10: break`, samples a few
         // batches: no step of a hot loop)
@@ -2405,6 +2419,24 @@ fn batch_root<'s>(m: &Model<'s>, n: Node<'_>) -> Option<&'s str> {
         }
     }
     None
+}
+
+/// Does loop `l` run its body exactly once: `for k in range(n)` with `n` 1 as shipped
+/// (`num_d_steps = 1`, a literal, an option's default)?
+fn runs_once(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    let Some(call) = l.iter.and_then(|it| m.call_at(it)) else {
+        return false;
+    };
+    m.text(call.func) == "range"
+        && call.splat.is_none()
+        && !call.star
+        && m.call_args(call).len() == 1
+        && m.pos(call, 0).is_some_and(|a| {
+            matches!(
+                m.resolve_expr(a.value, call.span.start, call.ctx.func),
+                Val::Int(1)
+            )
+        })
 }
 
 /// The nearest step loop enclosing loop `li` (itself included), not crossing an epoch loop.

@@ -20,7 +20,10 @@ declare_rule! {
     /// per-epoch function, also handed on from a function's epoch loop, `for epoch in ...:
     /// process_samples(model, loader, ...)`; kept by an object of a class of the file and
     /// iterated in its per-epoch method, `Trainer(train_loader=train_loader)` then `for b in
-    /// tqdm(self.train_loader)`; given to a Lightning `Trainer.fit`; or restarted in a loop each
+    /// tqdm(self.train_loader)`; given to a Lightning `Trainer.fit`, or returned by a Lightning
+    /// module's `train_dataloader` / `val_dataloader` hook, also bound first (`loader =
+    /// DataLoader(...)` ... `return loader`), in a file whose trainer fits (its
+    /// `test_dataloader` serves `trainer.test` once); or restarted in a loop each
     /// time its iterator runs out, `it = iter(loader)` in a step loop, also every `epoch_size`
     /// steps). An epoch loop over `range(1)` runs once and restarts nothing. Not reported for a loader over indices (`DataLoader(range(n),
     /// batch_size)`: its batches are integers), nor for a loader built anew for each pass (inside
@@ -133,39 +136,41 @@ impl Rule for DataloaderPersistent {
                                 && m.call_args(o).iter().any(|a| m.text(a.value) == v)
                         }))
             };
-            let per_epoch = match var {
-                // (or where a function that builds and returns it hands it: `tr_loader,
-                // va_loader = build_loaders(...)`; or a name a phase chooses it by:
-                // `dataloader = trainloader if phase == 'train' else testloader`)
-                Some(v) => {
-                    iterated_per_epoch(v)
-                        || super::returned_to(m, v, c.ctx.func)
-                            .into_iter()
-                            .any(iterated_per_epoch)
-                        || chosen_as(m, v).any(iterated_per_epoch)
-                        || stored_in_object(m, v).into_iter().any(iterated_per_epoch)
-                        || dicts_holding(m, v).any(|(d, key)| {
-                            super::container_loops(m, d)
-                                .any(|l| loop_per_epoch(m, l) && super::reads_key(m, l, key))
+            // `def train_dataloader(self): return DataLoader(...)` in a Lightning module (also
+            // bound first, `loader = DataLoader(...)` ... `return loader`): `trainer.fit`
+            // iterates it every epoch
+            let fit_hook = lightning_fit
+                && matches!(
+                    super::lightning_loader_hook(m, c),
+                    Some("train_dataloader" | "val_dataloader")
+                );
+            let per_epoch = fit_hook
+                || match var {
+                    // (or where a function that builds and returns it hands it: `tr_loader,
+                    // va_loader = build_loaders(...)`; or a name a phase chooses it by:
+                    // `dataloader = trainloader if phase == 'train' else testloader`)
+                    Some(v) => {
+                        iterated_per_epoch(v)
+                            || super::returned_to(m, v, c.ctx.func)
+                                .into_iter()
+                                .any(iterated_per_epoch)
+                            || chosen_as(m, v).any(iterated_per_epoch)
+                            || stored_in_object(m, v).into_iter().any(iterated_per_epoch)
+                            || dicts_holding(m, v).any(|(d, key)| {
+                                super::container_loops(m, d)
+                                    .any(|l| loop_per_epoch(m, l) && super::reads_key(m, l, key))
+                            })
+                    }
+                    // (an entry of a dict written out counts only where a per-epoch read may name
+                    // its key)
+                    None if container.is_some() => container.is_some_and(|v| {
+                        let key = super::entry_key(m, c);
+                        super::container_loops(m, v).any(|l| {
+                            loop_per_epoch(m, l) && key.is_none_or(|k| super::reads_key(m, l, k))
                         })
-                }
-                // (an entry of a dict written out counts only where a per-epoch read may name
-                // its key)
-                None if container.is_some() => container.is_some_and(|v| {
-                    let key = super::entry_key(m, c);
-                    super::container_loops(m, v).any(|l| {
-                        loop_per_epoch(m, l) && key.is_none_or(|k| super::reads_key(m, l, k))
-                    })
-                }),
-                None => {
-                    // `def train_dataloader(self): return DataLoader(...)` in a Lightning module
-                    lightning_fit
-                        && c.ctx
-                            .func
-                            .and_then(|f| m.funcs.get(f as usize))
-                            .is_some_and(|f| m.text(f.name).ends_with("_dataloader"))
-                }
-            };
+                    }),
+                    None => fit_hook,
+                };
             // a loader built anew for each pass (`def validate(): loader = DataLoader(...)`
             // called every epoch) has no workers to keep between passes
             if !per_epoch

@@ -50,8 +50,9 @@ declare_rule! {
     /// `.item()` method of a Python object built from no tensor (`val_res =
     /// utils.Averager()` ... `val_res.item()`). So is
     /// a loop that steps a simulated environment (`env.step(...)`, or an environment handed to
-    /// a helper: `act(env, policy, obs)`): its `.cpu()` / `.numpy()` reads and its `done`
-    /// test belong to the interaction with the host-side simulator.
+    /// a helper: `act(env, policy, obs)`): its `.cpu()` / `.numpy()` reads, its `done` test
+    /// and the action it hands the step (`env.step(action.item())`) belong to the interaction
+    /// with the host-side simulator.
     ///
     /// Reported on the line of the `.item()` / `.cpu()` / `.numpy()` / `.tolist()` call: where
     /// the call starts (`torch.sum(` of `torch.sum(\n ...\n).item()`), or for a chain written one
@@ -165,13 +166,16 @@ impl Rule for HostSync {
             // `logits = model(x).cpu()`, `y` straight from the loader) computes on the host; a
             // loop that steps a simulated environment through a helper (`act(env, ...)`,
             // `update_belief_and_act(args, env, ...)`) keeps its actions and rewards on the host
-            // side of each step, and its `done` test decides whether the episode goes on
+            // side of each step, and its `done` test decides whether the episode goes on; an
+            // action read back to step the simulator (`env.step(action.item())`) must be on
+            // the host
             if let Some(l) = m.loops.get(s.loop_ as usize)
                 && (host_call_result(m, l, c)
                     || c.recv
                         .and_then(|r| m.node(r))
                         .is_some_and(|r| host_expr(m, l, c, r))
-                    || ((last != "item" || in_condition(m, c)) && steps_environment(m, l)))
+                    || ((last != "item" || in_condition(m, c)) && steps_environment(m, l))
+                    || steps_environment_with(m, c))
             {
                 continue;
             }
@@ -517,6 +521,19 @@ fn steps_environment(
                     a.vkind == crate::analysis::facts::ValKind::Ident && env_name(m.text(a.value))
                 }),
             }
+    })
+}
+
+/// Is call `c` an argument of an environment's step (`env.step(action.item())`)?
+fn steps_environment_with(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    m.calls.iter().any(|k| {
+        k.method.is_some()
+            && k.args_span.contains(c.span)
+            && m.last_name(k) == "step"
+            && k.recv_root.is_some_and(|r| env_name(m.text(r)))
     })
 }
 

@@ -849,7 +849,10 @@ fn placed_model<'s>(m: &Model<'s>, c: &Call) -> Option<&'s str> {
 pub(crate) fn live_loader(m: &Model<'_>, c: &Call) -> bool {
     // (a loader built in an `except` handler is a fallback: `except RuntimeError:
     // DataLoader(dataset, num_workers=0)` runs only when the first one fails)
-    crate::analysis::resolve::is_dataloader(m, c) && !m.dead(&c.ctx) && !c.ctx.in_except
+    crate::analysis::resolve::is_dataloader(m, c)
+        && !m.dead(&c.ctx)
+        && !c.ctx.in_except
+        && !unused_lightning_hook(m, c)
 }
 
 /// Does the loader batch indices rather than samples (`DataLoader(range(n), batch_size)`,
@@ -1051,6 +1054,86 @@ pub(crate) fn lightning_fit<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
             && !m.dead(&c.ctx)
             && !m.uncalled_line(c.line)
             && on_a_trainer(m, c)
+    })
+}
+
+/// The Lightning loader hook loader call `c` is built in (`def train_dataloader(self):`), when
+/// it is one: `train_dataloader` / `val_dataloader` serve `trainer.fit`, once per epoch;
+/// `test_dataloader` / `predict_dataloader` serve `trainer.test` / `trainer.predict` only.
+pub(crate) fn lightning_loader_hook<'s>(m: &Model<'s>, c: &Call) -> Option<&'s str> {
+    let f = c.ctx.func.and_then(|f| m.funcs.get(f as usize))?;
+    f.class?;
+    let name = m.text(f.name);
+    matches!(
+        name,
+        "train_dataloader" | "val_dataloader" | "test_dataloader" | "predict_dataloader"
+    )
+    .then_some(name)
+}
+
+/// Does loader call `c` sit in a Lightning hook that no run of the file asks for: a
+/// `test_dataloader` / `predict_dataloader` of a file whose trainer only fits (no
+/// `trainer.test(...)` / `trainer.predict(...)`)?
+pub(crate) fn unused_lightning_hook(m: &Model<'_>, c: &Call) -> bool {
+    let verb = match lightning_loader_hook(m, c) {
+        Some("test_dataloader") => "test",
+        Some("predict_dataloader") => "predict",
+        _ => return false,
+    };
+    lightning_fit(m).is_some()
+        && !m.calls.iter().any(|k| {
+            k.method.is_some() && m.last_name(k) == verb && !m.dead(&k.ctx) && on_a_trainer(m, k)
+        })
+}
+
+/// Does a trainer class of the repository's own code run the training: a class imported from
+/// a module that is not a framework the file configures (Hugging Face, Lightning, Ignite, ...),
+/// built with the model, whose `train` / `fit` the file calls, in a file that builds no
+/// optimizer (`trainer = Trainer(model=model, config=cfg)` from `src.trainer_ddp`, then
+/// `trainer.train()`)? Its loop, precision and optimizer are the other module's.
+pub(crate) fn own_trainer_runs(m: &Model<'_>) -> bool {
+    const FRAMEWORKS: &[&str] = &[
+        "transformers",
+        "trl",
+        "setfit",
+        "sentence_transformers",
+        "pytorch_lightning",
+        "lightning",
+        "ignite",
+        "accelerate",
+        "fastai",
+        "keras",
+        "tensorflow",
+        "sklearn",
+        "ultralytics",
+        "torch",
+    ];
+    if m.calls
+        .iter()
+        .any(|c| crate::analysis::resolve::optimizer_ctor(m, c))
+    {
+        return false;
+    }
+    m.calls.iter().enumerate().any(|(ci, c)| {
+        c.method.is_none()
+            && !m.dead(&c.ctx)
+            && m.imports
+                .get(m.text(c.func))
+                .is_some_and(|q| !FRAMEWORKS.contains(&q.split('.').next().unwrap_or(q)))
+            && m.call_args(c)
+                .iter()
+                .any(|a| m.kinds.get(m.text(a.value)) == Some(&super::facts::VarKind::Model))
+            && m.assigns
+                .iter()
+                .filter(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
+                .any(|a| {
+                    let name = m.text(a.left);
+                    m.calls.iter().any(|k| {
+                        k.recv.is_some_and(|r| m.text(r) == name)
+                            && matches!(m.last_name(k), "train" | "fit")
+                            && !m.dead(&k.ctx)
+                    })
+                })
     })
 }
 
@@ -2017,11 +2100,18 @@ fn literal_items(items: tree_sitter::Node<'_>) -> Option<i64> {
 /// or a list or tuple of at most that many items written out in the file, or end its body with
 /// an unconditional `break`?
 pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
+    known_iterations(m, l).is_some_and(|n| n <= FEW_ITERATIONS)
+}
+
+/// How many times loop `l` runs at most, when the file says: `range(...)` with a known upper
+/// bound, a list or tuple written out in the file (or a slice of known bounds of one), or 1
+/// for a body that ends in an unconditional `break`.
+pub(crate) fn known_iterations(m: &Model<'_>, l: &Loop) -> Option<i64> {
     // `for x, y in test_loader: ...; break`: the body always leaves after one pass
     if ends_in_break(m, l) {
-        return true;
+        return Some(1);
     }
-    let Some(mut it) = l.iter else { return false };
+    let mut it = l.iter?;
     // `enumerate(ws_test)`: the items are its argument's
     if let Some(inner) = m
         .call_at(it)
@@ -2039,7 +2129,7 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     // a list or tuple written out, of a few items
     // Ex) configurations = [{"name": "base", ...}, ...]  (13 items) ... for config in configurations:
     if let Some(items) = items.filter(|v| matches!(v.node_kind(), "list" | "tuple")) {
-        return literal_items(items).is_some_and(|n| n > 0 && n <= FEW_ITERATIONS);
+        return literal_items(items).filter(|n| *n > 0);
     }
     // a slice of a few items
     // Ex) sample_files = list(cond_dir.glob("*.png"))[:4] ... for sample_file in sample_files:
@@ -2058,14 +2148,12 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
             && a >= 0
             && b > a
         {
-            return b - a <= FEW_ITERATIONS;
+            return Some(b - a);
         }
     }
-    let Some(call) = m.call_at(it) else {
-        return false;
-    };
+    let call = m.call_at(it)?;
     if m.text(call.func) != "range" || call.splat.is_some() || call.star {
-        return false;
+        return None;
     }
     // (also `len(thresholds)` of a list the file writes out: `eval_seg_iou_list = [.5, .6, .7]`)
     let resolve = |s: super::facts::Span| match m.resolve_expr(s, call.span.start, call.ctx.func) {
@@ -2097,7 +2185,7 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
     // how many values `range(...)` yields, when the file says (a start it does not say is
     // taken as 0, so the count is at most the stop)
     // Ex) for i in range(T, 0, -1)  with T = 1000: a thousand, not none
-    let count = match (int(0), int(1), int(2)) {
+    match (int(0), int(1), int(2)) {
         (Some(Some(hi)), None, None) => Some(hi),
         (Some(lo), Some(Some(hi)), None) => Some(hi - lo.unwrap_or(0)),
         (Some(lo), Some(Some(hi)), Some(Some(step))) if step > 0 => {
@@ -2107,12 +2195,9 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
             Some((lo - hi - step - 1) / -step)
         }
         _ => None,
-    };
-    count.is_some_and(|n| n <= FEW_ITERATIONS)
+    }
 }
 
-/// Does the loop's body leave unconditionally, by `break`, `return`, `raise` or `exit()` (so
-/// it runs once)?
 /// Does loop `l`'s body always `break` (a statement of its own body, not a nested block's)?
 /// Unlike [`ends_in_break`], a `return` does not count: the function may run again.
 pub(crate) fn always_breaks(m: &Model<'_>, l: &Loop) -> bool {
@@ -2125,6 +2210,8 @@ pub(crate) fn always_breaks(m: &Model<'_>, l: &Loop) -> bool {
         })
 }
 
+/// Does the loop's body leave unconditionally, by `break`, `return`, `raise` or `exit()` (so
+/// it runs once)?
 fn ends_in_break(m: &Model<'_>, l: &Loop) -> bool {
     m.node(l.span)
         .and_then(|n| n.child_by_field_name("body"))

@@ -3,16 +3,17 @@ use crate::analysis::model::{Applicability, Edit, Fix};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
-/// The most optimizer steps a Trainer may be capped at (`max_steps`) for compiling not to pay.
+/// The most optimizer steps a training may be capped at (a Trainer's `max_steps`, the known
+/// iterations of a training loop) for compiling not to pay.
 const FEW_TRAINER_STEPS: i64 = 100;
 
 declare_rule! {
     /// ## What it does
     /// Flags a CUDA training script that never calls `torch.compile` (nor sets HF
     /// `torch_compile=True`). Reported where the model is placed on the device. Not reported
-    /// when every training loop runs a few known iterations (`for i in range(15)`), nor for a
-    /// Hugging Face Trainer capped at a few known steps (`TrainingArguments(max_steps=50)`, at
-    /// most 100): the compilation would take longer than it could save (18.8 s to compile
+    /// when every training loop runs at most 100 known iterations (`for i in range(50)`, a timed
+    /// demo), nor for a Hugging Face Trainer capped likewise (`TrainingArguments(max_steps=50)`):
+    /// the compilation would take longer than it could save (18.8 s to compile
     /// against a 1.33x faster step on an H200, BENCHMARKS.md). Nor for int8/4-bit weights
     /// (`load_in_8bit=True`, `quantization_config=`), where `torch.compile` support is patchy.
     /// An `Accelerator()` without `dynamo_backend=` runs eagerly as shipped (flagged); one whose
@@ -106,8 +107,9 @@ impl Rule for NoCompile {
         if quantized(m) {
             return;
         }
-        // `for i in range(opt.steps)` with `--steps` defaulting to 15: compiling costs seconds
-        // to minutes up front, more than a handful of steps can win back
+        // `for i in range(opt.steps)` with `--steps` defaulting to 15, or a timed demo of fifty
+        // steps (`for i in range(50)`): compiling costs seconds to minutes up front, more than
+        // a hundred steps at most can win back (as for a Trainer capped at `max_steps`)
         let mut train_loops = m
             .loops
             .iter()
@@ -115,7 +117,7 @@ impl Rule for NoCompile {
             .peekable();
         if !m.delegated_train
             && train_loops.peek().is_some()
-            && train_loops.all(|l| super::few_iterations(m, l))
+            && train_loops.all(|l| total_iterations(m, l).is_some_and(|n| n <= FEW_TRAINER_STEPS))
         {
             return;
         }
@@ -192,4 +194,33 @@ fn quantized(m: &crate::analysis::facts::Model<'_>) -> bool {
             .iter()
             .any(|a| crate::analysis::resolve::quantized_weights(m, a))
     })
+}
+
+/// How many times the body of loop `l` runs in all, when the file says: its own known
+/// iterations times those of each loop around it (`for epoch in range(200): for step in
+/// range(50):` is 10,000), and unknown in a function the file calls from a loop.
+fn total_iterations(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+) -> Option<i64> {
+    let mut total = super::known_iterations(m, l)?;
+    let mut cur = l.parent;
+    for _ in 0..64 {
+        let Some(p) = cur.and_then(|p| m.loops.get(p as usize)) else {
+            break;
+        };
+        total = total.checked_mul(super::known_iterations(m, p)?)?;
+        cur = p.parent;
+    }
+    let called_in_loop = l
+        .ctx
+        .func
+        .and_then(|f| m.funcs.get(f as usize))
+        .is_some_and(|f| {
+            let name = m.text(f.name);
+            m.calls
+                .iter()
+                .any(|k| k.ctx.loop_.is_some() && m.last_name(k) == name)
+        });
+    (!called_in_loop).then_some(total)
 }

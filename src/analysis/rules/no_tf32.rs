@@ -53,7 +53,12 @@ declare_rule! {
     /// file does not show (`from models import Net`): it may be either. Nor for a script whose
     /// every step loop sits behind a switch that is off by default (`if args.train:`, `if
     /// args.test:`): it builds its model and stops. Nor for a float64
-    /// model (`.double()`): TF32 does not touch fp64 matmuls.
+    /// model (`.double()`): TF32 does not touch fp64 matmuls. Nor for a file whose training
+    /// runs in another module: a function handed the optimizer (`train_one_epoch(model,
+    /// optimizer, loader)`), or a trainer class of the repository's own code built with the
+    /// model in a file that builds no optimizer (`trainer = Trainer(model=model, config=cfg)`
+    /// from `src.trainer_ddp`, then `trainer.train()`): its precision settings are that
+    /// module's.
     ///
     /// Reported where the model that is trained (or, for inference, run) is placed on the device
     /// (`model = Net().to(device)`, `model.cuda()`), else, for a Hugging Face Trainer, at the
@@ -123,6 +128,7 @@ impl Rule for NoTf32 {
             || p.unresolved
             || super::small_compute_model(m)
             || m.delegated_train
+            || super::own_trainer_runs(m)
         {
             // (a training loop in another module may well run under autocast)
             return;

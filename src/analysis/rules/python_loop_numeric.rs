@@ -11,7 +11,9 @@ declare_rule! {
     /// `torch.*`, or accumulates `total += a[i] ...` from one. Nested loops are reported once,
     /// on the outer loop; loops of at most 16 known iterations (`range(3)`, `range(len(ts))`
     /// over a list written out) are not reported,
-    /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`),
+    /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`;
+    /// the distinct values of a column, `values, counts = np.unique(cols[i],
+    /// return_counts=True)` then `n[i] = len(counts)`),
     /// nor loops whose iterations run a model (also a module moved to the device and called
     /// by its variable, `layer = layers[i].to(dev)`, or a layer or method of the module the loop
     /// sits in, `self.get_att_score(h, enc[i])`) or a function of the file that loops itself (a
@@ -410,6 +412,11 @@ fn reduces(
         ".min(",
         ".norm(",
         ".dot(",
+        ".std(",
+        ".var(",
+        ".median(",
+        // the distinct values of a row or column (`np.unique(cols[i], return_counts=True)`)
+        ".unique(",
     ];
     let v = m.text(value);
     if REDUCTIONS.iter().any(|r| v.contains(r)) {
@@ -420,8 +427,10 @@ fn reduces(
             m.assigns.iter().any(|b| {
                 body.contains(b.span)
                     && b.span.end <= before
-                    && b.targets.len() == 1
-                    && m.text(b.left) == w
+                    && (m.text(b.left) == w
+                        // (one of several names bound from one reduction: `values, counts =
+                        // np.unique(col, return_counts=True)`)
+                        || b.targets.iter().any(|t| m.text(*t) == w))
                     && reduces(m, b.value, b.span.start, body, depth + 1)
             })
         })

@@ -14,7 +14,8 @@ declare_rule! {
     /// read and written back as it is, `data = fh.read()`, is a copy), or hands a directory entry (or a path built from it) to a package outside
     /// the standard library that does more than log (`pytesseract.image_to_string(f)`,
     /// `cv2.VideoCapture(path)`; also in a `while` pass over the same file inside it, a
-    /// compression repeated until the file is small enough), and collects or
+    /// compression repeated until the file is small enough), and collects (`append`, a
+    /// pandas Series set by key, `tempo._set_value(song_id, t)`) or
     /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame, or
     /// stacked onto an array grown file by file, `tmp = np.vstack((tmp, x))`, whose first value,
     /// `else: tmp = x.copy()`, carries nothing the next file needs). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
@@ -22,6 +23,9 @@ declare_rule! {
     /// to `dump` a model, it runs nothing in parallel), as are files that start threads on a
     /// function of their own (`threading.Thread(target=process, ...)`), and unit-test modules
     /// (`test_*.py` / `*_test.py` importing `unittest` or `pytest`), whose loops read fixtures.
+    /// A loop that runs a model on each file is a step of inference, not a per-file loop of
+    /// this rule: its image decoding is EA502's, and its fix a `DataLoader` with workers, not a
+    /// process pool.
     ///
     /// Reported on the `for` line of the per-file loop, once per nest of such loops: on the
     /// outermost (also a loop over a listing of folders whose files the loop inside it lists,
@@ -285,7 +289,17 @@ impl Rule for SerialProcessing {
                         && (OUTPUTS.contains(&m.last_name(c))
                             || matches!(
                                 m.last_name(c),
-                                "append" | "extend" | "add" | "update" | "put" | "writerow"
+                                "append"
+                                    | "extend"
+                                    | "add"
+                                    | "update"
+                                    | "put"
+                                    | "writerow"
+                                    | "insert"
+                                    | "appendleft"
+                                    // (a pandas Series set by key, `tempo._set_value(id, t)`)
+                                    | "_set_value"
+                                    | "set_value"
                             ))
                 })
                 || m.assigns.iter().any(|a| {
