@@ -336,3 +336,194 @@ fn a_condition_that_reads_its_own_binding_resolves_to_unknown() {
     let report = run(CONDITION_READS_ITS_OWN_BINDING);
     assert!(report.findings.is_empty(), "{:?}", report.findings);
 }
+
+/// A classifier whose architecture an option picks, through a parameter of `main`; the
+/// vision transformer is imported beside the ResNet that runs as shipped.
+const ARCH_BY_PARAMETER: &str = "import argparse
+import torch
+from models import resnet50, vit
+
+
+def main(loader, model_arch, device):
+    if model_arch == 'resnet50':
+        model = resnet50(2)
+    elif model_arch == 'vit':
+        model = vit(2)
+    model.cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        optimizer.step()
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--model_arch', type=str, default='resnet50', choices=['resnet50', 'vit'])
+args = parser.parse_args()
+main(loader, args.model_arch, 'cuda')
+";
+
+// Ex) from models import demo, resnet50, vit ... elif model_arch == 'vit': model = vit(...)
+#[test]
+fn a_transformer_imported_beside_the_model_that_runs_shows_no_matmul_work() {
+    assert!(lines_of(&run(ARCH_BY_PARAMETER), "EA202").is_empty());
+    let vit = ARCH_BY_PARAMETER.replace("default='resnet50'", "default='vit'");
+    assert_eq!(lines_of(&run(&vit), "EA202"), vec![11]);
+}
+
+/// The transfer-learning tutorial's phase loop with its `set_grad_enabled` left out.
+const PHASES_WITHOUT_GRAD_SWITCH: &str = "import torch
+from torch import nn, optim
+from torchvision import models
+
+device = torch.device('cuda')
+model = models.resnet18(num_classes=4).to(device)
+criterion = nn.CrossEntropyLoss()
+optimizer = optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(25):
+    for phase in ['train', 'valid']:
+        if phase == 'train':
+            model.train()
+        else:
+            model.eval()
+        for inputs, labels in dataloaders[phase]:
+            inputs = inputs.to(device)
+            labels = labels.to(device)
+            optimizer.zero_grad()
+            # with torch.set_grad_enabled(phase == 'train'):
+            outputs = model(inputs)
+            loss = criterion(outputs, labels)
+            if phase == 'train':
+                loss.backward()
+                optimizer.step()
+";
+
+// Ex) for phase in ['train', 'valid']: ... for inputs, labels in dataloaders[phase]: (no set_grad_enabled)
+#[test]
+fn a_validation_phase_of_the_training_loop_without_a_grad_switch_keeps_autograd_on() {
+    let report = run(PHASES_WITHOUT_GRAD_SWITCH);
+    assert_eq!(lines_of(&report, "EA401"), vec![15]);
+    // no fix: wrapping the loop in no_grad would stop its training phase
+    assert!(
+        report
+            .findings
+            .iter()
+            .filter(|f| f.rule == "EA401")
+            .all(|f| f.fix.is_none())
+    );
+    let switched = PHASES_WITHOUT_GRAD_SWITCH
+        .replace(
+            "            # with torch.set_grad_enabled(phase == 'train'):\n            outputs = model(inputs)\n            loss = criterion(outputs, labels)\n",
+            "            with torch.set_grad_enabled(phase == 'train'):\n                outputs = model(inputs)\n                loss = criterion(outputs, labels)\n",
+        );
+    assert!(lines_of(&run(&switched), "EA401").is_empty());
+    let train_only = PHASES_WITHOUT_GRAD_SWITCH.replace("['train', 'valid']", "['train']");
+    assert!(lines_of(&run(&train_only), "EA401").is_empty());
+}
+
+/// Spectra held in memory by a dataset class the file defines, made by a function that
+/// returns it beside the sample names, and split into one-out subsets.
+const SUBSETS_OF_A_RETURNED_DATASET: &str = "import torch
+import pandas as pd
+from torch.utils.data import Dataset, DataLoader, Subset
+
+
+class Spectra(Dataset):
+    def __init__(self, data, labels):
+        self.data = data
+        self.labels = labels
+
+    def __getitem__(self, index):
+        spectrum = torch.tensor(self.data[index], dtype=torch.float32)
+        return spectrum, self.labels[index]
+
+    def __len__(self):
+        return len(self.data)
+
+
+def load(path):
+    df = pd.read_excel(path)
+    names = df['Sample']
+    dataset = Spectra(df.drop(columns=['Sample']).values, torch.arange(len(names)))
+    return dataset, names
+
+
+dataset, names = load('spectra.xlsx')
+model = torch.nn.Sequential(torch.nn.Conv1d(1, 64, 9), torch.nn.Flatten(), torch.nn.LazyLinear(899))
+optimizer = torch.optim.Adam(model.parameters())
+for i in range(len(dataset)):
+    train_part = Subset(dataset, [j for j in range(len(dataset)) if j != i])
+    train_loader = DataLoader(train_part, batch_size=8, shuffle=True)
+    for x, y in train_loader:
+        loss = torch.nn.functional.cross_entropy(model(x.unsqueeze(1)), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) dataset, sample_names = preprocess_excel(path) ... DataLoader(Subset(dataset, idx))
+#[test]
+fn a_dataset_a_function_binds_and_returns_beside_others_is_read_through() {
+    assert!(lines_of(&run(SUBSETS_OF_A_RETURNED_DATASET), "EA101").is_empty());
+    let decoding = SUBSETS_OF_A_RETURNED_DATASET.replace(
+        "spectrum = torch.tensor(self.data[index], dtype=torch.float32)",
+        "spectrum = torch.tensor(load_image(self.data[index]), dtype=torch.float32)",
+    );
+    assert_eq!(lines_of(&run(&decoding), "EA101"), vec![31]);
+}
+
+/// Rows sent to a prediction service; a demo frame of three rows written out.
+const ROWS_TO_A_SERVICE: &str = "import pandas as pd
+from demo import test_api_request
+
+to_predict = pd.read_csv('credit.csv')
+to_predict['Y'] = to_predict.apply(lambda row: test_api_request(row.tolist())['prediction'], axis=1)
+to_predict.to_csv('credit.csv')
+
+df = pd.DataFrame({'c1': [10, 11, 12], 'c2': [100, 110, 120]})
+for index, row in df.iterrows():
+    print(row['c1'], row['c2'])
+";
+
+// Ex) df.apply(lambda row: test_api_request(row.tolist())['prediction'], axis=1)
+#[test]
+fn rows_sent_to_a_service_or_a_frame_written_out_cost_nothing_to_vectorise() {
+    assert!(lines_of(&run(ROWS_TO_A_SERVICE), "EA601").is_empty());
+    let local = ROWS_TO_A_SERVICE
+        .replace(
+            "test_api_request(row.tolist())['prediction']",
+            "score(row.tolist())",
+        )
+        .replace("'c1': [10, 11, 12]", "'c1': list(range(100000))");
+    assert_eq!(lines_of(&run(&local), "EA601"), vec![5, 9]);
+}
+
+/// A driver that hands its loaders to the repository's own trainer, whose `fit` may run one
+/// pass or many.
+const OWN_TRAINER_FIT: &str = "import torch
+from torch.utils.data import DataLoader
+from trainer import Trainer
+from models.rqvae import RQVAE
+
+model = RQVAE(in_dim=768)
+train_loader = DataLoader(train_data, num_workers=4, batch_size=1024, pin_memory=True)
+trainer = Trainer(args, model)
+trainer.fit(train_data=train_loader)
+";
+
+// Ex) trainer = Trainer(args, model, ...) from the repository's trainer.py; trainer.fit(train_data=loader)
+#[test]
+fn a_loader_handed_to_a_repository_trainer_is_not_lightning_s() {
+    assert!(lines_of(&run(OWN_TRAINER_FIT), "EA103").is_empty());
+    let lightning = OWN_TRAINER_FIT
+        .replace(
+            "from trainer import Trainer",
+            "from pytorch_lightning import Trainer",
+        )
+        .replace("Trainer(args, model)", "Trainer(max_epochs=10)")
+        .replace(
+            "trainer.fit(train_data=train_loader)",
+            "trainer.fit(model, train_loader)",
+        );
+    assert_eq!(lines_of(&run(&lightning), "EA103"), vec![7]);
+}

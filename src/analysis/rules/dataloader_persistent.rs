@@ -89,11 +89,8 @@ impl Rule for DataloaderPersistent {
 
     fn check(&self, cx: &mut Checker<'_>) {
         let m = cx.m;
-        let lightning_fit = m
-            .calls
-            .iter()
-            .any(|c| m.last_name(c) == "fit" && c.method.is_some())
-            && m.calls.iter().any(|c| m.last_name(c) == "Trainer");
+        // (Lightning's: a `Trainer` of the repository's own code may fit once)
+        let lightning_fit = super::lightning_fit(m).is_some();
         for (ci, c) in m.calls.iter().enumerate() {
             if !super::live_loader(m, c)
                 || super::index_loader(m, c)

@@ -21,7 +21,8 @@ declare_rule! {
     /// Nor is a loader over a `Dataset` class of the same file whose `__getitem__` only indexes
     /// what `__init__` prepared and wraps it in tensors, a copy of the item included
     /// (`self.audio[idx].copy()`; no decoding, transform, tokenizer or file), also when a function of the file returns the datasets (`train_ds, val_ds =
-    /// make_datasets()`), or a plain Python list of samples already in memory with the
+    /// make_datasets()`, or a name it bound, `dataset = Spectra(...)` ... `return dataset,
+    /// names`), or a plain Python list of samples already in memory with the
     /// default collate: workers have nothing to overlap. Nor is a loader over indices
     /// (`DataLoader(range(n), batch_size)`, `torch.arange(n)`, a dataset class named for them,
     /// `IndexSet(n)`), whose batches slice tensors the

@@ -1323,6 +1323,25 @@ fn returned_call<'a>(
     } else {
         value
     };
+    // (a name the function bound to a call before returning it: `dataset = RamanDataset(...)`
+    // ... `return dataset, sample_names`)
+    if element.node_kind() == "identifier" {
+        let fi = m.plain_fn(fname)?;
+        let local = m.node_text(element);
+        return m
+            .assigns
+            .iter()
+            .filter(|a| {
+                a.ctx.func == Some(fi as u32)
+                    && a.targets.len() == 1
+                    && !a.augmented
+                    && m.text(a.left) == local
+                    && a.span.end <= element.start_byte()
+            })
+            .last()
+            .and_then(|a| a.rhs_call)
+            .and_then(|i| m.calls.get(i as usize));
+    }
     m.calls
         .iter()
         .find(|c| c.span.start == element.start_byte() && c.span.end == element.end_byte())

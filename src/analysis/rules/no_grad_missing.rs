@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::fix::{line_start_indent, torch_name};
 use crate::analysis::model::{Applicability, CodeKind, Edit, Fix};
 use crate::analysis::resolve::is_model_call;
@@ -13,7 +14,11 @@ declare_rule! {
     /// for it, `@make_nograd_func`). A loop in a function
     /// that also trains (calls backward) is one only when the function puts the model in
     /// `eval()` mode before it (`def train(...): ... model.eval(); for x, y in val_loader:`,
-    /// flagged); otherwise it is part of training. The call may sit in a function of the file the loop calls, which runs the
+    /// flagged); otherwise it is part of training, unless it trains in one phase and evaluates
+    /// in another with nothing switching autograd by phase (`for phase in ['train', 'val']:`,
+    /// `model.eval()` for the second, `for x, y in dataloaders[phase]:` running its backward
+    /// only under `if phase == 'train':`, no `torch.set_grad_enabled(phase == 'train')`):
+    /// flagged, with no automatic fix. The call may sit in a function of the file the loop calls, which runs the
     /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
     /// The model may be an object imported from the repository's own module (`from
     /// faster_rcnn.faster_rcnn import model`, then `model.eval()`), not an imported function.
@@ -130,8 +135,11 @@ impl Rule for NoGradMissing {
             // (nor a loop behind a switch that is off as shipped, `if args.task_name == "mnli":`)
             // (nor a loop whose body always breaks off: one batch shown, `for X, y in
             // test_loader: show(net(X)); break`)
+            // (a loop that trains in one phase and evaluates in another, `for phase in ['train',
+            // 'val']: ... for x, y in loaders[phase]:`, with no `set_grad_enabled` around it)
+            let by_phase = l.info.train && evaluates_by_phase(m, l);
             if !l.info.step
-                || l.info.train
+                || (l.info.train && !by_phase)
                 || l.ctx.no_grad
                 || m.dead(&l.ctx)
                 || super::always_breaks(m, l)
@@ -214,6 +222,19 @@ impl Rule for NoGradMissing {
             if trains_here && !eval_called {
                 continue;
             }
+            if by_phase {
+                // wrapping the loop in `no_grad` would stop its training phase: the fix is
+                // `torch.set_grad_enabled(phase == 'train')` around the forward, by hand
+                cx.at(
+                    &Self::META,
+                    l.line,
+                    l.col,
+                    l.end_line,
+                    "evaluation phase runs the model with autograd on: wrap the forward in `with torch.set_grad_enabled(phase == 'train'):`".to_string(),
+                    None,
+                );
+                continue;
+            }
             // (also `val` as a word of the name: `do_val`, `val_model`, `run_val_epoch`)
             let eval_name = func.is_some_and(|f| {
                 let n = m.text(f.name).to_ascii_lowercase();
@@ -233,6 +254,79 @@ impl Rule for NoGradMissing {
             );
         }
     }
+}
+
+/// Does loop `l` train in one phase and evaluate in another: it iterates a loader chosen by
+/// the target of a loop around it (`for x, y in dataloaders[phase]:`), which goes over phases
+/// written out with one not named for training (`for phase in ['train', 'val']:`), puts the
+/// model in `eval()` mode before it, runs its backward passes only under a test of the phase
+/// (`if phase == 'train': loss.backward()`), and nothing in the phase loop switches autograd
+/// (`torch.set_grad_enabled(phase == 'train')`, `no_grad`)?
+// Ex) for phase in ['train', 'val']: ... model.eval() ... for inputs, labels in dataloaders[phase]:
+fn evaluates_by_phase(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+) -> bool {
+    let Some(outer) = l.parent.and_then(|p| m.loops.get(p as usize)) else {
+        return false;
+    };
+    let [target] = outer.targets.as_slice() else {
+        return false;
+    };
+    let phase = m.text(*target);
+    let Some(items) = outer.iter.and_then(|it| m.node(it)) else {
+        return false;
+    };
+    let mut cursor = items.walk();
+    let evaluates = matches!(items.node_kind(), "list" | "tuple")
+        && items.named_children(&mut cursor).any(|x| {
+            x.node_kind() == "string"
+                && !m
+                    .node_text(x)
+                    .trim_matches(|ch| ch == '\'' || ch == '"')
+                    .to_ascii_lowercase()
+                    .starts_with("train")
+        });
+    let by_phase = l
+        .iter
+        .is_some_and(|it| m.text(it).contains(&format!("[{phase}]")));
+    let switches_grad = m.calls.iter().any(|c| {
+        outer.span.contains(c.span)
+            && matches!(
+                m.last_name(c),
+                "set_grad_enabled" | "no_grad" | "inference_mode" | "enable_grad"
+            )
+    });
+    let eval_before = m.calls.iter().any(|c| {
+        outer.span.contains(c.span)
+            && c.span.end <= l.span.start
+            && c.method.is_some()
+            && m.last_name(c) == "eval"
+    });
+    // every backward pass of the loop sits under an `if` that tests the phase
+    let backward_by_phase = m
+        .calls
+        .iter()
+        .filter(|c| l.span.contains(c.span) && m.last_name(c) == "backward" && c.method.is_some())
+        .all(|c| {
+            let mut n = m.node(c.span);
+            for _ in 0..64 {
+                let Some(cur) = n else { return false };
+                if cur.start_byte() <= l.span.start {
+                    return false;
+                }
+                if cur.node_kind() == "if_statement"
+                    && cur.child_by_field_name("condition").is_some_and(|k| {
+                        crate::analysis::rules::words(m.node_text(k)).any(|w| w == phase)
+                    })
+                {
+                    return true;
+                }
+                n = cur.parent();
+            }
+            false
+        });
+    evaluates && by_phase && !switches_grad && eval_before && backward_by_phase
 }
 
 /// A forward pass written out: `model(x)` or `model.forward(x)` of a model (not a Hugging Face

@@ -583,6 +583,13 @@ fn off_as_shipped(
     if n.node_kind() != "identifier" {
         return false;
     }
+    // a name whose every use builds the model in a branch that is off, also where the import
+    // that names it imports others the file runs (`from models import resnet50, vit` ...
+    // `elif model_arch == 'vit': model = vit(...)`)
+    let (all, dead) = uses_of(m, m.node_text(n));
+    if dead > 0 && all == dead {
+        return true;
+    }
     // in `from models.vision_transformer import VisionTransformer, VisionTransformerBlock`:
     // every name it imports is used only in code that does not run (or not at all), one at least
     let mut up = Some(n);
@@ -606,8 +613,7 @@ fn off_as_shipped(
                 && counts.iter().any(|(_, dead)| *dead > 0);
         }
     }
-    let (all, dead) = uses_of(m, m.node_text(n));
-    dead > 0 && all == dead
+    false
 }
 
 /// The uses of `name` outside imports and comments, and how many of them are calls of it

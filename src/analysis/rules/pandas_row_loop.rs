@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::facts::{ValKind, VarKind};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
@@ -9,9 +10,12 @@ declare_rule! {
     /// indexing `df.loc` / `df.iloc`, or a column by the row (`df["body"][i]`).
     /// Not reported for a row loop that runs a model on each row (an evaluation over a table of
     /// questions, a Hugging Face `pipeline` per row, `df.apply(f, axis=1)` with a function `f`
-    /// of the file that runs one): the forward pass dwarfs the row's cost. Nor for a frame cut to a known
+    /// of the file that runs one): the forward pass dwarfs the row's cost; so does a request
+    /// to a service per row (`df.apply(lambda row: test_api_request(row.tolist()), axis=1)`,
+    /// `requests.post(...)`). Nor for a frame cut to a known
     /// handful of rows (`df.head()`, `df[:5]`,
-    /// `df.sample(10)`, directly or through the variable it is assigned to): a few rows cost
+    /// `df.sample(10)`, a frame written out in the file, `pd.DataFrame({'c1': [10, 11, 12]})`,
+    /// directly or through the variable it is assigned to): a few rows cost
     /// nothing, whatever the loop does. Nor are rows handed to a process pool
     /// (`for r in pool.imap(write_row, df.iterrows()):`): their work already runs in parallel.
     ///
@@ -119,15 +123,22 @@ impl Rule for PandasRowLoop {
                     });
                     // (a function of the file that runs a model on each row, `df.apply(
                     // transcribe_audio, axis=1)`: the forward pass dwarfs the row's cost)
+                    // (or one that sends each row to a service, `lambda row:
+                    // test_api_request(row.tolist())`: the round trip dwarfs it too)
                     let model_rows = m.pos(c, 0).is_some_and(|f| {
                         let name = m.text(f.value);
+                        let per_row = |k: &crate::analysis::facts::Call| {
+                            crate::analysis::resolve::runs_model(m, k) || requests_service(m, k)
+                        };
                         m.funcs.iter().enumerate().any(|(fi, func)| {
                             m.text(func.name) == name
-                                && m.calls.iter().any(|k| {
-                                    k.ctx.func == u32::try_from(fi).ok()
-                                        && crate::analysis::resolve::runs_model(m, k)
-                                })
-                        })
+                                && m.calls
+                                    .iter()
+                                    .any(|k| k.ctx.func == u32::try_from(fi).ok() && per_row(k))
+                        }) || (m.node(f.value).is_some_and(|n| n.node_kind() == "lambda")
+                            && m.calls
+                                .iter()
+                                .any(|k| f.value.contains(k.span) && requests_service(m, k)))
                     });
                     if axis1 && !model_rows && !c.recv.is_some_and(|r| few_rows(m, r)) {
                         cx.at_call(
@@ -198,6 +209,22 @@ fn range_over_rows(t: &str) -> Option<&str> {
         })
 }
 
+/// Does call `k` send a request to a service (`requests.post(...)`, `httpx.get(...)`, a
+/// function named for one, `test_api_request(row)`)?
+fn requests_service(
+    m: &crate::analysis::facts::Model<'_>,
+    k: &crate::analysis::facts::Call,
+) -> bool {
+    let q = m.qual(k);
+    q.starts_with("requests.")
+        || q.starts_with("httpx.")
+        || q.starts_with("urllib.request.")
+        || m.last_name(k)
+            .to_ascii_lowercase()
+            .split('_')
+            .any(|w| w == "request")
+}
+
 /// At most this many rows make a row loop harmless.
 const FEW_ROWS: i64 = 100;
 
@@ -210,6 +237,13 @@ fn few_rows(m: &crate::analysis::facts::Model<'_>, frame: crate::analysis::facts
     let known_few = |v: Val| matches!(v, Val::Int(n) if (0..=FEW_ROWS).contains(&n));
     let cut = |value: crate::analysis::facts::Span| {
         if let Some(c) = m.call_at(value) {
+            // a frame written out in the file (`pd.DataFrame({'c1': [10, 11, 12], ...})`)
+            if m.last_name(c) == "DataFrame" {
+                return m
+                    .pos(c, 0)
+                    .and_then(|a| m.node(a.value))
+                    .is_some_and(|data| written_out_rows(data).is_some_and(|n| n <= FEW_ROWS));
+            }
             return match (
                 c.method.map(|s| m.text(s)),
                 m.pos(c, 0).or_else(|| m.kw(c, "n")),
@@ -250,6 +284,32 @@ fn few_rows(m: &crate::analysis::facts::Model<'_>, frame: crate::analysis::facts
         .filter(|a| !a.augmented && a.targets.len() == 1 && m.text(a.targets[0]) == name)
         .peekable();
     assigned.peek().is_some() && assigned.all(|a| cut(a.value))
+}
+
+/// How many rows a frame's data written out holds: a list of rows (`[[1, 'a'], [2, 'b']]`), or
+/// a dict of columns each a list (`{'c1': [10, 11, 12], 'c2': [...]}`, its longest); `None`
+/// for anything else.
+fn written_out_rows(data: tree_sitter::Node<'_>) -> Option<i64> {
+    let count = |n: tree_sitter::Node<'_>| {
+        matches!(n.node_kind(), "list" | "tuple")
+            .then(|| i64::try_from(n.named_child_count()).ok())
+            .flatten()
+    };
+    match data.node_kind() {
+        "list" => count(data),
+        "dictionary" => {
+            let mut cursor = data.walk();
+            let mut longest = 0;
+            for pair in data.named_children(&mut cursor) {
+                if pair.node_kind() != "pair" {
+                    return None;
+                }
+                longest = longest.max(count(pair.child_by_field_name("value")?)?);
+            }
+            Some(longest)
+        }
+        _ => None,
+    }
 }
 
 /// Does the loop (also a loop nested in it) call a Hugging Face `pipeline(...)` bound in the
