@@ -527,3 +527,59 @@ fn a_loader_handed_to_a_repository_trainer_is_not_lightning_s() {
         );
     assert_eq!(lines_of(&run(&lightning), "EA103"), vec![7]);
 }
+
+/// A folder listed at module level and resized by a function that reads the listing.
+const LISTING_READ_BY_A_FUNCTION: &str = "from PIL import Image
+import os
+
+path = 'raw/'
+dirs = os.listdir(path)
+dest = 'resized/'
+
+
+def resize():
+    for item in dirs:
+        if os.path.isfile(path + item):
+            im = Image.open(path + item)
+            im.resize((224, 224)).save(dest + item, 'JPEG', quality=90)
+
+
+resize()
+";
+
+// Ex) dirs = os.listdir(path) ... def resize(): for item in dirs: Image.open(path+item) ... .save(...)
+#[test]
+fn a_module_listing_read_in_a_function_is_a_per_file_loop() {
+    assert_eq!(
+        lines_of(&run(LISTING_READ_BY_A_FUNCTION), "EA602"),
+        vec![10]
+    );
+    // a function that binds the name itself reads its own value
+    let local = LISTING_READ_BY_A_FUNCTION
+        .replace("def resize():\n", "def resize():\n    dirs = ['a.jpg']\n");
+    assert!(lines_of(&run(&local), "EA602").is_empty());
+}
+
+/// Heatmap targets built row by row, reading each landmark column of the row in a loop
+/// over the columns.
+const ROWS_BY_COLUMN_LOOP: &str = "import numpy as np
+import pandas as pd
+
+df = pd.read_csv('training.csv')
+columns = [c[:-2] for c in df.columns[:-1]]
+y_train = []
+for i in range(df.shape[0]):
+    landmarks = []
+    for col in columns:
+        x = df[col + '_x'].iloc[i]
+        y = df[col + '_y'].iloc[i]
+        landmarks.append([x, y])
+    y_train.append(landmarks)
+print(np.array(y_train).shape)
+";
+
+// Ex) for i in range(df.shape[0]): for colnm in columns_lm: x = df[colnm + "_x"].iloc[i]
+#[test]
+fn a_row_read_in_a_loop_over_its_columns_is_a_row_loop() {
+    assert_eq!(lines_of(&run(ROWS_BY_COLUMN_LOOP), "EA601"), vec![7]);
+}

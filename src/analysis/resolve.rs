@@ -3109,13 +3109,31 @@ fn listing_loop(m: &Model<'_>, l: &super::facts::Loop, calls: &[&str], nouns: &[
     // `wavs = sorted(glob.glob(...))` ... `for wav in tqdm(wavs):`: the name's latest binding
     // before the loop, in the same function, lists a directory — or keeps some entries of a
     // name bound so (`captures = [f for f in dir_list if "captures" in f]`)
+    // (in a function that never binds the name, it is the module's: `dirs = os.listdir(path)`
+    // at module level, read by `def resize(): for item in dirs:`)
     let latest = |name: &str, before: usize| {
-        m.assigns.iter().rfind(|a| {
-            a.span.end <= before
-                && a.ctx.func == l.ctx.func
-                && a.targets.len() == 1
-                && m.text(a.left) == name
-        })
+        m.assigns
+            .iter()
+            .rfind(|a| {
+                a.span.end <= before
+                    && a.ctx.func == l.ctx.func
+                    && a.targets.len() == 1
+                    && m.text(a.left) == name
+            })
+            .or_else(|| {
+                let f = l.ctx.func.and_then(|f| m.funcs.get(f as usize))?;
+                let local = f.params.iter().any(|(p, _)| m.text(*p) == name)
+                    || m.assigns.iter().any(|a| {
+                        a.ctx.func == l.ctx.func && a.targets.iter().any(|t| m.text(*t) == name)
+                    });
+                let mut module = m.assigns.iter().filter(|a| {
+                    a.ctx.func.is_none()
+                        && a.ctx.class.is_none()
+                        && a.targets.iter().any(|t| m.text(*t) == name)
+                });
+                let only = module.next()?;
+                (!local && module.next().is_none() && only.targets.len() == 1).then_some(only)
+            })
     };
     code_only(it_text)
         .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))

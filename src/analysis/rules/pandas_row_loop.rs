@@ -7,7 +7,8 @@ declare_rule! {
     /// ## What it does
     /// Flags row-by-row pandas: `for ... in df.iterrows()` / `itertuples()`,
     /// `df.apply(f, axis=1)` (also tqdm's `progress_apply`), and `for i in range(len(df))` (or `range(df.shape[0])`) loops
-    /// indexing `df.loc` / `df.iloc`, or a column by the row (`df["body"][i]`).
+    /// indexing `df.loc` / `df.iloc`, or a column by the row (`df["body"][i]`), also in a loop
+    /// nested in it (`for col in cols: df[col + "_x"].iloc[i]`).
     /// Not reported for a row loop that runs a model on each row (an evaluation over a table of
     /// questions, a Hugging Face `pipeline` per row, `df.apply(f, axis=1)` with a function `f`
     /// of the file that runs one): the forward pass dwarfs the row's cost; so does a request
@@ -168,8 +169,10 @@ impl Rule for PandasRowLoop {
                 continue;
             }
             let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
+            // (also in a loop nested in it: `for i in range(df.shape[0]): for col in cols:
+            // df[col + "_x"].iloc[i]`)
             let indexed = m.subs.iter().any(|s| {
-                s.loop_ as usize == li && {
+                (s.loop_ as usize == li || l.span.contains(s.value)) && {
                     let v = m.text(s.value);
                     // `df.loc[i, ...]`, or a column indexed by the row (`df["body"][i]`)
                     v.starts_with(inner)

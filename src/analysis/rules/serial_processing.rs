@@ -7,7 +7,9 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
-    /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, a list of paths) whose body does per-file work: calls a
+    /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, a list of paths; also a listing
+    /// bound at module level and read by a function, `dirs = os.listdir(path)` ... `def
+    /// resize(): for item in dirs:`) whose body does per-file work: calls a
     /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV/XML (`ET.parse(path)`),
     /// loads arrays (the entry, or a name the body builds from it, `path = os.path.join(root,
     /// f)` then `open(path)`, whose handle is then parsed or iterated, `json.load(fh)`: a file
