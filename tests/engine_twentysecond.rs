@@ -583,3 +583,32 @@ print(np.array(y_train).shape)
 fn a_row_read_in_a_loop_over_its_columns_is_a_row_loop() {
     assert_eq!(lines_of(&run(ROWS_BY_COLUMN_LOOP), "EA601"), vec![7]);
 }
+
+/// A character model whose checkpoint and its message come every `save_every` steps, counted
+/// by a counter the branch resets.
+const COUNTER_RESET: &str = "import torch
+
+save_every = 500
+cnt = 0
+for epoch in range(10):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        cnt += 1
+        if cnt == save_every:
+            cnt = 0
+            torch.save(model.state_dict(), 'ckpt.pt')
+            print('saved at epoch', epoch)
+";
+
+// Ex) cnt += 1; if cnt == save_per_num_steps: cnt = 0; torch.save(...); print(...)
+#[test]
+fn an_equality_test_whose_branch_resets_its_counter_runs_every_n_steps() {
+    assert!(lines_of(&run(COUNTER_RESET), "EA504").is_empty());
+    // the reset is what makes it periodic: a test the branch leaves alone holds from then on
+    let every = COUNTER_RESET.replace("if cnt == save_every:", "if cnt >= save_every:");
+    let every = every.replace("            cnt = 0\n", "");
+    assert_eq!(lines_of(&run(&every), "EA504"), vec![14]);
+}

@@ -1172,13 +1172,14 @@ impl<'s> Walker<'s> {
         }
     }
 
-    /// An ordering test whose body reassigns a name it reads: `if step >= last_eval + period:
-    /// ... last_eval = step`, `if val_loss < best: best = val_loss`. The body resets its own
-    /// trigger: it runs every so often (or on each improvement), not every iteration.
+    /// An ordering (or equality) test whose body reassigns a name it reads: `if step >=
+    /// last_eval + period: ... last_eval = step`, `if val_loss < best: best = val_loss`, `if cnt
+    /// == save_every: cnt = 0`. The body resets its own trigger: it runs every so often (or on
+    /// each improvement), not every iteration.
     fn resets_own_test(&self, cond: Node<'_>, body: Node<'_>) -> bool {
         if !self
             .comparison_parts(cond)
-            .is_some_and(|(_, op, _)| matches!(op, "<" | "<=" | ">" | ">="))
+            .is_some_and(|(_, op, _)| matches!(op, "<" | "<=" | ">" | ">=" | "=="))
         {
             return false;
         }
