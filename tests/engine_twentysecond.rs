@@ -612,3 +612,24 @@ fn an_equality_test_whose_branch_resets_its_counter_runs_every_n_steps() {
     let every = every.replace("            cnt = 0\n", "");
     assert_eq!(lines_of(&run(&every), "EA504"), vec![14]);
 }
+
+/// Depth maps for a folder of photos from a hub model, stopped after a couple of dozen.
+const HUB_MODEL_PER_IMAGE: &str = "import os
+import torch
+from PIL import Image
+
+zoe = torch.hub.load('isl-org/ZoeDepth', 'ZoeD_N', pretrained=True).to('cuda')
+zoe.eval()
+for i, f in enumerate(os.listdir('images')):
+    image = Image.open(os.path.join('images', f)).convert('RGB')
+    depth = zoe.infer_pil(image)
+    Image.fromarray(depth).save(f'depth/{f}')
+    if i == 20:
+        break
+";
+
+// Ex) zoe = torch.hub.load(repo, "ZoeD_N", pretrained=True) ... depth = zoe.infer_pil(image)
+#[test]
+fn a_hub_entry_point_is_a_model_its_methods_run() {
+    assert_eq!(lines_of(&run(HUB_MODEL_PER_IMAGE), "EA502"), vec![8]);
+}

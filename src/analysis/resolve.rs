@@ -305,6 +305,8 @@ fn kinds(m: &mut Model<'_>) {
             || q == "timm.create_model"
             // (a TorchScript module: `unet = torch.jit.load(path, map_location=DEVICE)`)
             || q == "torch.jit.load"
+            // (an entry point of a hub repository: `zoe = torch.hub.load(repo, "ZoeD_N")`)
+            || q == "torch.hub.load"
             || is_sentence_model(&q)
             || local_modules.contains(&m.text(c.func))
             || torch_nn_module(&q, last)
@@ -550,6 +552,7 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
         }
         if q.starts_with("torchvision.models.")
             || q == "timm.create_model"
+            || q == "torch.hub.load"
             || local_modules.contains(&m.text(cur.func))
             || torch_nn_module(&q, last)
         {
