@@ -633,3 +633,51 @@ for i, f in enumerate(os.listdir('images')):
 fn a_hub_entry_point_is_a_model_its_methods_run() {
     assert_eq!(lines_of(&run(HUB_MODEL_PER_IMAGE), "EA502"), vec![8]);
 }
+
+/// A PyTorch 0.3-era training step: the batch's parts wrapped in `Variable` over continued
+/// lines, then moved to the GPU one by one from a pinned loader.
+const VARIABLE_WRAPPED_PINNED_BATCH: &str = "import torch
+from torch.autograd import Variable
+from torch.utils.data import DataLoader
+
+loader = DataLoader(dataset, batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True)
+model = Net().cuda()
+for epoch in range(10):
+    for i, batch in enumerate(loader, 1):
+        data, label = \\
+            Variable(batch[0]), \\
+            Variable(batch[1], requires_grad=False)
+        data = data.cuda()
+        label = Variable(label)
+        label = label.cuda()
+        loss = model(data, label)
+        loss.backward()
+";
+
+// Ex) data, label = \ Variable(batch[0]), \ Variable(batch[1], requires_grad=False) ... data.cuda()
+#[test]
+fn a_batch_wrapped_in_variable_over_continued_lines_is_still_the_pinned_batch() {
+    assert_eq!(
+        lines_of(&run(VARIABLE_WRAPPED_PINNED_BATCH), "EA303"),
+        vec![12, 14]
+    );
+}
+
+/// mp3 files of a folder converted to wav one at a time with pydub.
+const PYDUB_CONVERSION: &str = "import glob
+import os
+import pydub
+
+files = glob.glob('data/mp3/*')
+os.makedirs('data/wav', exist_ok=True)
+for file in files:
+    base = os.path.splitext(os.path.basename(file))[0]
+    audio = pydub.AudioSegment.from_mp3(file)
+    audio.export(os.path.join('data/wav', base + '.wav'), format='wav')
+";
+
+// Ex) audio = pydub.AudioSegment.from_mp3(file); audio.export(wav, format="wav")
+#[test]
+fn a_file_exported_per_entry_is_written_per_file() {
+    assert_eq!(lines_of(&run(PYDUB_CONVERSION), "EA602"), vec![7]);
+}

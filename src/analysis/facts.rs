@@ -437,6 +437,15 @@ pub(crate) struct Model<'s> {
     pub resolving: std::cell::Cell<u32>,
 }
 
+/// The elements of a tuple or expression list (`a, b = f(x), \\\n g(y)`): its named children
+/// without the extras the grammar lets in between, a line continuation or a comment.
+pub(crate) fn elements(list: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = list.walk();
+    list.named_children(&mut cursor)
+        .filter(|c| !c.is_extra())
+        .collect()
+}
+
 /// The most resolutions one chain may nest (a resolution asks the as-shipped reading, which
 /// resolves again): deep enough for any real script, shallow enough for the stack of a worker
 /// thread.

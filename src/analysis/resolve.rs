@@ -2265,12 +2265,13 @@ fn loops(m: &mut Model<'_>) {
         };
         // `images, masks = batch["image"], batch["mask"]`: each target from its own element
         let pairs: Vec<(Span, Node<'_>)> = match value.node_kind() {
-            "expression_list" | "tuple" if value.named_child_count() == a.targets.len() => {
-                let mut c = value.walk();
+            "expression_list" | "tuple"
+                if super::facts::elements(value).len() == a.targets.len() =>
+            {
                 a.targets
                     .iter()
                     .copied()
-                    .zip(value.named_children(&mut c))
+                    .zip(super::facts::elements(value))
                     .collect()
             }
             _ => a.targets.iter().map(|t| (*t, value)).collect(),
@@ -2410,9 +2411,18 @@ fn batch_root<'s>(m: &Model<'s>, n: Node<'_>) -> Option<&'s str> {
                 n = crate::analysis::facts::field::get(n, crate::analysis::facts::field::VALUE)?
             }
             "call" => {
-                // `x.to(d)` → x; `f(batch)` is not the batch
+                // `x.to(d)` → x; `f(batch)` is not the batch, but `Variable(batch[0])` is
+                // (PyTorch 0.3's wrapper hands back the same tensor since 0.4)
                 let f =
                     crate::analysis::facts::field::get(n, crate::analysis::facts::field::FUNCTION)?;
+                if f.node_kind() == "identifier" && m.node_text(f) == "Variable" {
+                    n = crate::analysis::facts::field::get(
+                        n,
+                        crate::analysis::facts::field::ARGUMENTS,
+                    )?
+                    .named_child(0)?;
+                    continue;
+                }
                 if f.node_kind() != "attribute" {
                     return None;
                 }
@@ -2507,7 +2517,11 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "fit" | "train" if c.method.is_some() && recv.to_ascii_lowercase().ends_with("trainer") => {
             s |= S_HF_TRAINER | S_FIT
         }
-        "generate" | "predict" | "trace" | "export" if c.method.is_some() => s |= S_GENERATE,
+        "generate" | "predict" | "trace" if c.method.is_some() => s |= S_GENERATE,
+        // (a model exported, `model.export(format="onnx")`; not pydub's `audio.export(dst)`)
+        "export" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => {
+            s |= S_GENERATE
+        }
         // `model.encode(sentences)` of a sentence-transformers model: inference (it runs under
         // `no_grad` itself, so it is not a forward pass for the autograd rules)
         "encode" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => {
@@ -2539,7 +2553,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" | "find_files" => {
             s |= S_GLOB;
         }
-        "to_parquet" | "to_csv" | "save" | "savez" | "to_json" | "write_table"
+        // (also a file exported, pydub's `audio.export(dst, format="wav")`)
+        "to_parquet" | "to_csv" | "save" | "savez" | "to_json" | "write_table" | "export"
             if c.method.is_some() =>
         {
             s |= S_WRITE;

@@ -16,9 +16,12 @@ declare_rule! {
     /// of loaders written out, `for x, y in dataloaders['test']:`, whose every loader the loop may
     /// read pins memory) — also of the batch's
     /// parts in a comprehension (`[b.to(device) for b in boxes]`) or in a loop over them (`for k, v
-    /// in targets.items(): targets[k] = v.to(device)`). A batch rebuilt in the loop
+    /// in targets.items(): targets[k] = v.to(device)`), also wrapped in PyTorch 0.3's `Variable`
+    /// (`data, label = Variable(batch[0]), Variable(batch[1])`, the same tensors since 0.4). A
+    /// batch rebuilt in the loop
     /// before the copy (`data = torch.stack(data)`, `torch.cat`, any `torch.` function, arithmetic `x = (x - m) / s`,
-    /// a function of the file that builds a tensor, `lab = to_one_hot(lab)`), in any branch, is a new tensor outside the
+    /// a function of the file that builds a tensor, `lab = to_one_hot(lab)`; not `data =
+    /// Variable(data)`, the same tensor since PyTorch 0.4), in any branch, is a new tensor outside the
     /// pinned buffers: `non_blocking=True` would not make its copy asynchronous. A loader
     /// handed to Accelerate's `prepare` (or Fabric's `setup_dataloaders`) delivers its batches
     /// on the device already: the loop's `.to(device)` copies nothing.
@@ -285,7 +288,8 @@ fn rebuilt(
                 .is_some_and(|b| {
                     BUILDERS.contains(&m.last_name(b))
                         // `lb = torch.max(data - eps, lo)`: any function of torch's namespace
-                        || m.qual(b).starts_with("torch.")
+                        // (not PyTorch 0.3's `Variable(data)`, which hands back the same tensor)
+                        || (m.qual(b).starts_with("torch.") && m.last_name(b) != "Variable")
                         // `lab = to_one_hot(lab)`: a function of the file that builds a tensor
                         || builds_tensor(m, b)
                 })

@@ -1317,9 +1317,7 @@ fn returned_call<'a>(
         if !matches!(value.node_kind(), "expression_list" | "tuple") {
             return None;
         }
-        let mut cursor = value.walk();
-        let mut elements = value.named_children(&mut cursor);
-        elements.nth(k)?
+        *super::facts::elements(value).get(k)?
     } else {
         value
     };
@@ -1365,8 +1363,7 @@ pub(crate) fn returned_to<'s>(m: &Model<'s>, var: &str, func: Option<u32>) -> Ve
     // (position in the returned tuple and its length; `None` for the whole value)
     let at: Option<(usize, usize)> = match value.node_kind() {
         "expression_list" | "tuple" => {
-            let mut c = value.walk();
-            let elements: Vec<_> = value.named_children(&mut c).collect();
+            let elements = super::facts::elements(value);
             match elements.iter().position(|e| text(*e) == var) {
                 Some(k) => Some((k, elements.len())),
                 None => return Vec::new(),
@@ -2520,8 +2517,10 @@ fn returned_unused(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
             else {
                 return false;
             };
-            let mut c = parent.walk();
-            let Some(i) = parent.named_children(&mut c).position(|x| x == node) else {
+            let Some(i) = super::facts::elements(parent)
+                .into_iter()
+                .position(|x| x == node)
+            else {
                 return false;
             };
             (r, Some(i))
@@ -3189,12 +3188,13 @@ fn module_int(m: &Model<'_>, name: &str) -> Option<u64> {
             [_] => value,
             targets => {
                 let i = targets.iter().position(|t| m.text(*t) == name)?;
+                let elements = super::facts::elements(value);
                 if !matches!(value.node_kind(), "expression_list" | "tuple")
-                    || value.named_child_count() != targets.len()
+                    || elements.len() != targets.len()
                 {
                     return None;
                 }
-                value.named_child(u32::try_from(i).ok()?)?
+                *elements.get(i)?
             }
         };
         found = Some(literal_int(m.node_text(v))?);

@@ -18,7 +18,7 @@ declare_rule! {
     /// `cv2.VideoCapture(path)`; also in a `while` pass over the same file inside it, a
     /// compression repeated until the file is small enough), and collects (`append`, a
     /// pandas Series set by key, `tempo._set_value(song_id, t)`) or
-    /// writes a result per file (also from a loop nested in it, `cv2.imwrite` per frame, or
+    /// writes a result per file (`save`, `imwrite`, pydub's `audio.export(dst)`, ...) (also from a loop nested in it, `cv2.imwrite` per frame, or
     /// stacked onto an array grown file by file, `tmp = np.vstack((tmp, x))`, whose first value,
     /// `else: tmp = x.copy()`, carries nothing the next file needs). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
@@ -520,6 +520,8 @@ fn file_fact(arg: &str) -> bool {
 /// listed where the loop's own calls are read).
 const OUTPUTS: &[&str] = &[
     "write",
+    // (pydub's `AudioSegment.from_mp3(f).export(dst, format="wav")`)
+    "export",
     "writelines",
     "save",
     "to_csv",
