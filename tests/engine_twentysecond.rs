@@ -681,3 +681,29 @@ for file in files:
 fn a_file_exported_per_entry_is_written_per_file() {
     assert_eq!(lines_of(&run(PYDUB_CONVERSION), "EA602"), vec![7]);
 }
+
+/// A benchmark that times fifty steps of a loader and stops.
+const FIFTY_LOADER_STEPS: &str = "import torch
+from torch.utils.data import DataLoader
+from model import get_model
+
+model = get_model().cuda()
+opt = torch.optim.AdamW(model.parameters())
+loader = DataLoader(ToyDataset(), batch_size=2)
+for step, batch in enumerate(loader):
+    batch = {k: v.cuda() for k, v in batch.items()}
+    loss = model(**batch).loss
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    if step == 50:
+        break
+";
+
+// Ex) for step, batch in enumerate(loader): ... if step == 50: break
+#[test]
+fn a_loader_loop_that_breaks_off_at_a_known_step_runs_that_many() {
+    assert!(lines_of(&run(FIFTY_LOADER_STEPS), "EA203").is_empty());
+    let long = FIFTY_LOADER_STEPS.replace("step == 50", "step == 5000");
+    assert_eq!(lines_of(&run(&long), "EA203"), vec![5]);
+}

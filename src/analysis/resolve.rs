@@ -2336,36 +2336,58 @@ fn breaks_on_test(st: Node<'_>) -> bool {
 /// visualisation, a smoke test) rather than running a pass.
 // Ex) for ind, image_attr in enumerate(val_loader): if ind >= 10: break
 fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    break_tests(m, l)
+        .iter()
+        .any(|(n, _)| *n <= super::rules::FEW_ITERATIONS)
+}
+
+/// How many iterations loop `l` runs at most when a statement of its body breaks off on its own
+/// counter (`if step == 50: break`: 51; `if i > 9: break`: 11), `N` a literal.
+pub(crate) fn break_cap(m: &Model<'_>, l: &super::facts::Loop) -> Option<i64> {
+    break_tests(m, l).iter().map(|(_, cap)| *cap).min()
+}
+
+/// The statements of loop `l`'s body that break off on its own counter against a literal (`if
+/// i >= N: break`, `>`, `==`): each literal `N` with the iterations it lets run.
+fn break_tests(m: &Model<'_>, l: &super::facts::Loop) -> Vec<(i64, i64)> {
     let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
-        return false;
+        return Vec::new();
     };
     let targets: Vec<&str> = l.targets.iter().map(|t| m.text(*t)).collect();
     let mut cur = body.walk();
-    body.named_children(&mut cur).any(|st| {
-        if st.node_kind() != "if_statement" || st.child_by_field_name("alternative").is_some() {
-            return false;
-        }
-        let breaks = breaks_on_test(st);
-        let Some(cond) = st.child_by_field_name("condition") else {
-            return false;
-        };
-        let parts: Vec<Node<'_>> = {
-            let mut w = cond.walk();
-            cond.children(&mut w).collect()
-        };
-        let [a, op, b] = parts.as_slice() else {
-            return false;
-        };
-        breaks
-            && cond.node_kind() == "comparison_operator"
-            && a.node_kind() == "identifier"
-            && (targets.contains(&m.node_text(*a)) || counts_iterations(m, l, m.node_text(*a)))
-            && matches!(m.node_text(*op), ">=" | ">" | "==")
-            && b.node_kind() == "integer"
-            && m.node_text(*b)
-                .parse::<i64>()
-                .is_ok_and(|n| n <= super::rules::FEW_ITERATIONS)
-    })
+    body.named_children(&mut cur)
+        .filter_map(|st| {
+            if st.node_kind() != "if_statement"
+                || st.child_by_field_name("alternative").is_some()
+                || !breaks_on_test(st)
+            {
+                return None;
+            }
+            let cond = st
+                .child_by_field_name("condition")
+                .filter(|c| c.node_kind() == "comparison_operator")?;
+            let parts: Vec<Node<'_>> = {
+                let mut w = cond.walk();
+                cond.children(&mut w).collect()
+            };
+            let [a, op, b] = parts.as_slice() else {
+                return None;
+            };
+            if a.node_kind() != "identifier"
+                || !(targets.contains(&m.node_text(*a)) || counts_iterations(m, l, m.node_text(*a)))
+                || b.node_kind() != "integer"
+            {
+                return None;
+            }
+            let n = m.node_text(*b).parse::<i64>().ok()?;
+            let cap = match m.node_text(*op) {
+                ">=" | "==" => n.checked_add(1),
+                ">" => n.checked_add(2),
+                _ => None,
+            }?;
+            Some((n, cap))
+        })
+        .collect()
 }
 
 /// Does `name` count loop `l`'s iterations: bound to an integer literal before the loop, in

@@ -2120,13 +2120,25 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
 }
 
 /// How many times loop `l` runs at most, when the file says: `range(...)` with a known upper
-/// bound, a list or tuple written out in the file (or a slice of known bounds of one), or 1
-/// for a body that ends in an unconditional `break`.
+/// bound, a list or tuple written out in the file (or a slice of known bounds of one), a
+/// counter the body breaks off on (`if step == 50: break`), or 1 for a body that ends in an
+/// unconditional `break`.
 pub(crate) fn known_iterations(m: &Model<'_>, l: &Loop) -> Option<i64> {
     // `for x, y in test_loader: ...; break`: the body always leaves after one pass
     if ends_in_break(m, l) {
         return Some(1);
     }
+    // `if step == 50: break` on the loop's own counter: at most 51, whatever it iterates
+    let cap = crate::analysis::resolve::break_cap(m, l);
+    let count = iterated_count(m, l);
+    match (count, cap) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// How many items loop `l`'s iterable holds, when the file says (see [`known_iterations`]).
+fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
     let mut it = l.iter?;
     // `enumerate(ws_test)`: the items are its argument's
     if let Some(inner) = m

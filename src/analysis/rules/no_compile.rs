@@ -11,8 +11,9 @@ declare_rule! {
     /// ## What it does
     /// Flags a CUDA training script that never calls `torch.compile` (nor sets HF
     /// `torch_compile=True`). Reported where the model is placed on the device. Not reported
-    /// when every training loop runs at most 100 known iterations (`for i in range(50)`, a timed
-    /// demo), nor for a Hugging Face Trainer capped likewise (`TrainingArguments(max_steps=50)`):
+    /// when every training loop runs at most 100 known iterations in all (`for i in range(50)`,
+    /// a timed demo, or a loader loop that breaks off at `if step == 50: break`; the counts of
+    /// loops around it multiply), nor for a Hugging Face Trainer capped likewise (`TrainingArguments(max_steps=50)`):
     /// the compilation would take longer than it could save (18.8 s to compile
     /// against a 1.33x faster step on an H200, BENCHMARKS.md). Nor for int8/4-bit weights
     /// (`load_in_8bit=True`, `quantization_config=`), where `torch.compile` support is patchy.
