@@ -707,3 +707,44 @@ fn a_loader_loop_that_breaks_off_at_a_known_step_runs_that_many() {
     let long = FIFTY_LOADER_STEPS.replace("step == 50", "step == 5000");
     assert_eq!(lines_of(&run(&long), "EA203"), vec![5]);
 }
+
+/// A GAN script whose training loop is commented out: it builds its networks at module
+/// level and never reads the loader it made.
+const LOOP_COMMENTED_OUT: &str = "import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+train_ds = datasets.STL10('data', split='train', download=True, transform=transforms.ToTensor())
+train_dl = DataLoader(train_ds, batch_size=64, shuffle=True)
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.ConvTranspose2d(100, 512, 4), nn.ReLU(), nn.ConvTranspose2d(512, 3, 4))
+
+    def forward(self, z):
+        return self.net(z)
+
+
+model_gen = Generator().to(device)
+# for epoch in range(num_epochs):
+#     for xb, yb in train_dl:
+#         loss = train_step(model_gen, xb.to(device))
+torch.save(model_gen.state_dict(), 'gen.pt')
+";
+
+// Ex) train_dl = DataLoader(train_ds, batch_size=batch_size, shuffle=True)  # read only in comments
+#[test]
+fn a_loader_a_script_never_reads_costs_nothing() {
+    let report = run(LOOP_COMMENTED_OUT);
+    assert!(lines_of(&report, "EA101").is_empty());
+    assert!(lines_of(&report, "EA102").is_empty());
+    let read = LOOP_COMMENTED_OUT.replace(
+        "torch.save(model_gen",
+        "for xb, yb in train_dl:\n    model_gen(xb.to(device))\ntorch.save(model_gen",
+    );
+    assert_eq!(lines_of(&run(&read), "EA101"), vec![8]);
+}

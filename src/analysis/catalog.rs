@@ -126,7 +126,8 @@ fn markdown() -> String {
          when its module-level code calls or names one of its functions, builds one of its \
          classes, parses the command line, or has a `__main__` block. A file of definitions \
          only, `def train_model(...):` with nothing at module level calling it, is a module \
-         other files import: its functions are read as called.) A loop over a loader \
+         other files import: its functions are read as called. A loader a script binds and \
+         never reads, its loop commented out, is not read either.) A loop over a loader \
          that breaks off after a few batches, on its index or on a counter it increments \
          (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop. A loop \
          calling a function that does one training step, also through thin wrappers \

@@ -2449,6 +2449,16 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                 && !m.dead(&c.ctx)
                 && crate::analysis::resolve::hands_optimizer(m, c)
         })
+        // (or one that builds a network of its own at module level, `model_gen =
+        // Generator(params).to(device)`, its training loop commented out: a script, whose
+        // loader nothing imports)
+        || m.calls.iter().any(|c| {
+            c.ctx.func.is_none()
+                && c.ctx.class.is_none()
+                && c.method.is_none()
+                && !m.dead(&c.ctx)
+                && local_module_class(m, m.text(c.func))
+        })
 }
 
 /// Does node `n` run as code of `scope` itself (not in a function or class defined inside
