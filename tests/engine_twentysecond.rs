@@ -748,3 +748,63 @@ fn a_loader_a_script_never_reads_costs_nothing() {
     );
     assert_eq!(lines_of(&run(&read), "EA101"), vec![8]);
 }
+
+/// A module of a GAN class whose methods call helpers of the module: other files build it.
+const GAN_CLASS_MODULE: &str = "import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+from architecture import Generator, Discriminator
+
+
+def fid(a, b):
+    return float(((a - b) ** 2).mean())
+
+
+class GAN(object):
+    def __init__(self):
+        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+        self.loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True,
+                                 persistent_workers=True)
+        self.G = Generator().to(self.device)
+        self.D = Discriminator().to(self.device)
+        self.opt = torch.optim.Adam(self.D.parameters())
+
+    def train(self):
+        for epoch in range(100):
+            for x, _ in self.loader:
+                x = x.to(self.device, non_blocking=True)
+                loss = self.D(x).mean()
+                loss.backward()
+                self.opt.step()
+                print(fid(x, x), loss.item())
+";
+
+// Ex) class GAN(object): ... def train(self): ... w2_mod(v1, v2) — a module, nothing at module level
+#[test]
+fn a_module_whose_class_methods_call_its_helpers_is_still_a_module() {
+    assert_eq!(lines_of(&run(GAN_CLASS_MODULE), "EA301"), vec![27]);
+    // a script (a `__main__` block) that never builds the class runs none of it
+    let script =
+        format!("{GAN_CLASS_MODULE}\n\nif __name__ == '__main__':\n    print(fid(1, 2))\n");
+    assert!(lines_of(&run(&script), "EA301").is_empty());
+}
+
+/// A LoRA fine-tune through the Hugging Face Trainer, kept on the CPU by its arguments.
+const TRAINER_ON_CPU: &str =
+    "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained('gpt2')
+args = TrainingArguments(output_dir='out', num_train_epochs=3, no_cuda=True)
+trainer = Trainer(model=model, args=args, train_dataset=dataset)
+trainer.train()
+";
+
+// Ex) TrainingArguments(..., no_cuda=True)
+#[test]
+fn training_arguments_that_keep_the_trainer_on_the_cpu_make_no_gpu_file() {
+    let report = run(TRAINER_ON_CPU);
+    assert!(lines_of(&report, "EA201").is_empty());
+    assert!(lines_of(&report, "EA202").is_empty());
+    let gpu = TRAINER_ON_CPU.replace(", no_cuda=True", "");
+    assert_eq!(lines_of(&run(&gpu), "EA201"), vec![4]);
+}

@@ -887,6 +887,8 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     // module-level classes, and the names of module-level statements that are not definitions
     let mut classes: Vec<&str> = Vec::new();
     let mut statement_names: Vec<&str> = Vec::new();
+    // the names module-level code runs when the file loads (not those in a class's methods)
+    let mut script_names: Vec<&str> = Vec::new();
     let mut i = 0;
     while let Some(&child) = items.get(i) {
         i += 1;
@@ -902,7 +904,9 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             items.extend(body.named_children(&mut c));
             let mut c = child.walk();
             for part in child.named_children(&mut c).filter(|p| p.id() != body.id()) {
-                module_names.extend(names_in(m, part));
+                let names = names_in(m, part);
+                script_names.extend(names.iter().map(|(w, _)| *w));
+                module_names.extend(names);
             }
             continue;
         }
@@ -929,8 +933,16 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
                 dispatched |= text.contains("globals()[") || text.contains("Fire()");
                 let names = names_in(m, child);
                 match class_def(child).and_then(|k| k.child_by_field_name("name")) {
-                    Some(name) => classes.push(m.node_text(name)),
-                    None => statement_names.extend(names.iter().map(|(w, _)| *w)),
+                    Some(name) => {
+                        classes.push(m.node_text(name));
+                        // (what a class statement runs when the module loads: its bases and
+                        // class-level statements, not its methods' bodies)
+                        script_names.extend(names_outside_functions(m, child));
+                    }
+                    None => {
+                        statement_names.extend(names.iter().map(|(w, _)| *w));
+                        script_names.extend(names.iter().map(|(w, _)| *w));
+                    }
                 }
                 module_names.extend(names);
             }
@@ -947,7 +959,7 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     // (or parses its command line at module level: `args = parser.parse_args()`, nothing
     // imports that)
     if !main_block
-        && !module_names.iter().any(|(w, _)| defined.contains(w))
+        && !script_names.iter().any(|w| defined.contains(w))
         && !statement_names.iter().any(|w| classes.contains(w))
         && !m
             .calls
@@ -1156,6 +1168,24 @@ fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
             stack.extend(n.child_by_field_name("value"));
         } else {
             stack.extend(code_children(n, &mut cursor));
+        }
+    }
+    out
+}
+
+/// The names under `node` as [`names_in`] reads them, leaving out the bodies of the functions
+/// defined there (a class's methods run when called, not when the class statement runs).
+fn names_outside_functions<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    let mut cursor = node.walk();
+    while let Some(n) = stack.pop() {
+        match n.node_kind() {
+            "function_definition" => {}
+            "identifier" => out.push(m.node_text(n)),
+            "attribute" => stack.extend(n.child_by_field_name("object")),
+            "keyword_argument" => stack.extend(n.child_by_field_name("value")),
+            _ => stack.extend(code_children(n, &mut cursor)),
         }
     }
     out

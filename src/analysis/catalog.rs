@@ -126,7 +126,8 @@ fn markdown() -> String {
          when its module-level code calls or names one of its functions, builds one of its \
          classes, parses the command line, or has a `__main__` block. A file of definitions \
          only, `def train_model(...):` with nothing at module level calling it, is a module \
-         other files import: its functions are read as called. A loader a script binds and \
+         other files import: its functions are read as called; a class's methods calling the \
+         module's helpers do not make it a script. A loader a script binds and \
          never reads, its loop commented out, is not read either.) A loop over a loader \
          that breaks off after a few batches, on its index or on a counter it increments \
          (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop. A loop \
@@ -140,7 +141,7 @@ fn markdown() -> String {
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
          `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
          own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
-         `TrainingArguments`, DDP, `device_map`, Lightning 2's `Trainer()`, which picks the GPU \
+         `TrainingArguments` unless `no_cuda=True` / `use_cpu=True`, DDP, `device_map`, Lightning 2's `Trainer()`, which picks the GPU \
          itself, or a Lightning 1.x `Trainer(gpus=n)`, `n` not 0 or None as shipped, whose `accelerator=` names only the \
          distributed strategy; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \

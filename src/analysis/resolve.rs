@@ -846,7 +846,13 @@ fn device(m: &mut Model<'_>) {
             "DistributedDataParallel" | "DDP" | "init_process_group" if gloo => {}
             "Accelerator" | "DistributedDataParallel" | "init_process_group" => see("cuda"),
             "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig" if hf_config(m, c) => {
-                see("cuda");
+                // (`no_cuda=True` / `use_cpu=True` as shipped keeps the Trainer on the CPU)
+                let cpu_only = ["no_cuda", "use_cpu"].iter().any(|k| {
+                    m.kw(c, k).is_some_and(|a| {
+                        matches!(m.resolve(&a, c.span.start, c.ctx.func), Val::Bool(true))
+                    })
+                });
+                see(if cpu_only { "cpu" } else { "cuda" });
             }
             "Trainer" | "Fabric" => {
                 // (Lightning 1.x named the distributed strategy there, `accelerator="ddp"`:
