@@ -2239,17 +2239,7 @@ fn loops(m: &mut Model<'_>) {
             && !m.defined.contains(class)
             && !m.dead(&c.ctx)
             && hands_optimizer(m, c)
-            && m.assigns
-                .iter()
-                .filter(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
-                .any(|a| {
-                    let name = m.text(a.left);
-                    m.calls.iter().any(|k| {
-                        k.recv.is_some_and(|r| m.text(r) == name)
-                            && matches!(m.last_name(k), "train" | "fit")
-                            && !m.dead(&k.ctx)
-                    })
-                })
+            && object_trained(m, ci)
     });
     m.delegated_train = delegated && !infos.iter().any(|i| i.backward || i.opt_step);
     for info in &mut infos {
@@ -2797,6 +2787,22 @@ fn classify(m: &mut Model<'_>) {
 
 /// Does call `c` hand an optimizer variable to its callee (`train_one_epoch(model, optimizer,
 /// loader)`, `loss_scaler(loss, optimizer)`)?
+/// Is the object call `ci` builds bound to a name whose `.train()` / `.fit()` runs as shipped
+/// (`trainer = Trainer(...)` ... `trainer.train()`)?
+pub(crate) fn object_trained(m: &Model<'_>, ci: usize) -> bool {
+    m.assigns
+        .iter()
+        .filter(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
+        .any(|a| {
+            let name = m.text(a.left);
+            m.calls.iter().any(|k| {
+                k.recv.is_some_and(|r| m.text(r) == name)
+                    && matches!(m.last_name(k), "train" | "fit")
+                    && !m.dead(&k.ctx)
+            })
+        })
+}
+
 pub(crate) fn hands_optimizer(m: &Model<'_>, c: &super::facts::Call) -> bool {
     m.call_args(c)
         .iter()

@@ -1123,17 +1123,7 @@ pub(crate) fn own_trainer_runs(m: &Model<'_>) -> bool {
             && m.call_args(c)
                 .iter()
                 .any(|a| m.kinds.get(m.text(a.value)) == Some(&super::facts::VarKind::Model))
-            && m.assigns
-                .iter()
-                .filter(|a| a.rhs_call == Some(ci as u32) && a.targets.len() == 1)
-                .any(|a| {
-                    let name = m.text(a.left);
-                    m.calls.iter().any(|k| {
-                        k.recv.is_some_and(|r| m.text(r) == name)
-                            && matches!(m.last_name(k), "train" | "fit")
-                            && !m.dead(&k.ctx)
-                    })
-                })
+            && crate::analysis::resolve::object_trained(m, ci)
     })
 }
 

@@ -303,12 +303,14 @@ fn evaluates_by_phase(
             && c.method.is_some()
             && m.last_name(c) == "eval"
     });
-    // every backward pass of the loop sits under an `if` that tests the phase
-    let backward_by_phase = m
+    // every backward pass of the loop (one at least) sits under an `if` that tests the phase
+    let backwards: Vec<&crate::analysis::facts::Call> = m
         .calls
         .iter()
         .filter(|c| l.span.contains(c.span) && m.last_name(c) == "backward" && c.method.is_some())
-        .all(|c| {
+        .collect();
+    let backward_by_phase = !backwards.is_empty()
+        && backwards.iter().all(|c| {
             let mut n = m.node(c.span);
             for _ in 0..64 {
                 let Some(cur) = n else { return false };
