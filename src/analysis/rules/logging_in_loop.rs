@@ -9,9 +9,12 @@ declare_rule! {
     /// warmup_completed:` with the flag set right after it), nor under a test of a reinforcement-learning episode's
     /// end (`if done:`, `if "episode" in info:`), which runs once per episode. In an inference
     /// or evaluation loop only a line that formats what the model returned, or what the loop
-    /// computes from it, is flagged (`print("emb", emb)`, `_, predicted = torch.max(out, 1)`
-    /// then `print(predicted)`; not a running total, `correct += ...`): a line of names,
-    /// counters, text and shapes per image or batch is the loop's report and costs microseconds.
+    /// computes from it on the device, is flagged (`print("emb", emb)`, `_, predicted =
+    /// torch.max(out, 1)` then `print(predicted)`: formatting the tensor waits for the GPU; not a
+    /// running total, `correct += ...`): a line of names, counters, text and shapes per image or
+    /// batch is the loop's report and costs microseconds, and so is a result already on the host
+    /// (`pred = logits.argmax().item()` then `print("Predicted class:", pred)`, a label string
+    /// or a confidence a helper returns, a sentence decoded from `generate`).
     ///
     /// Reported on the line of the logging call.
     ///
