@@ -2439,24 +2439,15 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                 && !m.dead(&c.ctx)
                 && crate::analysis::resolve::hands_optimizer(m, c)
         })
-        // (or one that builds a network at module level, `model_gen =
-        // Generator(params).to(device)` or `model = models.vgg16(pretrained=True)`, its
-        // training loop commented out or not yet written: a script, whose loader nothing
-        // imports)
+        // (or one that builds a network of its own at module level, `model_gen =
+        // Generator(params).to(device)`, its training loop commented out: a script, whose
+        // loader nothing imports)
         || m.calls.iter().any(|c| {
             c.ctx.func.is_none()
                 && c.ctx.class.is_none()
                 && c.method.is_none()
                 && !m.dead(&c.ctx)
                 && local_module_class(m, m.text(c.func))
-        })
-        || m.assigns.iter().any(|a| {
-            a.ctx.func.is_none()
-                && a.ctx.class.is_none()
-                && a.targets.len() == 1
-                && !m.dead(&a.ctx)
-                && a.rhs_call.is_some()
-                && m.kinds.get(m.text(a.left)) == Some(&super::facts::VarKind::Model)
         })
 }
 
