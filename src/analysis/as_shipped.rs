@@ -1156,33 +1156,32 @@ fn identifiers<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
 /// The identifiers under `node`, as [`identifiers`] reads them, each with whether it is the
 /// function of a call in a branch that never runs as shipped.
 fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
-    let mut out = Vec::new();
-    let mut stack = vec![node];
-    let mut cursor = node.walk();
-    while let Some(n) = stack.pop() {
-        if n.node_kind() == "identifier" {
-            out.push((m.node_text(n), dead_call(m, n)));
-        } else if n.node_kind() == "attribute" {
-            stack.extend(n.child_by_field_name("object"));
-        } else if n.node_kind() == "keyword_argument" {
-            stack.extend(n.child_by_field_name("value"));
-        } else {
-            stack.extend(code_children(n, &mut cursor));
-        }
-    }
-    out
+    name_nodes(node, false)
+        .into_iter()
+        .map(|n| (m.node_text(n), dead_call(m, n)))
+        .collect()
 }
 
 /// The names under `node` as [`names_in`] reads them, leaving out the bodies of the functions
 /// defined there (a class's methods run when called, not when the class statement runs).
 fn names_outside_functions<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
+    name_nodes(node, true)
+        .into_iter()
+        .map(|n| m.node_text(n))
+        .collect()
+}
+
+/// The identifier nodes under `node` that name something in code (not an attribute's name nor
+/// a keyword's, not in comments, in strings only through interpolations); with
+/// `skip_functions`, none inside a function defined there.
+fn name_nodes(node: Node<'_>, skip_functions: bool) -> Vec<Node<'_>> {
     let mut out = Vec::new();
     let mut stack = vec![node];
     let mut cursor = node.walk();
     while let Some(n) = stack.pop() {
         match n.node_kind() {
-            "function_definition" => {}
-            "identifier" => out.push(m.node_text(n)),
+            "function_definition" if skip_functions => {}
+            "identifier" => out.push(n),
             "attribute" => stack.extend(n.child_by_field_name("object")),
             "keyword_argument" => stack.extend(n.child_by_field_name("value")),
             _ => stack.extend(code_children(n, &mut cursor)),

@@ -1293,8 +1293,9 @@ impl<'s> Walker<'s> {
         // Ex) if i == 0: ... (the loop variable against a literal, or the loop's last index)
         if let Some((a, "==", b)) = self.comparison_parts(cond) {
             // (the counter may be shifted by a literal, `(i + 1) == num_steps`)
-            let (var, lit) = if self.shifted_counter(a).node_kind() == "identifier" {
-                (self.shifted_counter(a), b)
+            let shifted = self.shifted_counter(a);
+            let (var, lit) = if shifted.node_kind() == "identifier" {
+                (shifted, b)
             } else {
                 (self.shifted_counter(b), a)
             };

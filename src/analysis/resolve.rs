@@ -301,12 +301,9 @@ fn kinds(m: &mut Model<'_>) {
             } else {
                 None
             }
-        } else if q.starts_with("torchvision.models.")
-            || q == "timm.create_model"
+        } else if model_factory(&q)
             // (a TorchScript module: `unet = torch.jit.load(path, map_location=DEVICE)`)
             || q == "torch.jit.load"
-            // (an entry point of a hub repository: `zoe = torch.hub.load(repo, "ZoeD_N")`)
-            || q == "torch.hub.load"
             || is_sentence_model(&q)
             || local_modules.contains(&m.text(c.func))
             || torch_nn_module(&q, last)
@@ -550,9 +547,7 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
         {
             return Some(VarKind::Model);
         }
-        if q.starts_with("torchvision.models.")
-            || q == "timm.create_model"
-            || q == "torch.hub.load"
+        if model_factory(&q)
             || local_modules.contains(&m.text(cur.func))
             || torch_nn_module(&q, last)
         {
@@ -561,6 +556,13 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
         return None;
     }
     None
+}
+
+/// A library function that builds a network by its qualified name: torchvision's model
+/// builders, `timm.create_model`, and a hub repository's entry point (`zoe =
+/// torch.hub.load(repo, "ZoeD_N")`).
+fn model_factory(q: &str) -> bool {
+    q.starts_with("torchvision.models.") || q == "timm.create_model" || q == "torch.hub.load"
 }
 
 /// The kind a parameter annotation names (`torch.nn.Module`, `Optional[DataLoader]`).
@@ -2785,8 +2787,6 @@ fn classify(m: &mut Model<'_>) {
     m.facts.imports = imports;
 }
 
-/// Does call `c` hand an optimizer variable to its callee (`train_one_epoch(model, optimizer,
-/// loader)`, `loss_scaler(loss, optimizer)`)?
 /// Is the object call `ci` builds bound to a name whose `.train()` / `.fit()` runs as shipped
 /// (`trainer = Trainer(...)` ... `trainer.train()`)?
 pub(crate) fn object_trained(m: &Model<'_>, ci: usize) -> bool {
@@ -2803,6 +2803,8 @@ pub(crate) fn object_trained(m: &Model<'_>, ci: usize) -> bool {
         })
 }
 
+/// Does call `c` hand an optimizer variable to its callee (`train_one_epoch(model, optimizer,
+/// loader)`, `loss_scaler(loss, optimizer)`)?
 pub(crate) fn hands_optimizer(m: &Model<'_>, c: &super::facts::Call) -> bool {
     m.call_args(c)
         .iter()
