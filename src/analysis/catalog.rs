@@ -127,8 +127,9 @@ fn markdown() -> String {
          classes, parses the command line, or has a `__main__` block. A file of definitions \
          only, `def train_model(...):` with nothing at module level calling it, is a module \
          other files import: its functions are read as called; a class's methods calling the \
-         module's helpers do not make it a script. A loader a script binds and \
-         never reads, its loop commented out, is not read either.) A loop over a loader \
+         module's helpers do not make it a script; a library network fetched at module level, \
+         `model = models.vgg16(pretrained=True)`, does. A loader a script binds and \
+         never reads, its loop commented out or not yet written, is not read either.) A loop over a loader \
          that breaks off after a few batches, on its index or on a counter it increments \
          (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop. A loop \
          calling a function that does one training step, also through thin wrappers \

@@ -561,7 +561,7 @@ fn ctor_kind(m: &Model<'_>, c: &super::facts::Call, local_modules: &[&str]) -> O
 /// A library function that builds a network by its qualified name: torchvision's model
 /// builders, `timm.create_model`, and a hub repository's entry point (`zoe =
 /// torch.hub.load(repo, "ZoeD_N")`).
-fn model_factory(q: &str) -> bool {
+pub(crate) fn model_factory(q: &str) -> bool {
     q.starts_with("torchvision.models.") || q == "timm.create_model" || q == "torch.hub.load"
 }
 

@@ -2449,6 +2449,15 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                 && !m.dead(&c.ctx)
                 && local_module_class(m, m.text(c.func))
         })
+        // (or one that downloads a library's network at module level, `model =
+        // models.vgg16(pretrained=True)`, its training not yet written: a module imported for
+        // its loaders would not fetch weights)
+        || m.calls.iter().any(|c| {
+            c.ctx.func.is_none()
+                && c.ctx.class.is_none()
+                && !m.dead(&c.ctx)
+                && crate::analysis::resolve::model_factory(&m.qual(c))
+        })
 }
 
 /// Does node `n` run as code of `scope` itself (not in a function or class defined inside

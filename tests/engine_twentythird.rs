@@ -1,0 +1,43 @@
+//! The twenty-third accuracy round: shapes from the blind waves g565– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// An unfinished fine-tuning script: loaders built, a pretrained torchvision model loaded at
+/// module level, the training loop not yet written.
+const UNFINISHED: &str = "import torch
+from torchvision import datasets, models, transforms
+
+train_on_gpu = torch.cuda.is_available()
+train_data = datasets.ImageFolder('data/train', transform=transforms.ToTensor())
+valid_data = datasets.ImageFolder('data/valid', transform=transforms.ToTensor())
+train_loader = torch.utils.data.DataLoader(train_data, batch_size=32, num_workers=0)
+valid_loader = torch.utils.data.DataLoader(valid_data, batch_size=32, num_workers=0)
+
+model = models.vgg16(pretrained=True)
+for param in model.features.parameters():
+    param.requires_grad = False
+";
+
+// Ex) model = models.vgg16(pretrained=True)  (no loop reads train_loader yet)
+#[test]
+fn unread_loaders_of_a_script_loading_a_pretrained_model_are_not_reported() {
+    let out = run(UNFINISHED);
+    assert!(lines_of(&out, "EA101").is_empty());
+    assert!(lines_of(&out, "EA102").is_empty());
+    // the same file without the model may be a module imported for its loaders
+    let module = UNFINISHED.replace(
+        "model = models.vgg16(pretrained=True)\nfor param in model.features.parameters():\n    param.requires_grad = False\n",
+        "",
+    );
+    assert_eq!(lines_of(&run(&module), "EA101"), vec![7, 8]);
+}
