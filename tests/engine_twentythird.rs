@@ -41,3 +41,39 @@ fn unread_loaders_of_a_script_loading_a_pretrained_model_are_not_reported() {
     );
     assert_eq!(lines_of(&run(&module), "EA101"), vec![7, 8]);
 }
+
+/// The transfer-learning tutorial's `visualize_model`, printing each batch's outputs: it
+/// returns once it has shown `num_images` images, a batch or two.
+const VISUALIZE: &str = "import torch
+import torchvision
+
+device = torch.device('cuda')
+model = torchvision.models.resnet18().to(device)
+loader = torch.utils.data.DataLoader(val_set, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+
+
+def visualize_model(model, num_images=6):
+    images_so_far = 0
+    with torch.no_grad():
+        for i, (inputs, labels) in enumerate(loader):
+            inputs = inputs.to(device)
+            outputs = model(inputs)
+            print(outputs)
+            for j in range(inputs.size()[0]):
+                images_so_far += 1
+                show(inputs.cpu().data[j])
+                if images_so_far == num_images:
+                    return
+
+
+visualize_model(model)
+";
+
+// Ex) if images_so_far == num_images: model.train(mode=was_training); return
+#[test]
+fn a_loop_returning_once_a_few_images_are_shown_is_no_hot_loop() {
+    assert!(lines_of(&run(VISUALIZE), "EA504").is_empty());
+    // shown until the loader runs out, it prints every batch
+    let all = VISUALIZE.replace("num_images=6", "num_images=100000");
+    assert_eq!(lines_of(&run(&all), "EA504"), vec![15]);
+}

@@ -131,7 +131,9 @@ fn markdown() -> String {
          `model = models.vgg16(pretrained=True)`, does. A loader a script binds and \
          never reads, its loop commented out or not yet written, is not read either.) A loop over a loader \
          that breaks off after a few batches, on its index or on a counter it increments \
-         (`if shown == 1: break` ... `shown += 1`), samples them: it is no step loop. A loop \
+         (`if shown == 1: break` ... `shown += 1`), or whose function returns once such a counter \
+         reaches a few (`if images_so_far == num_images: return`, `num_images=6`; counted per \
+         image of the batch, up to 64), samples them: it is no step loop. A loop \
          calling a function that does one training step, also through thin wrappers \
          (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop; one \
          calling a function that runs a whole training pass is an epoch loop, whatever it \

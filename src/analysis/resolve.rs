@@ -2337,6 +2337,87 @@ fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     break_tests(m, l)
         .iter()
         .any(|(n, _)| *n <= super::rules::FEW_ITERATIONS)
+        || returns_on_count(m, l)
+}
+
+/// Does the loop's function return once a counter the loop increments reaches a few, `if
+/// images_so_far == num_images: ...; return` with `num_images=6`, also from a loop over the
+/// batch's items nested in it (the transfer-learning tutorial's `visualize_model`)? The loop
+/// reads at most that many batches. Counted per batch, a few is at most
+/// [`FEW_ITERATIONS`](super::rules::FEW_ITERATIONS); counted per item, at most four times
+/// that.
+// Ex) for i, (inputs, labels) in enumerate(loader): for j in range(inputs.size()[0]):
+// Ex)     images_so_far += 1; ...; if images_so_far == num_images: return
+fn returns_on_count(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
+        return false;
+    };
+    let mut stack = vec![body];
+    let mut seen = 0usize;
+    while let Some(n) = stack.pop() {
+        seen += 1;
+        if seen > 4096 {
+            return false;
+        }
+        if matches!(
+            n.node_kind(),
+            "function_definition" | "class_definition" | "lambda"
+        ) {
+            continue;
+        }
+        if n.node_kind() == "if_statement"
+            && n.child_by_field_name("alternative").is_none()
+            && n.child_by_field_name("consequence")
+                .and_then(|b| {
+                    b.named_child(u32::try_from(b.named_child_count().checked_sub(1)?).ok()?)
+                })
+                .is_some_and(|k| k.node_kind() == "return_statement")
+            && counted_return(m, l, n)
+        {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    false
+}
+
+/// Is `if_st`'s test `C == N` (`>=`) on a counter `C` that loop `l` increments, `N` a few?
+fn counted_return(m: &Model<'_>, l: &super::facts::Loop, if_st: Node<'_>) -> bool {
+    let Some(cond) = if_st
+        .child_by_field_name("condition")
+        .filter(|c| c.node_kind() == "comparison_operator")
+    else {
+        return false;
+    };
+    let parts: Vec<Node<'_>> = {
+        let mut w = cond.walk();
+        cond.children(&mut w).collect()
+    };
+    let [a, op, b] = parts.as_slice() else {
+        return false;
+    };
+    if a.node_kind() != "identifier"
+        || !matches!(m.node_text(*op), "==" | ">=")
+        || !counts_iterations(m, l, m.node_text(*a))
+    {
+        return false;
+    }
+    let Val::Int(n) = m.resolve_expr(super::facts::Span::of(*b), b.start_byte(), l.ctx.func) else {
+        return false;
+    };
+    // (incremented in a loop nested in `l`, it counts the batch's items)
+    let per_item = m.assigns.iter().any(|x| {
+        l.span.contains(x.span)
+            && m.text(x.left) == m.node_text(*a)
+            && x.ctx.loop_.is_some_and(|i| {
+                m.loops
+                    .get(i as usize)
+                    .is_some_and(|inner| inner.span != l.span)
+            })
+    });
+    let few = super::rules::FEW_ITERATIONS * if per_item { 4 } else { 1 };
+    (1..=few).contains(&n)
 }
 
 /// How many iterations loop `l` runs at most when a statement of its body breaks off on its own
