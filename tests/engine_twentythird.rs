@@ -77,3 +77,54 @@ fn a_loop_returning_once_a_few_images_are_shown_is_no_hot_loop() {
     let all = VISUALIZE.replace("num_images=6", "num_images=100000");
     assert_eq!(lines_of(&run(&all), "EA504"), vec![15]);
 }
+
+/// A benchmark harness: its loop runs `num_loops` times, an option unpacked beside another
+/// that defaults to one, and each iteration is wrapped in tqdm.
+const ONE_LOOP: &str = "import argparse
+import torch
+from tqdm import tqdm
+
+
+def run_basic(x, model, num_loops):
+    device = torch.device('cuda:0')
+    model.to(device)
+    optimizer = torch.optim.Adam(params=model.parameters(), lr=0.01)
+    loss_sum = 0
+    for _ in tqdm(range(num_loops)):
+        optimizer.zero_grad()
+        loss = model(x.to(device)).sum()
+        loss.backward()
+        loss_sum += loss.item()
+        optimizer.step()
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--run_type', type=str, default='basic')
+    parser.add_argument('--num_loops', type=int, default=1)
+    args = parser.parse_args()
+    run, num_loops = args.run_type, args.num_loops
+    x, model = load_init()
+    run_basic(x, model, num_loops)
+";
+
+// Ex) run, num_loops, use_ddp = args.run_type, args.num_loops, args.ddp
+// Ex) for _ in tqdm(range(num_loops)):
+#[test]
+fn a_loop_over_tqdm_of_a_range_unpacked_to_one_runs_once() {
+    let out = run(ONE_LOOP);
+    assert!(lines_of(&out, "EA301").is_empty());
+    assert!(lines_of(&out, "EA203").is_empty());
+    // a thousand iterations, it is a hot loop again
+    let many = ONE_LOOP.replace("default=1)", "default=1000)");
+    assert_eq!(lines_of(&run(&many), "EA301"), vec![15]);
+    // `trange(n)` is tqdm's range
+    let trange = ONE_LOOP.replace("tqdm(range(num_loops))", "trange(num_loops)");
+    assert!(lines_of(&run(&trange), "EA301").is_empty());
+    // an unpacking the engine cannot pair (a call on the right) stays unknown: a hot loop
+    let unknown = ONE_LOOP.replace(
+        "run, num_loops = args.run_type, args.num_loops",
+        "run, num_loops = pick(args)",
+    );
+    assert_eq!(lines_of(&run(&unknown), "EA301"), vec![15]);
+}

@@ -437,6 +437,13 @@ pub(crate) struct Model<'s> {
     pub resolving: std::cell::Cell<u32>,
 }
 
+/// What one assignment binds a name to: its value, or the item of a tuple it unpacks.
+struct Bound<'m> {
+    assign: &'m Assign,
+    value: Span,
+    vkind: ValKind,
+}
+
 /// The elements of a tuple or expression list (`a, b = f(x), \\\n g(y)`): its named children
 /// without the extras the grammar lets in between, a line continuation or a comment.
 pub(crate) fn elements(list: Node<'_>) -> Vec<Node<'_>> {
@@ -2570,6 +2577,39 @@ impl<'s> Model<'s> {
         false
     }
 
+    /// What assignment `a` binds `name` to: its whole value for `name = v`, the matching item
+    /// for `a, name = x, v` (plain names on the left, as many items on the right); `None`
+    /// when it does not bind `name` so.
+    fn bound_value<'m>(&self, a: &'m Assign, name: &str) -> Option<Bound<'m>> {
+        if a.targets.len() == 1 {
+            return (self.text(a.left) == name).then_some(Bound {
+                assign: a,
+                value: a.value,
+                vkind: a.vkind,
+            });
+        }
+        if !a.targets.iter().any(|t| self.text(*t) == name) {
+            return None;
+        }
+        let left = self
+            .node(a.left)
+            .filter(|n| matches!(n.node_kind(), "pattern_list" | "tuple_pattern"))?;
+        let right = self
+            .node(a.value)
+            .filter(|n| matches!(n.node_kind(), "expression_list" | "tuple"))?;
+        let (names, items) = (elements(left), elements(right));
+        if names.len() != items.len() || names.iter().any(|n| n.node_kind() != "identifier") {
+            return None;
+        }
+        let i = names.iter().position(|n| self.node_text(*n) == name)?;
+        let item = *items.get(i)?;
+        Some(Bound {
+            assign: a,
+            value: Span::of(item),
+            vkind: val_kind(item),
+        })
+    }
+
     /// The value of the expression at `s` (of kind `k`) as the code at byte `at` sees it, up to
     /// `depth` steps of names and calls deep; [`Val::Unknown`] beyond that, or when the chain of
     /// resolutions this one sits in (through the as-shipped reading) is already
@@ -2614,26 +2654,32 @@ impl<'s> Model<'s> {
                 .map_or(Val::Unknown, |v| Val::Str(v.into_owned())),
             ValKind::Ident => {
                 // nearest preceding assignment in the same function, else a module-level one
-                let mut prior: Vec<&Assign> = Vec::new();
-                let mut module: Vec<&Assign> = Vec::new();
+                // (each with the value it gives the name: one item of a tuple unpacked, `run,
+                // num_loops = args.run_type, args.num_loops`)
+                let mut prior: Vec<Bound<'_>> = Vec::new();
+                let mut module: Vec<Bound<'_>> = Vec::new();
                 for a in &self.assigns {
-                    if a.augmented || a.targets.len() != 1 || self.text(a.left) != t {
+                    if a.augmented {
                         continue;
                     }
+                    let Some(b) = self.bound_value(a, t) else {
+                        continue;
+                    };
                     if a.ctx.func == func && func.is_some() && a.span.end <= at {
-                        prior.push(a);
+                        prior.push(b);
                     } else if a.ctx.func.is_none() && a.ctx.class.is_none() {
-                        module.push(a);
+                        module.push(b);
                     }
                 }
                 // what a binding gives: its value resolved (bound inside a loop, only a literal:
                 // the same value every iteration, `log_interval = 1` written in the step loop)
-                let binding_value = |a: &Assign| {
+                let binding_value = |b: &Bound<'_>| {
+                    let a = b.assign;
                     if a.ctx.loop_.is_none()
-                        || a.vkind.is_literal()
-                        || matches!(a.vkind, ValKind::Float)
+                        || b.vkind.is_literal()
+                        || matches!(b.vkind, ValKind::Float)
                     {
-                        self.resolve_span(a.value, a.vkind, a.span.start, a.ctx.func, depth + 1)
+                        self.resolve_span(b.value, b.vkind, a.span.start, a.ctx.func, depth + 1)
                     } else {
                         Val::Unknown
                     }
@@ -2643,18 +2689,18 @@ impl<'s> Model<'s> {
                 // when every binding that may reach `at` agrees, back to one that always runs;
                 // a binding in a branch off as shipped does not run
                 if prior.len() > 1
-                    && prior
-                        .last()
-                        .is_some_and(|a| self.dead(&a.ctx) || !self.unconditional_at(a.span, at))
+                    && prior.last().is_some_and(|b| {
+                        self.dead(&b.assign.ctx) || !self.unconditional_at(b.assign.span, at)
+                    })
                 {
                     let mut vals: Vec<Val> = Vec::new();
                     let mut decided = false;
-                    for a in prior.iter().rev() {
-                        if self.dead(&a.ctx) {
+                    for b in prior.iter().rev() {
+                        if self.dead(&b.assign.ctx) {
                             continue;
                         }
-                        vals.push(binding_value(a));
-                        if self.unconditional_at(a.span, at) {
+                        vals.push(binding_value(b));
+                        if self.unconditional_at(b.assign.span, at) {
                             decided = true;
                             break;
                         }
@@ -2671,7 +2717,7 @@ impl<'s> Model<'s> {
                         _ => Val::Unknown,
                     };
                 }
-                let best = prior.last().copied();
+                let best = prior.last();
                 // a parameter of the function, not rebound before `at`: what its callers pass
                 if best.is_none()
                     && let Some(f) = func
@@ -2681,15 +2727,21 @@ impl<'s> Model<'s> {
                 }
                 let pick = match best {
                     Some(a) => Some(a),
-                    None if module.len() == 1 => module.first().copied(),
+                    None if module.len() == 1 => module.first(),
                     None => {
                         // several module-level assignments: known only when those that run as
                         // shipped agree (`if device == "cuda": n = 1 else: n = 0`)
                         let vals: Vec<Val> = module
                             .iter()
-                            .filter(|a| !self.dead(&a.ctx))
-                            .map(|a| {
-                                self.resolve_span(a.value, a.vkind, a.span.start, None, depth + 1)
+                            .filter(|b| !self.dead(&b.assign.ctx))
+                            .map(|b| {
+                                self.resolve_span(
+                                    b.value,
+                                    b.vkind,
+                                    b.assign.span.start,
+                                    None,
+                                    depth + 1,
+                                )
                             })
                             .collect();
                         return match vals.first() {

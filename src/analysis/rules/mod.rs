@@ -2130,12 +2130,15 @@ pub(crate) fn known_iterations(m: &Model<'_>, l: &Loop) -> Option<i64> {
 /// How many items loop `l`'s iterable holds, when the file says (see [`known_iterations`]).
 fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
     let mut it = l.iter?;
-    // `enumerate(ws_test)`: the items are its argument's
-    if let Some(inner) = m
-        .call_at(it)
-        .filter(|c| m.text(c.func) == "enumerate")
-        .and_then(|c| m.pos(c, 0))
-    {
+    // `enumerate(ws_test)`, `tqdm(range(num_loops))`: the items are the argument's
+    for _ in 0..4 {
+        let Some(inner) = m
+            .call_at(it)
+            .filter(|c| matches!(m.last_name(c), "enumerate" | "tqdm"))
+            .and_then(|c| m.pos(c, 0))
+        else {
+            break;
+        };
         it = inner.value;
     }
     // what the loop iterates, directly or through the name bound to it
@@ -2170,7 +2173,11 @@ fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
         }
     }
     let call = m.call_at(it)?;
-    if m.text(call.func) != "range" || call.splat.is_some() || call.star {
+    // (`trange(n)` is tqdm's `range(n)`)
+    if !(m.text(call.func) == "range" || m.last_name(call) == "trange")
+        || call.splat.is_some()
+        || call.star
+    {
         return None;
     }
     // (also `len(thresholds)` of a list the file writes out: `eval_seg_iou_list = [.5, .6, .7]`)
