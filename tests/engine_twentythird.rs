@@ -128,3 +128,49 @@ fn a_loop_over_tqdm_of_a_range_unpacked_to_one_runs_once() {
     );
     assert_eq!(lines_of(&run(&unknown), "EA301"), vec![15]);
 }
+
+/// A CIFAR-10 notebook export: a preview loader read once through the old iterator method in
+/// parentheses, and a test loader whose one batch is the whole test set.
+const PREVIEW: &str = "import torch
+from torch.utils.data import DataLoader
+
+n_image = 25
+preview_loader = DataLoader(cifar10_data, batch_size=n_image, shuffle=True)
+images, labels = (iter(preview_loader)).next()
+
+train_loader = DataLoader(cifar10_train, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)
+test_loader = DataLoader(cifar10_test, batch_size=len(cifar10_test), shuffle=False)
+net = Net().cuda()
+optimizer = torch.optim.Adam(net.parameters())
+for epoch in range(20):
+    for x, t in train_loader:
+        x, t = x.cuda(), t.cuda()
+        loss = loss_fnc(net(x), t)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+correct = 0
+with torch.no_grad():
+    for i, (x, t) in enumerate(test_loader):
+        x, t = x.cuda(), t.cuda()
+        correct += (net(x).argmax(1) == t).sum().item()
+";
+
+// Ex) images, labels = (iter(cifar10_loader)).next()
+// Ex) test_loader = DataLoader(cifar10_test, batch_size=len(cifar10_test), shuffle=False)
+#[test]
+fn a_parenthesised_next_and_a_whole_dataset_batch_are_read_once() {
+    let out = run(PREVIEW);
+    assert!(lines_of(&out, "EA101").is_empty());
+    assert!(lines_of(&out, "EA301").is_empty());
+    // a test loader of batches of 100 is read every batch
+    let batches = PREVIEW.replace("batch_size=len(cifar10_test)", "batch_size=100");
+    assert_eq!(lines_of(&run(&batches), "EA301"), vec![24]);
+    // the preview loader read in a loop is read
+    let looped = PREVIEW.replace(
+        "images, labels = (iter(preview_loader)).next()",
+        "for images, labels in preview_loader:\n    show(images)",
+    );
+    assert_eq!(lines_of(&run(&looped), "EA101"), vec![5]);
+}

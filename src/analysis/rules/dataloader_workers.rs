@@ -31,7 +31,7 @@ declare_rule! {
     /// ever used that way or counted, `len(loader)`, `len(DataLoader(...))`, or one whose batch is its whole dataset, `batch_size=len(data)`):
     /// starting workers for one batch costs more than it saves (also `i, batch =
     /// next(enumerate(loader))`, or one loader of a dict of them,
-    /// `next(iter(dataloaders["train"]))`, or the old iterator method, `iter(loader).next()`);
+    /// `next(iter(dataloaders["train"]))`, or the old iterator method, `iter(loader).next()`, also parenthesised);
     /// nor a fallback built in an
     /// `except` handler; nor a
     /// function's loader that nothing reads (also a script's object attribute the file never

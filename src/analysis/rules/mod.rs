@@ -2112,7 +2112,7 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
 /// How many times loop `l` runs at most, when the file says: `range(...)` with a known upper
 /// bound, a list or tuple written out in the file (or a slice of known bounds of one), a
 /// counter the body breaks off on (`if step == 50: break`), or 1 for a body that ends in an
-/// unconditional `break`.
+/// unconditional `break` and for a loader whose one batch is its whole dataset.
 pub(crate) fn known_iterations(m: &Model<'_>, l: &Loop) -> Option<i64> {
     // `for x, y in test_loader: ...; break`: the body always leaves after one pass
     if ends_in_break(m, l) {
@@ -2147,6 +2147,14 @@ fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
             .and_then(|a| m.node(a.value)),
         _ => Some(n),
     });
+    // a loader whose one batch is its whole dataset (`batch_size=len(cifar10_test)`)
+    if let Some(loader) = items
+        .and_then(|v| m.call_at(super::facts::Span::of(v)))
+        .filter(|c| m.last_name(c).ends_with("DataLoader"))
+        && whole_dataset_batch(m, loader)
+    {
+        return Some(1);
+    }
     // a list or tuple written out, of a few items
     // Ex) configurations = [{"name": "base", ...}, ...]  (13 items) ... for config in configurations:
     if let Some(items) = items.filter(|v| matches!(v.node_kind(), "list" | "tuple")) {
@@ -2812,6 +2820,14 @@ fn in_next_iter(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
 /// Is `node` the object of a call of its `.next()` method, the old iterator spelling
 /// (`dataiter.next()`, `iter(loader).next()`)?
 fn next_method_of(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
+    // (also parenthesised, `(iter(loader)).next()`)
+    let mut node = node;
+    while let Some(p) = node
+        .parent()
+        .filter(|p| p.node_kind() == "parenthesized_expression")
+    {
+        node = p;
+    }
     node.parent().is_some_and(|a| {
         a.node_kind() == "attribute"
             && a.child_by_field_name("object") == Some(node)
