@@ -174,3 +174,35 @@ fn a_parenthesised_next_and_a_whole_dataset_batch_are_read_once() {
     );
     assert_eq!(lines_of(&run(&looped), "EA101"), vec![5]);
 }
+
+/// A pandas demonstration: `apply(axis=1)` over a frame of four rows, its data written out and
+/// bound to a name first.
+const FEW_ROWS: &str = "import pandas as pd
+
+dict_for_data_frame = {
+    'name': ['Phil', 'Paul', 'Grace', 'Emmy'],
+    'points': [1, 2, 3, 4],
+}
+df = pd.DataFrame(dict_for_data_frame)
+
+
+def func_to_apply(row):
+    return row['points'] * 2
+
+
+result = df.apply(func_to_apply, axis=1)
+print(result)
+";
+
+// Ex) dict_for_data_frame = {"name": ["Phil", "Paul", "Grace", "Emmy"], ...}
+// Ex) df = pd.DataFrame(dict_for_data_frame); result = df.apply(func_to_apply, axis=1)
+#[test]
+fn apply_over_a_frame_of_a_few_rows_bound_to_a_name_is_not_reported() {
+    assert!(lines_of(&run(FEW_ROWS), "EA601").is_empty());
+    // a frame read from a file is reported
+    let read = FEW_ROWS.replace(
+        "df = pd.DataFrame(dict_for_data_frame)",
+        "df = pd.DataFrame(load_rows())",
+    );
+    assert_eq!(lines_of(&run(&read), "EA601"), vec![14]);
+}

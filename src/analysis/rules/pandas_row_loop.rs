@@ -15,7 +15,8 @@ declare_rule! {
     /// to a service per row (`df.apply(lambda row: test_api_request(row.tolist()), axis=1)`,
     /// `requests.post(...)`). Nor for a frame cut to a known
     /// handful of rows (`df.head()`, `df[:5]`,
-    /// `df.sample(10)`, a frame written out in the file, `pd.DataFrame({'c1': [10, 11, 12]})`,
+    /// `df.sample(10)`, a frame written out in the file, `pd.DataFrame({'c1': [10, 11, 12]})`
+    /// (also its data bound to a name first),
     /// directly or through the variable it is assigned to): a few rows cost
     /// nothing, whatever the loop does. Nor are rows handed to a process pool
     /// (`for r in pool.imap(write_row, df.iterrows()):`): their work already runs in parallel.
@@ -241,10 +242,20 @@ fn few_rows(m: &crate::analysis::facts::Model<'_>, frame: crate::analysis::facts
     let cut = |value: crate::analysis::facts::Span| {
         if let Some(c) = m.call_at(value) {
             // a frame written out in the file (`pd.DataFrame({'c1': [10, 11, 12], ...})`)
+            // (also through the name it is bound to: `dict_for_data_frame = {"name": [...]}`)
             if m.last_name(c) == "DataFrame" {
                 return m
                     .pos(c, 0)
-                    .and_then(|a| m.node(a.value))
+                    .and_then(|a| match m.node(a.value)?.node_kind() {
+                        "identifier" => crate::analysis::as_shipped::binding(
+                            m,
+                            m.text(a.value),
+                            c.span.start,
+                            c.ctx.func,
+                        )
+                        .and_then(|b| m.node(b.value)),
+                        _ => m.node(a.value),
+                    })
                     .is_some_and(|data| written_out_rows(data).is_some_and(|n| n <= FEW_ROWS));
             }
             return match (
