@@ -206,3 +206,42 @@ fn apply_over_a_frame_of_a_few_rows_bound_to_a_name_is_not_reported() {
     );
     assert_eq!(lines_of(&run(&read), "EA601"), vec![14]);
 }
+
+/// A transfer-learning lesson that predicts on three random test images after training.
+const SAMPLE: &str = "import random
+from pathlib import Path
+import torch
+import torchvision
+from PIL import Image
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+
+
+def pred_and_plot_image(model, image_path, device=device):
+    img = Image.open(image_path)
+    model.to(device)
+    model.eval()
+    with torch.inference_mode():
+        pred = model(to_tensor(img).unsqueeze(0).to(device))
+    show(img, pred)
+
+
+model = torchvision.models.efficientnet_b0().to(device)
+num_images_to_plot = 3
+test_image_path_list = list(Path('test').glob('*/*.jpg'))
+test_image_path_sample = random.sample(population=test_image_path_list, k=num_images_to_plot)
+for image_path in test_image_path_sample:
+    pred_and_plot_image(model=model, image_path=image_path)
+";
+
+// Ex) test_image_path_sample = random.sample(population=test_image_path_list, k=num_images_to_plot)
+#[test]
+fn a_loop_over_a_random_sample_of_three_paths_runs_three_times() {
+    assert!(lines_of(&run(SAMPLE), "EA502").is_empty());
+    // over every test image, each is decoded in the loop that drives the model
+    let all = SAMPLE.replace(
+        "for image_path in test_image_path_sample:",
+        "for image_path in test_image_path_list:",
+    );
+    assert_eq!(lines_of(&run(&all), "EA502"), vec![11]);
+}

@@ -9,7 +9,7 @@ declare_rule! {
     /// "ZoeD_N")` ... `zoe.infer_pil(image)`; or directly holds
     /// an inference loop: one image in, a loop over its faces or tiles), or in a function of
     /// the file such a loop calls per step, outside a `Dataset.__getitem__`. Not in a loop of a
-    /// few known items (`for f in sample_files[:4]:`, a validation preview).
+    /// few known items (`for f in sample_files[:4]:`, `random.sample(paths, k=3)`, a validation preview).
     ///
     /// Reported on the line of the decode call.
     ///

@@ -2112,7 +2112,8 @@ pub(crate) fn few_iterations(m: &Model<'_>, l: &Loop) -> bool {
 /// How many times loop `l` runs at most, when the file says: `range(...)` with a known upper
 /// bound, a list or tuple written out in the file (or a slice of known bounds of one), a
 /// counter the body breaks off on (`if step == 50: break`), or 1 for a body that ends in an
-/// unconditional `break` and for a loader whose one batch is its whole dataset.
+/// unconditional `break` and for a loader whose one batch is its whole dataset, or the `k` of
+/// `random.sample(paths, k=3)`.
 pub(crate) fn known_iterations(m: &Model<'_>, l: &Loop) -> Option<i64> {
     // `for x, y in test_loader: ...; break`: the body always leaves after one pass
     if ends_in_break(m, l) {
@@ -2154,6 +2155,16 @@ fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
         && whole_dataset_batch(m, loader)
     {
         return Some(1);
+    }
+    // a random sample of known size (`random.sample(population=paths, k=num_images_to_plot)`)
+    if let Some(pick) = items
+        .and_then(|v| m.call_at(super::facts::Span::of(v)))
+        .filter(|c| m.qual(c) == "random.sample")
+        && let Some(k) = m.kw(pick, "k").or_else(|| m.pos(pick, 1))
+        && let Val::Int(n) = m.resolve(&k, pick.span.start, pick.ctx.func)
+        && n >= 0
+    {
+        return Some(n);
     }
     // a list or tuple written out, of a few items
     // Ex) configurations = [{"name": "base", ...}, ...]  (13 items) ... for config in configurations:
