@@ -245,3 +245,35 @@ fn a_loop_over_a_random_sample_of_three_paths_runs_three_times() {
     );
     assert_eq!(lines_of(&run(&all), "EA502"), vec![11]);
 }
+
+/// A comparison of a torchvision model run by PyTorch on the CPU with its ONNX export run by
+/// ONNX Runtime on the GPU through I/O binding.
+const ONNX: &str = "import numpy as np
+import onnxruntime
+import torch
+import torchvision.models as models
+
+img = np.zeros((1, 3, 224, 224), dtype=np.float32)
+torch_model = models.resnet18(pretrained=True)
+torch_model.eval()
+with torch.no_grad():
+    result_torch = torch_model(torch.from_numpy(img))
+
+session = onnxruntime.InferenceSession('resnet18.onnx', providers=['CUDAExecutionProvider'])
+io_binding = session.io_binding()
+x = onnxruntime.OrtValue.ortvalue_from_numpy(img, 'cuda', 0)
+y = onnxruntime.OrtValue.ortvalue_from_shape_and_type([1, 1000], np.float32, 'cuda', 0)
+session.run_with_iobinding(io_binding)
+";
+
+// Ex) X_ortvalue = onnxruntime.OrtValue.ortvalue_from_numpy(img, 'cuda', 0)
+#[test]
+fn onnx_runtime_buffers_on_cuda_do_not_put_the_torch_model_there() {
+    assert!(lines_of(&run(ONNX), "EA204").is_empty());
+    // the PyTorch model moved to the GPU is a convolutional network on CUDA
+    let moved = ONNX.replace(
+        "torch_model.eval()",
+        "torch_model = torch_model.to('cuda').eval()",
+    );
+    assert_eq!(lines_of(&run(&moved), "EA204"), vec![8]);
+}

@@ -153,7 +153,9 @@ fn markdown() -> String {
          `Trainer(accelerator=config.ACCELERATOR)`) while saying nothing of \
          `cpu` or `mps` (nor defaulting a device parameter to one, `def train(..., \
          device=\"cpu\")`) — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
-         moves to a `device` defined elsewhere). A device chosen and \
+         moves to a `device` defined elsewhere). ONNX Runtime's device strings, \
+         `OrtValue.ortvalue_from_numpy(img, 'cuda', 0)`, place its own buffers, not PyTorch's \
+         work. A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
          default; also a parameter of the class that holds the switch, `Trainer(cuda=args.cuda)` \

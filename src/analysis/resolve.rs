@@ -955,9 +955,11 @@ fn device(m: &mut Model<'_>) {
             see(m.text(a.value));
         }
         // (not the names of a command-line option: `add_argument('--cuda', dest='cuda',
-        // action='store_true')` says nothing of where the work runs)
+        // action='store_true')` says nothing of where the work runs; nor does ONNX Runtime's
+        // device of its own buffers, `OrtValue.ortvalue_from_numpy(img, 'cuda', 0)`)
+        let onnx_runtime = q.starts_with("onnxruntime.");
         for a in m.call_args(c) {
-            if a.vkind == ValKind::Str && !adds_option(m, c) {
+            if a.vkind == ValKind::Str && !adds_option(m, c) && !onnx_runtime {
                 let t = m.text(a.value).trim_matches(['"', '\'']);
                 if t == "cuda" || t.starts_with("cuda:") {
                     see("cuda");
