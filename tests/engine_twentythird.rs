@@ -277,3 +277,81 @@ fn onnx_runtime_buffers_on_cuda_do_not_put_the_torch_model_there() {
     );
     assert_eq!(lines_of(&run(&moved), "EA204"), vec![8]);
 }
+
+/// The Udacity flower classifier: a setup function defaulting its device to `'cuda'`, called
+/// with the device the `--gpu` flag chooses, off by default.
+const FLOWERS: &str = "import argparse
+import torch
+from torchvision import datasets, models
+
+
+def nn_setup(arch='vgg16', lr=0.001, device='cuda'):
+    model = models.vgg16(pretrained=True)
+    model.to(device)
+    optimizer = torch.optim.Adam(model.classifier.parameters(), lr=lr)
+    return model, optimizer
+
+
+def train(model, loader, optimizer, device):
+    for images, labels in loader:
+        images, labels = images.to(device), labels.to(device)
+        loss = torch.nn.functional.cross_entropy(model(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--gpu', action='store_true')
+    args = parser.parse_args()
+    loader = torch.utils.data.DataLoader(datasets.ImageFolder('flowers/train'), batch_size=64, num_workers=4)
+    device = torch.device('cuda' if torch.cuda.is_available() and args.gpu else 'cpu')
+    model, optimizer = nn_setup(arch='vgg16', device=device)
+    train(model, loader, optimizer, device)
+";
+
+// Ex) def nn_setup(arch='vgg16', hidden_units=2048, output_units=102, lr=0.001, device='cuda'):
+// Ex) model, criterion, optimizer = nn_setup(arch=args.arch, ..., device=device)
+#[test]
+fn a_cuda_default_every_call_overrides_puts_nothing_on_the_gpu() {
+    let out = run(FLOWERS);
+    assert!(lines_of(&out, "EA201").is_empty());
+    assert!(lines_of(&out, "EA301").is_empty());
+    // called once without the device, the default applies
+    let default = FLOWERS.replace(
+        "model, optimizer = nn_setup(arch='vgg16', device=device)",
+        "model, optimizer = nn_setup(arch='vgg16')",
+    );
+    assert_eq!(lines_of(&run(&default), "EA301"), vec![20]);
+}
+
+/// Its twin: the device chosen by `(args.GPU == True) & torch.cuda.is_available()`.
+const BITWISE_AND: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--GPU', type=bool, default=False)
+args = parser.parse_args()
+if (args.GPU == True) & torch.cuda.is_available():
+    device = 'cuda'
+else:
+    device = 'cpu'
+model = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 10)).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) if (args.GPU == True) & torch.cuda.is_available(): device = "cuda"
+#[test]
+fn a_bitwise_and_of_tests_is_a_switch_off_as_shipped() {
+    assert!(lines_of(&run(BITWISE_AND), "EA201").is_empty());
+    // on by default, the file trains on the GPU
+    let on = BITWISE_AND.replace("default=False", "default=True");
+    assert_eq!(lines_of(&run(&on), "EA201"), vec![13]);
+}

@@ -58,6 +58,29 @@ pub(crate) fn condition(
                 _ => None,
             }
         }
+        // `(args.GPU == True) & torch.cuda.is_available()`: `&` / `|` of truth values (each
+        // side a comparison, a test or a call, so no integer bit-masks)
+        "binary_operator" => {
+            let op = field::get(node, field::OPERATOR).map(|o| m.node_text(o))?;
+            let (l, r) = (
+                field::get(node, field::LEFT)?,
+                field::get(node, field::RIGHT)?,
+            );
+            if !matches!(op, "&" | "|")
+                || !super::facts::truth_valued(l)
+                || !super::facts::truth_valued(r)
+            {
+                return None;
+            }
+            let l = condition(m, l, at, func, depth + 1);
+            let r = condition(m, r, at, func, depth + 1);
+            match (op, l, r) {
+                ("&", Some(false), _) | ("&", _, Some(false)) => Some(false),
+                ("|", Some(true), _) | ("|", _, Some(true)) => Some(true),
+                (_, Some(a), Some(b)) => Some(if op == "&" { a && b } else { a || b }),
+                _ => None,
+            }
+        }
         "call" => {
             let f = field::get(node, field::FUNCTION)?;
             let t = m.node_text(f);

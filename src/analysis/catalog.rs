@@ -155,10 +155,11 @@ fn markdown() -> String {
          device=\"cpu\")`) — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
          moves to a `device` defined elsewhere). ONNX Runtime's device strings, \
          `OrtValue.ortvalue_from_numpy(img, 'cuda', 0)`, place its own buffers, not PyTorch's \
-         work. A device chosen and \
+         work; nor does a parameter defaulting to `'cuda'` that every call in the file \
+         passes, `nn_setup(arch, device=device)`. A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
-         default; also a parameter of the class that holds the switch, `Trainer(cuda=args.cuda)` \
+         default, `if (args.GPU == True) & torch.cuda.is_available():` with `default=False`; also a parameter of the class that holds the switch, `Trainer(cuda=args.cuda)` \
          building `def __init__(self, cuda=False)`), or `torch.cuda.is_available()` without a move that runs, puts nothing on \
          the GPU; nor does clearing CUDA's memory cache (`torch.cuda.empty_cache()`), or CUDA's \
          mixed-precision helpers (`torch.cuda.amp.autocast()`, `GradScaler()`), in a file that \

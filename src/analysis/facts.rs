@@ -444,6 +444,25 @@ struct Bound<'m> {
     vkind: ValKind,
 }
 
+/// Is `node` (inside parentheses) a truth value by its shape: a comparison, `and` / `or` /
+/// `not`, `True` / `False`, or a call (`torch.cuda.is_available()`)?
+pub(crate) fn truth_valued(node: Node<'_>) -> bool {
+    let mut n = node;
+    for _ in 0..16 {
+        if n.node_kind() != "parenthesized_expression" {
+            break;
+        }
+        let Some(inner) = n.named_child(0) else {
+            return false;
+        };
+        n = inner;
+    }
+    matches!(
+        n.node_kind(),
+        "comparison_operator" | "boolean_operator" | "not_operator" | "true" | "false" | "call"
+    )
+}
+
 /// The elements of a tuple or expression list (`a, b = f(x), \\\n g(y)`): its named children
 /// without the extras the grammar lets in between, a line continuation or a comment.
 pub(crate) fn elements(list: Node<'_>) -> Vec<Node<'_>> {
@@ -846,7 +865,8 @@ impl<'s> Walker<'s> {
         }
     }
 
-    /// The conjuncts of a condition: `a and (b and c)` → `[a, b, c]` (bounded).
+    /// The conjuncts of a condition: `a and (b and c)` → `[a, b, c]`, also `(a == x) & b`
+    /// (bounded).
     fn conjuncts<'t>(&self, cond: Node<'t>) -> Vec<Node<'t>> {
         let mut out = Vec::new();
         let mut stack = vec![cond];
@@ -858,6 +878,20 @@ impl<'s> Walker<'s> {
                 "boolean_operator"
                     if field::get(n, field::OPERATOR)
                         .is_some_and(|o| o.utf8_text(self.src.as_bytes()).ok() == Some("and")) =>
+                {
+                    if let Some(r) = field::get(n, field::RIGHT) {
+                        stack.push(r);
+                    }
+                    if let Some(l) = field::get(n, field::LEFT) {
+                        stack.push(l);
+                    }
+                }
+                // (`(args.GPU == True) & torch.cuda.is_available()`: `&` of truth values)
+                "binary_operator"
+                    if field::get(n, field::OPERATOR)
+                        .is_some_and(|o| o.utf8_text(self.src.as_bytes()).ok() == Some("&"))
+                        && field::get(n, field::LEFT).is_some_and(truth_valued)
+                        && field::get(n, field::RIGHT).is_some_and(truth_valued) =>
                 {
                     if let Some(r) = field::get(n, field::RIGHT) {
                         stack.push(r);

@@ -1020,7 +1020,9 @@ fn device(m: &mut Model<'_>) {
             }
         }
     }
-    if m.cuda_default_param {
+    // (`def nn_setup(..., device='cuda')` whose every call passes the device, `device=device`
+    // with `--gpu` off: the default never applies)
+    if m.cuda_default_param && cuda_default_applies(m) {
         see("cuda");
     }
     if let Some(d) = m.host_default_param {
@@ -1039,6 +1041,32 @@ fn device(m: &mut Model<'_>) {
     } else {
         Device::Unknown
     };
+}
+
+/// Does some parameter default `'cuda'` (`def train(model, device='cuda')`) apply: its
+/// function is a method, or called from nowhere in the file, or called once without that
+/// argument?
+fn cuda_default_applies(m: &Model<'_>) -> bool {
+    m.funcs.iter().any(|f| {
+        f.params.iter().enumerate().any(|(p, (_, d))| {
+            let Some((v, ValKind::Str)) = d else {
+                return false;
+            };
+            let t = m.text(*v).trim_matches(['"', '\'']);
+            if t != "cuda" && !t.starts_with("cuda:") {
+                return false;
+            }
+            let name = m.text(f.name);
+            let mut calls = m
+                .calls
+                .iter()
+                .filter(|c| c.method.is_none() && m.text(c.func) == name)
+                .peekable();
+            f.class.is_some()
+                || calls.peek().is_none()
+                || calls.any(|c| c.star || c.splat.is_some() || m.passed_arg(c, f, p).is_none())
+        })
+    })
 }
 
 /// `.type(torch.cuda.FloatTensor)`, or `.type(dtype)` with `dtype` bound to an expression
