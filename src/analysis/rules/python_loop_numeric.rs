@@ -8,7 +8,9 @@ declare_rule! {
     /// ## What it does
     /// Flags a Python `for i in range(...)` loop that computes a NumPy array or torch tensor
     /// element by element: it assigns `out[i] = ...` into an array built with `np.*` /
-    /// `torch.*`, or accumulates `total += a[i] ...` from one. Nested loops are reported once,
+    /// `torch.*`, or one indexed as only an array is (`image[y, x, 0] = 255` over `range(
+    /// image.shape[0])`, an image `cv2.imread` returned), or accumulates `total += a[i] ...`
+    /// from one. Nested loops are reported once,
     /// on the outer loop; loops of at most 16 known iterations (`range(3)`, `range(len(ts))`
     /// over a list written out) are not reported,
     /// nor loops whose iterations each reduce whole arrays (`inter[c] += (pred == c).sum()`;
