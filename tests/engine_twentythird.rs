@@ -355,3 +355,76 @@ fn a_bitwise_and_of_tests_is_a_switch_off_as_shipped() {
     let on = BITWISE_AND.replace("default=False", "default=True");
     assert_eq!(lines_of(&run(&on), "EA201"), vec![13]);
 }
+
+/// A GAN loop that alternates its discriminator and generator steps on counters it counts down
+/// each step, both bound in one unpacking.
+const COUNTDOWN: &str = "import torch
+
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(200):
+    d_left, g_left = 2, 1
+    for x in train_loader:
+        if d_left > 0:
+            loss = model(x.cuda()).mean()
+            d_left -= 1
+        elif g_left > 0:
+            loss = model(x.cuda()).sum()
+            print(loss.item())
+            g_left -= 1
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) d_steps_left, g_steps_left = 2, 1 ... if d_steps_left > 0: ... d_steps_left -= 1 elif g_steps_left > 0:
+#[test]
+fn a_counter_changed_in_place_in_the_loop_has_no_one_value() {
+    assert_eq!(lines_of(&run(COUNTDOWN), "EA301"), vec![13]);
+    // bound one by one, the same
+    let single = COUNTDOWN.replace("d_left, g_left = 2, 1", "d_left = 2\n    g_left = 1");
+    assert_eq!(lines_of(&run(&single), "EA301"), vec![14]);
+}
+
+/// A PyTorch Geometric GCN sized by its graphs' node-feature width, read from the first graph.
+const GCN: &str = "import torch
+import torch.nn as nn
+from torch_geometric.nn import GCNConv
+from torch_geometric.loader import DataLoader
+
+
+class GCNModel(nn.Module):
+    def __init__(self, input_dim, hidden_dim=64):
+        super().__init__()
+        self.conv1 = GCNConv(input_dim, hidden_dim)
+        self.conv2 = GCNConv(hidden_dim, hidden_dim)
+        self.linear = nn.Linear(hidden_dim, 1)
+
+    def forward(self, x, edge_index):
+        return self.linear(self.conv2(self.conv1(x, edge_index).relu(), edge_index))
+
+
+device = torch.device('cuda')
+loader = DataLoader(train_dataset, batch_size=8, shuffle=True)
+input_dim = train_dataset[0].x.shape[1]
+model = GCNModel(input_dim=input_dim).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    for batch in loader:
+        batch = batch.to(device)
+        loss = (model(batch.x, batch.edge_index).squeeze() - batch.y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) input_dim = train_dataset[0].x.shape[1]; model = GCNModel(input_dim=input_dim, hidden_dim=hidden_dim)
+#[test]
+fn a_gcn_sized_by_its_graphs_feature_width_is_a_small_model() {
+    let out = run(GCN);
+    assert!(lines_of(&out, "EA201").is_empty());
+    assert!(lines_of(&out, "EA202").is_empty());
+    // a width the file does not bound leaves the size unknown
+    let unknown = GCN.replace("train_dataset[0].x.shape[1]", "load_width()");
+    assert_eq!(lines_of(&run(&unknown), "EA201"), vec![24]);
+}

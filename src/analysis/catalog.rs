@@ -109,7 +109,9 @@ fn markdown() -> String {
          takes the branch its test takes as shipped; an entry of a dict the file writes out, `config['num_workers']`, \
          or copies from the options, `for arg in vars(args): config[arg] = getattr(args, arg)` \
          then `if config['optimizer'] == 'adam':`, a field of a class the file defines, also inside a function, and a name unpacked from \
-         a tuple written out, `run, num_loops = args.run_type, args.num_loops`, as they stand), the rest of a block after an `if` that leaves it as shipped (`if \
+         a tuple written out, `run, num_loops = args.run_type, args.num_loops`, as they stand; \
+         a name changed in place, `d_left -= 1`, before the test or in a loop around it, has no \
+         one value), the rest of a block after an `if` that leaves it as shipped (`if \
          args.evaluate: validate(...); return` with the flag on by default, or `else: raise \
          Exception(...)` with the test false by default; a branch of an `if` / `elif` chain after \
          a test that holds, `args.mode in ['fsp', 'ab']` and `training is False` with `training = \

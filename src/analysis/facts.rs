@@ -2611,6 +2611,21 @@ impl<'s> Model<'s> {
         false
     }
 
+    /// Does a loop hold both assignment `a` and byte `at`?
+    fn loop_around_both(&self, a: &Assign, at: usize) -> bool {
+        let mut cur = a.ctx.loop_;
+        for _ in 0..256 {
+            let Some(l) = cur.and_then(|i| self.loops.get(i as usize)) else {
+                return false;
+            };
+            if l.span.start <= at && at < l.span.end {
+                return true;
+            }
+            cur = l.parent;
+        }
+        false
+    }
+
     /// What assignment `a` binds `name` to: its whole value for `name = v`, the matching item
     /// for `a, name = x, v` (plain names on the left, as many items on the right); `None`
     /// when it does not bind `name` so.
@@ -2687,6 +2702,17 @@ impl<'s> Model<'s> {
                 .and_then(|n| string_value(n, self.src))
                 .map_or(Val::Unknown, |v| Val::Str(v.into_owned())),
             ValKind::Ident => {
+                // a name the code changes in place before `at`, or in a loop around both
+                // (`d_steps_left -= 1` in the step loop that tests `if d_steps_left > 0:`), has
+                // no one value there
+                if self.assigns.iter().any(|a| {
+                    a.augmented
+                        && a.ctx.func == func
+                        && self.text(a.left) == t
+                        && (a.span.end <= at || self.loop_around_both(a, at))
+                }) {
+                    return Val::Unknown;
+                }
                 // nearest preceding assignment in the same function, else a module-level one
                 // (each with the value it gives the name: one item of a tuple unpacked, `run,
                 // num_loops = args.run_type, args.num_loops`)

@@ -25,7 +25,7 @@ declare_rule! {
     /// from them, `self.latent_size`, and their sums and products, or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
     /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
-    /// features taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
+    /// features (`dataset.num_features`, the first graph's `x.shape[1]`) taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
     /// `GraphConv` / `GATConv`) adding up to under 100,000
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is

@@ -3044,7 +3044,18 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                             Val::Int(n) => u64::try_from(n).ok(),
                             _ => None,
                         })
-                        .or_else(|| graph_width(m.text(a.value))),
+                        .or_else(|| graph_width_in(m, m.text(a.value)))
+                        // (through the name it is bound to, `input_dim =
+                        // train_dataset[0].x.shape[1]`)
+                        .or_else(|| {
+                            let b = super::as_shipped::binding(
+                                m,
+                                m.text(a.value),
+                                call.span.start,
+                                call.ctx.func,
+                            )?;
+                            graph_width_in(m, m.text(b.value))
+                        }),
                     (Some(a), None) => literal_int(m.text(a.value)),
                     (None, Some(_)) => f
                         .params
@@ -3193,6 +3204,20 @@ fn graph_width(text: &str) -> Option<u64> {
     }
 }
 
+/// [`graph_width`], and in a file of PyTorch Geometric also a graph's node-feature matrix
+/// width, `train_dataset[0].x.shape[1]`.
+fn graph_width_in(m: &Model<'_>, text: &str) -> Option<u64> {
+    let pyg = || m.imports.values().any(|q| q.starts_with("torch_geometric"));
+    let text = text.replace(' ', "");
+    graph_width(&text).or_else(|| {
+        ([".x.shape[1]", ".x.shape[-1]", ".x.size(1)", ".x.size(-1)"]
+            .iter()
+            .any(|s| text.ends_with(s))
+            && pyg())
+        .then_some(4096)
+    })
+}
+
 /// What an environment's observation or action width is taken to be at most, where a policy
 /// network's layer is sized by one (`nn.Linear(obs_dim, 64)`): vector observations of the
 /// usual control and robotics suites run to a few hundred numbers (Humanoid: 376), and
@@ -3269,7 +3294,7 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
         int_expr(text, param)
             .or_else(|| param(text))
             .or_else(|| env_width(text).then_some(ENV_WIDTH))
-            .or_else(|| graph_width(text))
+            .or_else(|| graph_width_in(m, text))
     };
     let int = |i: usize, name: &str| size(m.pos(c, i).or_else(|| m.kw(c, name)));
     Some(match last {

@@ -21,7 +21,7 @@ declare_rule! {
     /// builds no layer, `self.weight_init()`, adds none), or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
     /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
-    /// features taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
+    /// features (`dataset.num_features`, the first graph's `x.shape[1]`) taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
     /// `GraphConv` / `GATConv`) adding up to under 1,000,000
     /// parameters (a LeNet, an MNIST MLP, a policy network) is left alone: its step waits on
     /// kernel launches, not arithmetic, and TF32 changes nothing measurable (on an H200 at
