@@ -428,3 +428,33 @@ fn a_gcn_sized_by_its_graphs_feature_width_is_a_small_model() {
     let unknown = GCN.replace("train_dataset[0].x.shape[1]", "load_width()");
     assert_eq!(lines_of(&run(&unknown), "EA201"), vec![24]);
 }
+
+/// An SRGAN trained by iterations: a counter stepped by one in the batch loop announces the
+/// second phase when it reaches the first phase's length.
+const PHASES: &str = "import torch
+
+iterations_phase1 = 3000
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+iteration = 0
+while iteration < 6000:
+    for x in train_loader:
+        iteration += 1
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if iteration == iterations_phase1:
+            print('Phase 2: reducing learning rate', loss.item())
+";
+
+// Ex) iteration += 1 ... if iteration == iterations_phase1: print("Phase 2: reducing learning rate")
+#[test]
+fn a_counter_equal_to_a_count_the_loop_keeps_runs_once() {
+    let out = run(PHASES);
+    assert!(lines_of(&out, "EA504").is_empty());
+    assert!(lines_of(&out, "EA301").is_empty());
+    // a counter the loop sets otherwise is no step count
+    let set = PHASES.replace("iteration += 1", "iteration = pick(iteration)");
+    assert_eq!(lines_of(&run(&set), "EA504"), vec![15]);
+}

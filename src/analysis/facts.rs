@@ -1376,9 +1376,45 @@ impl<'s> Walker<'s> {
                         .split(['-', '+'])
                         .all(|w| !w.is_empty() && !targets.contains(&w))
             };
-            return (lit.node_kind() == "integer" || last()) && targets.contains(&self.text(var));
+            if targets.contains(&self.text(var)) {
+                return lit.node_kind() == "integer" || last();
+            }
+            // (a counter the loop steps by one, `iteration += 1`, against a count it does not
+            // change, `if iteration == iterations_phase1:`: one iteration too)
+            let name = self.text(var);
+            return self.counted_in_loop(name)
+                && (lit.node_kind() == "integer"
+                    || last()
+                    || (lit.node_kind() == "identifier"
+                        && self.text(lit) != name
+                        && !targets.contains(&self.text(lit))));
         }
         false
+    }
+
+    /// Is `name` stepped by one in the innermost loop being walked (`iteration += 1`, the
+    /// only assignments to it there)?
+    fn counted_in_loop(&self, name: &str) -> bool {
+        let Some(l) = self.cur_loop.and_then(|i| self.m.loops.get(i as usize)) else {
+            return false;
+        };
+        let mut inside = self
+            .m
+            .assigns
+            .iter()
+            .filter(|a| {
+                l.span.start <= a.span.start && self.src.get(a.left.start..a.left.end) == Some(name)
+            })
+            .peekable();
+        inside.peek().is_some()
+            && inside.all(|a| {
+                a.augmented
+                    && self.src.get(a.value.start..a.value.end) == Some("1")
+                    && self
+                        .src
+                        .get(a.left.end..a.value.start)
+                        .is_some_and(|op| op.trim() == "+=")
+            })
     }
 
     /// Marks the blocks of an `if` statement: the body runs under the condition's switches
