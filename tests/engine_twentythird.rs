@@ -458,3 +458,43 @@ fn a_counter_equal_to_a_count_the_loop_keeps_runs_once() {
     let set = PHASES.replace("iteration += 1", "iteration = pick(iteration)");
     assert_eq!(lines_of(&run(&set), "EA504"), vec![15]);
 }
+
+/// A CIFAR-10 trainer that moves its model to a config module's device, copies embeddings back
+/// with `.to('cpu')`, and shows moving averages of its losses from a deque.
+const COPY_BACK: &str = "from collections import deque
+import torch
+import config
+
+model = ResNet18()
+model.to(config.device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    losses = deque()
+    for x, y in pbar:
+        x = x.to(config.device)
+        y = y.to(config.device)
+        optimizer.zero_grad()
+        loss = loss_func(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        pbar.set_postfix({'loss': torch.Tensor(losses).mean().item()})
+
+embeddings = model.features(x)
+saved = embeddings.to('cpu')
+";
+
+// Ex) x.append(embeddings.to('cpu'))  (a copy back)
+// Ex) pbar.set_postfix({'loss': torch.Tensor(losses).mean().item()})  with losses = deque()
+#[test]
+fn a_result_copied_back_to_the_cpu_does_not_place_the_work_there() {
+    let out = run(COPY_BACK);
+    assert_eq!(lines_of(&out, "EA301"), vec![17]);
+    assert_eq!(lines_of(&out, "EA201"), vec![10]);
+    // the model moved to the CPU does place it there
+    let cpu = COPY_BACK.replace("saved = embeddings.to('cpu')", "model.to('cpu')");
+    assert!(lines_of(&run(&cpu), "EA201").is_empty());
+    // a tensor of a list the file does not show may hold device values
+    let unknown = COPY_BACK.replace("    losses = deque()\n", "    losses = tracker.values\n");
+    assert_eq!(lines_of(&run(&unknown), "EA301"), vec![17, 18]);
+}

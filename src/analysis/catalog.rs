@@ -158,7 +158,8 @@ fn markdown() -> String {
          moves to a `device` defined elsewhere). ONNX Runtime's device strings, \
          `OrtValue.ortvalue_from_numpy(img, 'cuda', 0)`, place its own buffers, not PyTorch's \
          work; nor does a parameter defaulting to `'cuda'` that every call in the file \
-         passes, `nn_setup(arch, device=device)`. A device chosen and \
+         passes, `nn_setup(arch, device=device)`; a result copied back, `embeddings.to('cpu')`, \
+         places nothing on the CPU either (a model moved there does). A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
          default, `if (args.GPU == True) & torch.cuda.is_available():` with `default=False`; also a parameter of the class that holds the switch, `Trainer(cuda=args.cuda)` \

@@ -817,7 +817,17 @@ fn device(m: &mut Model<'_>) {
                     live_move = true;
                     see("cuda");
                 } else if let Some(a) = m.pos(c, 0).filter(|a| a.vkind == ValKind::Str) {
-                    see(m.text(a.value));
+                    // (`embeddings.to('cpu')` of a result copies it back, as
+                    // `.to(torch.device('cpu'))` does: only a model moved there places work)
+                    let copy_back = m.text(a.value).trim_matches(['"', '\'']) == "cpu"
+                        && c.recv_call.is_none()
+                        && c.recv_root.is_some_and(|r| {
+                            let t = m.text(r);
+                            t != "self" && m.kinds.get(t) != Some(&VarKind::Model)
+                        });
+                    if !copy_back {
+                        see(m.text(a.value));
+                    }
                 } else if let Some(a) = m
                     .pos(c, 0)
                     .or_else(|| m.kw(c, "device"))

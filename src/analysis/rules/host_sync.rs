@@ -41,7 +41,8 @@ declare_rule! {
     /// one already copied (`output = model(x).cpu()` ... `probs, classes = torch.max(
     /// torch.softmax(output, 1), 1)` ... `for p, c in zip(probs, classes): c.numpy()`; `psnr =
     /// mse_to_psnr(loss.detach().cpu())` ... `psnr.item()`), and a
-    /// tensor built without a device from host data (`torch.tensor(decode(ids.cpu().numpy()))`). A step loop that decodes with a language
+    /// tensor built without a device from host data (`torch.tensor(decode(ids.cpu().numpy()))`, a
+    /// list of numbers the file keeps, `torch.Tensor(losses).mean().item()` with `losses = deque()`). A step loop that decodes with a language
     /// model's `generate(...)` (decoding options, `**inputs`, token ids), itself or through a
     /// function of the file it calls (an RL fine-tune's `rollout(model, tokenizer, q)`), reads
     /// every token back already and is left alone; a GAN's `generator.generate(n, device)` is no such loop.
@@ -150,6 +151,11 @@ impl Rule for HostSync {
             ) && stays_on_host(m, c)
                 && unmoved_batch_value(m, l, c, root)
             {
+                continue;
+            }
+            // a tensor built on the host from a Python list of numbers, `torch.Tensor(losses)
+            // .mean().item()` with `losses = deque()`: no device in the chain
+            if stays_on_host(m, c) && host_list_tensor(m, c) {
                 continue;
             }
             // a value already copied to the host in this iteration (`boxes = out["boxes"].cpu()`
@@ -1313,6 +1319,51 @@ fn stays_on_host(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fac
             return false;
         }
         cur = r.recv_call;
+    }
+    false
+}
+
+/// Does the chain `c` reads start at a tensor built without a device from a Python list the
+/// file keeps (`torch.Tensor(losses)` with `losses = deque()` or `[]`): a host tensor?
+// Ex) pbar.set_postfix({'loss': torch.Tensor(losses).mean().item()})
+fn host_list_tensor(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let mut cur = c.recv_call;
+    for _ in 0..16 {
+        let Some(r) = cur.and_then(|i| m.calls.get(i as usize)) else {
+            return false;
+        };
+        if r.method.is_some() && r.recv_call.is_some() {
+            cur = r.recv_call;
+            continue;
+        }
+        let ctor = matches!(
+            &*m.qual(r),
+            "torch.Tensor" | "torch.tensor" | "torch.as_tensor" | "torch.FloatTensor"
+        );
+        let [arg] = m.call_args(r) else {
+            return false;
+        };
+        let name = m.text(arg.value);
+        let mut bound = m
+            .assigns
+            .iter()
+            .filter(|a| a.targets.len() == 1 && m.text(a.left) == name)
+            .peekable();
+        return ctor
+            && m.kw(r, "device").is_none()
+            && arg.name.is_none()
+            && bound.peek().is_some()
+            && bound.all(|a| {
+                let v = m.text(a.value).replace(' ', "");
+                !a.augmented
+                    && matches!(
+                        v.as_str(),
+                        "[]" | "list()" | "deque()" | "collections.deque()"
+                    )
+            });
     }
     false
 }
