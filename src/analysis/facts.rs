@@ -1395,26 +1395,9 @@ impl<'s> Walker<'s> {
     /// Is `name` stepped by one in the innermost loop being walked (`iteration += 1`, the
     /// only assignments to it there)?
     fn counted_in_loop(&self, name: &str) -> bool {
-        let Some(l) = self.cur_loop.and_then(|i| self.m.loops.get(i as usize)) else {
-            return false;
-        };
-        let mut inside = self
-            .m
-            .assigns
-            .iter()
-            .filter(|a| {
-                l.span.start <= a.span.start && self.src.get(a.left.start..a.left.end) == Some(name)
-            })
-            .peekable();
-        inside.peek().is_some()
-            && inside.all(|a| {
-                a.augmented
-                    && self.src.get(a.value.start..a.value.end) == Some("1")
-                    && self
-                        .src
-                        .get(a.left.end..a.value.start)
-                        .is_some_and(|op| op.trim() == "+=")
-            })
+        self.cur_loop
+            .and_then(|i| self.m.loops.get(i as usize))
+            .is_some_and(|l| self.m.stepped_by_one(name, l.span))
     }
 
     /// Marks the blocks of an `if` statement: the body runs under the condition's switches
@@ -2645,6 +2628,25 @@ impl<'s> Model<'s> {
             }
         }
         false
+    }
+
+    /// Is `name` assigned within `span` (a loop) and only ever stepped by one there
+    /// (`iteration += 1`)?
+    pub(crate) fn stepped_by_one(&self, name: &str, span: Span) -> bool {
+        let mut inside = self
+            .assigns
+            .iter()
+            .filter(|a| span.contains(a.span) && self.text(a.left) == name)
+            .peekable();
+        inside.peek().is_some()
+            && inside.all(|a| {
+                a.augmented
+                    && self.text(a.value) == "1"
+                    && self
+                        .src
+                        .get(a.left.end..a.value.start)
+                        .is_some_and(|op| op.trim() == "+=")
+            })
     }
 
     /// Does a loop hold both assignment `a` and byte `at`?

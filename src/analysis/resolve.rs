@@ -2513,19 +2513,7 @@ fn break_tests(m: &Model<'_>, l: &super::facts::Loop) -> Vec<(i64, i64)> {
 /// the same function, and only ever `+= 1` in its body (`shown_batch = 0` ... `for images,
 /// labels in loader: if shown_batch == 1: break` ... `shown_batch += 1`)?
 fn counts_iterations(m: &Model<'_>, l: &super::facts::Loop, name: &str) -> bool {
-    let mut inside = m
-        .assigns
-        .iter()
-        .filter(|a| l.span.contains(a.span) && m.text(a.left) == name)
-        .peekable();
-    inside.peek().is_some()
-        && inside.all(|a| {
-            a.augmented
-                && m.text(a.value) == "1"
-                && m.src
-                    .get(a.left.end..a.value.start)
-                    .is_some_and(|op| op.trim() == "+=")
-        })
+    m.stepped_by_one(name, l.span)
         && m.assigns.iter().any(|a| {
             a.span.end <= l.span.start
                 && !a.augmented
