@@ -2743,14 +2743,6 @@ impl<'s> Model<'s> {
                 // a name the code changes in place before `at`, or in a loop around both
                 // (`d_steps_left -= 1` in the step loop that tests `if d_steps_left > 0:`), has
                 // no one value there
-                if self.assigns.iter().any(|a| {
-                    a.augmented
-                        && a.ctx.func == func
-                        && self.text(a.left) == t
-                        && (a.span.end <= at || self.loop_around_both(a, at))
-                }) {
-                    return Val::Unknown;
-                }
                 // nearest preceding assignment in the same function, else a module-level one
                 // (each with the value it gives the name: one item of a tuple unpacked, `run,
                 // num_loops = args.run_type, args.num_loops`)
@@ -2758,6 +2750,12 @@ impl<'s> Model<'s> {
                 let mut module: Vec<Bound<'_>> = Vec::new();
                 for a in &self.assigns {
                     if a.augmented {
+                        if a.ctx.func == func
+                            && self.text(a.left) == t
+                            && (a.span.end <= at || self.loop_around_both(a, at))
+                        {
+                            return Val::Unknown;
+                        }
                         continue;
                     }
                     let Some(b) = self.bound_value(a, t) else {

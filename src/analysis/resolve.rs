@@ -2389,6 +2389,14 @@ fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
 // Ex) for i, (inputs, labels) in enumerate(loader): for j in range(inputs.size()[0]):
 // Ex)     images_so_far += 1; ...; if images_so_far == num_images: return
 fn returns_on_count(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    // (only a loop that steps a counter by one has one to test: most loops are walked no further)
+    if !m
+        .assigns
+        .iter()
+        .any(|a| a.augmented && l.span.contains(a.span) && m.text(a.value) == "1")
+    {
+        return false;
+    }
     let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
         return false;
     };
