@@ -2159,7 +2159,7 @@ fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
     // a random sample of known size (`random.sample(population=paths, k=num_images_to_plot)`)
     if let Some(pick) = items
         .and_then(|v| m.call_at(super::facts::Span::of(v)))
-        .filter(|c| m.qual(c) == "random.sample")
+        .filter(|c| m.last_name(c) == "sample" && m.qual(c) == "random.sample")
         && let Some(k) = m.kw(pick, "k").or_else(|| m.pos(pick, 1))
         && let Val::Int(n) = m.resolve(&k, pick.span.start, pick.ctx.func)
         && n >= 0

@@ -330,15 +330,23 @@ fn written_out_rows(data: tree_sitter::Node<'_>) -> Option<i64> {
 /// file, a model behind a library call (`classifier(chunk, candidate_labels=labels)`)?
 // Ex) classifier = pipeline("zero-shot-classification") ... for i, row in df.iterrows(): classifier(row.text, ...)
 fn runs_pipeline(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loop) -> bool {
-    m.calls.iter().any(|k| {
-        k.method.is_none()
-            && l.span.contains(k.span)
-            && m.assigns.iter().any(|a| {
-                a.targets.len() == 1
-                    && m.text(a.left) == m.text(k.func)
-                    && a.rhs_call
-                        .and_then(|i| m.calls.get(i as usize))
-                        .is_some_and(|p| m.qual(p) == "transformers.pipeline")
-            })
-    })
+    // (the names bound to a pipeline first: most files bind none, and their loops are not
+    // searched)
+    let pipelines: Vec<&str> = m
+        .assigns
+        .iter()
+        .filter(|a| {
+            a.targets.len() == 1
+                && a.rhs_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|p| {
+                        m.last_name(p) == "pipeline" && m.qual(p) == "transformers.pipeline"
+                    })
+        })
+        .map(|a| m.text(a.left))
+        .collect();
+    !pipelines.is_empty()
+        && m.calls.iter().any(|k| {
+            k.method.is_none() && l.span.contains(k.span) && pipelines.contains(&m.text(k.func))
+        })
 }
