@@ -498,3 +498,39 @@ fn a_result_copied_back_to_the_cpu_does_not_place_the_work_there() {
     let unknown = COPY_BACK.replace("    losses = deque()\n", "    losses = tracker.values\n");
     assert_eq!(lines_of(&run(&unknown), "EA301"), vec![17, 18]);
 }
+
+/// PyTorch's ImageNet example: the model placed by a chain of branches, one of them for
+/// Apple's MPS backend.
+const IMAGENET: &str = "import argparse
+import torch
+import torchvision.models as models
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--gpu', default=None, type=int)
+parser.add_argument('-a', '--arch', default='resnet18')
+args = parser.parse_args()
+model = models.__dict__[args.arch]()
+if not torch.cuda.is_available() and not torch.backends.mps.is_available():
+    print('using CPU, this will be slow')
+elif args.gpu is not None and torch.cuda.is_available():
+    torch.cuda.set_device(args.gpu)
+    model = model.cuda(args.gpu)
+elif torch.backends.mps.is_available():
+    device = torch.device('mps')
+    model = model.to(device)
+else:
+    model = torch.nn.DataParallel(model).cuda()
+optimizer = torch.optim.SGD(model.parameters(), 0.1)
+for epoch in range(90):
+    for images, target in train_loader:
+        loss = criterion(model(images.cuda()), target.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) elif torch.backends.mps.is_available(): device = torch.device("mps"); model = model.to(device)
+#[test]
+fn the_mps_branch_never_runs_on_the_gpu_runner() {
+    assert_eq!(lines_of(&run(IMAGENET), "EA203"), vec![19]);
+}

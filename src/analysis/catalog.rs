@@ -162,7 +162,9 @@ fn markdown() -> String {
          places nothing on the CPU either (a model moved there does). A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \
          (`torch.device('cuda') if args.cuda else torch.device('cpu')` with `--cuda` off by \
-         default, `if (args.GPU == True) & torch.cuda.is_available():` with `default=False`; also a parameter of the class that holds the switch, `Trainer(cuda=args.cuda)` \
+         default, `if (args.GPU == True) & torch.cuda.is_available():` with `default=False`; a \
+         branch on Apple's backend, `elif torch.backends.mps.is_available():`, which the Linux GPU \
+         runner never has; also a parameter of the class that holds the switch, `Trainer(cuda=args.cuda)` \
          building `def __init__(self, cuda=False)`), or `torch.cuda.is_available()` without a move that runs, puts nothing on \
          the GPU; nor does clearing CUDA's memory cache (`torch.cuda.empty_cache()`), or CUDA's \
          mixed-precision helpers (`torch.cuda.amp.autocast()`, `GradScaler()`), in a file that \

@@ -923,6 +923,16 @@ impl<'s> Walker<'s> {
                         && field::get(o, field::OBJECT)
                             .is_some_and(|s| s.node_kind() == "identifier"))
             }),
+            // `torch.backends.mps.is_available()`: a backend the audited runner never has
+            "call"
+                if field::get(node, field::FUNCTION).is_some_and(|f| {
+                    src.get(f.start_byte()..f.end_byte())
+                        .is_some_and(|t| t.ends_with("mps.is_available"))
+                }) && field::get(node, field::ARGUMENTS)
+                    .is_some_and(|a| a.named_child_count() == 0) =>
+            {
+                true
+            }
             // `args.dataset.lower()`: a switch case-folded or stripped
             "call" => field::get(node, field::FUNCTION).is_some_and(|f| {
                 f.node_kind() == "attribute"
