@@ -463,6 +463,31 @@ pub(crate) fn truth_valued(node: Node<'_>) -> bool {
     )
 }
 
+/// The two sides of a comparison of two operands and its operator's text (`i >= 10`, `x not in
+/// ys`); `None` for anything else, a chained comparison included.
+pub(crate) fn comparison_parts<'n, 't>(
+    cond: Node<'n>,
+    src: &'t str,
+) -> Option<(Node<'n>, &'t str, Node<'n>)> {
+    if cond.node_kind() != "comparison_operator" || cond.named_child_count() != 2 {
+        return None;
+    }
+    let (a, b) = (cond.named_child(0)?, cond.named_child(1)?);
+    let op = src.get(a.end_byte()..b.start_byte())?.trim();
+    Some((a, op, b))
+}
+
+/// Is `node` a test of Apple's GPU backend, `torch.backends.mps.is_available()`? The Linux GPU
+/// runner a file is audited for never has it.
+pub(crate) fn mps_available_call(node: Node<'_>, src: &str) -> bool {
+    node.node_kind() == "call"
+        && field::get(node, field::FUNCTION).is_some_and(|f| {
+            src.get(f.start_byte()..f.end_byte())
+                .is_some_and(|t| t.ends_with("mps.is_available"))
+        })
+        && field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0)
+}
+
 /// The elements of a tuple or expression list (`a, b = f(x), \\\n g(y)`): its named children
 /// without the extras the grammar lets in between, a line continuation or a comment.
 pub(crate) fn elements(list: Node<'_>) -> Vec<Node<'_>> {
@@ -924,15 +949,7 @@ impl<'s> Walker<'s> {
                             .is_some_and(|s| s.node_kind() == "identifier"))
             }),
             // `torch.backends.mps.is_available()`: a backend the audited runner never has
-            "call"
-                if field::get(node, field::FUNCTION).is_some_and(|f| {
-                    src.get(f.start_byte()..f.end_byte())
-                        .is_some_and(|t| t.ends_with("mps.is_available"))
-                }) && field::get(node, field::ARGUMENTS)
-                    .is_some_and(|a| a.named_child_count() == 0) =>
-            {
-                true
-            }
+            "call" if mps_available_call(node, src) => true,
             // `args.dataset.lower()`: a switch case-folded or stripped
             "call" => field::get(node, field::FUNCTION).is_some_and(|f| {
                 f.node_kind() == "attribute"
@@ -1099,12 +1116,7 @@ impl<'s> Walker<'s> {
     /// A binary comparison `a OP b` (`==`, `>=`, `is`, `not in`, ...): its two sides and the
     /// operator's text.
     fn comparison_parts<'n>(&self, cond: Node<'n>) -> Option<(Node<'n>, &'s str, Node<'n>)> {
-        if cond.node_kind() != "comparison_operator" || cond.named_child_count() != 2 {
-            return None;
-        }
-        let (a, b) = (cond.named_child(0)?, cond.named_child(1)?);
-        let op = self.src.get(a.end_byte()..b.start_byte())?.trim();
-        Some((a, op, b))
+        comparison_parts(cond, self.src)
     }
 
     /// Is `n` a call of the builtin `len`?

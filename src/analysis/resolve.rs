@@ -2432,32 +2432,25 @@ fn returns_on_count(m: &Model<'_>, l: &super::facts::Loop) -> bool {
 
 /// Is `if_st`'s test `C == N` (`>=`) on a counter `C` that loop `l` increments, `N` a few?
 fn counted_return(m: &Model<'_>, l: &super::facts::Loop, if_st: Node<'_>) -> bool {
-    let Some(cond) = if_st
+    let Some((a, op, b)) = if_st
         .child_by_field_name("condition")
-        .filter(|c| c.node_kind() == "comparison_operator")
+        .and_then(|c| super::facts::comparison_parts(c, m.src))
     else {
         return false;
     };
-    let parts: Vec<Node<'_>> = {
-        let mut w = cond.walk();
-        cond.children(&mut w).collect()
-    };
-    let [a, op, b] = parts.as_slice() else {
-        return false;
-    };
     if a.node_kind() != "identifier"
-        || !matches!(m.node_text(*op), "==" | ">=")
-        || !counts_iterations(m, l, m.node_text(*a))
+        || !matches!(op, "==" | ">=")
+        || !counts_iterations(m, l, m.node_text(a))
     {
         return false;
     }
-    let Val::Int(n) = m.resolve_expr(super::facts::Span::of(*b), b.start_byte(), l.ctx.func) else {
+    let Val::Int(n) = m.resolve_expr(super::facts::Span::of(b), b.start_byte(), l.ctx.func) else {
         return false;
     };
     // (incremented in a loop nested in `l`, it counts the batch's items)
     let per_item = m.assigns.iter().any(|x| {
         l.span.contains(x.span)
-            && m.text(x.left) == m.node_text(*a)
+            && m.text(x.left) == m.node_text(a)
             && x.ctx.loop_.is_some_and(|i| {
                 m.loops
                     .get(i as usize)
@@ -2490,24 +2483,17 @@ fn break_tests(m: &Model<'_>, l: &super::facts::Loop) -> Vec<(i64, i64)> {
             {
                 return None;
             }
-            let cond = st
+            let (a, op, b) = st
                 .child_by_field_name("condition")
-                .filter(|c| c.node_kind() == "comparison_operator")?;
-            let parts: Vec<Node<'_>> = {
-                let mut w = cond.walk();
-                cond.children(&mut w).collect()
-            };
-            let [a, op, b] = parts.as_slice() else {
-                return None;
-            };
+                .and_then(|c| super::facts::comparison_parts(c, m.src))?;
             if a.node_kind() != "identifier"
-                || !(targets.contains(&m.node_text(*a)) || counts_iterations(m, l, m.node_text(*a)))
+                || !(targets.contains(&m.node_text(a)) || counts_iterations(m, l, m.node_text(a)))
                 || b.node_kind() != "integer"
             {
                 return None;
             }
-            let n = m.node_text(*b).parse::<i64>().ok()?;
-            let cap = match m.node_text(*op) {
+            let n = m.node_text(b).parse::<i64>().ok()?;
+            let cap = match op {
                 ">=" | "==" => n.checked_add(1),
                 ">" => n.checked_add(2),
                 _ => None,
@@ -3706,13 +3692,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         }
         // `elif torch.backends.mps.is_available():` (PyTorch's ImageNet example): Apple's
         // GPU backend is never there on the Linux GPU runner the file is audited for
-        "call"
-            if name
-                .replace(char::is_whitespace, "")
-                .ends_with("mps.is_available()") =>
-        {
-            Some(false)
-        }
+        "call" if super::facts::mps_available_call(node, m.src) => Some(false),
         // `args.mode == "train"`, `"info" in args.data`: both sides known as shipped, and the
         // file never reassigns the switch it compares
         "comparison_operator" => {

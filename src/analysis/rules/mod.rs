@@ -2148,18 +2148,16 @@ fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
             .and_then(|a| m.node(a.value)),
         _ => Some(n),
     });
+    let items_call = items.and_then(|v| m.call_at(super::facts::Span::of(v)));
     // a loader whose one batch is its whole dataset (`batch_size=len(cifar10_test)`)
-    if let Some(loader) = items
-        .and_then(|v| m.call_at(super::facts::Span::of(v)))
-        .filter(|c| m.last_name(c).ends_with("DataLoader"))
+    if let Some(loader) = items_call.filter(|c| m.last_name(c).ends_with("DataLoader"))
         && whole_dataset_batch(m, loader)
     {
         return Some(1);
     }
     // a random sample of known size (`random.sample(population=paths, k=num_images_to_plot)`)
-    if let Some(pick) = items
-        .and_then(|v| m.call_at(super::facts::Span::of(v)))
-        .filter(|c| m.last_name(c) == "sample" && m.qual(c) == "random.sample")
+    if let Some(pick) =
+        items_call.filter(|c| m.last_name(c) == "sample" && m.qual(c) == "random.sample")
         && let Some(k) = m.kw(pick, "k").or_else(|| m.pos(pick, 1))
         && let Val::Int(n) = m.resolve(&k, pick.span.start, pick.ctx.func)
         && n >= 0
