@@ -2640,6 +2640,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "fit" | "train" if c.method.is_some() && recv.to_ascii_lowercase().ends_with("trainer") => {
             s |= S_HF_TRAINER | S_FIT
         }
+        // an Ignite trainer, handed the model and its optimizer: the framework's loop trains
+        "create_supervised_trainer" if q.starts_with("ignite") => s |= S_FIT,
         "generate" | "predict" | "trace" if c.method.is_some() => s |= S_GENERATE,
         // (a model exported, `model.export(format="onnx")`; not pydub's `audio.export(dst)`)
         "export" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => {

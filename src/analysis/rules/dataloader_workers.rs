@@ -27,7 +27,7 @@ declare_rule! {
     /// (`DataLoader(range(n), batch_size)`, `torch.arange(n)`, a dataset class named for them,
     /// `IndexSet(n)`), whose batches slice tensors the
     /// step already holds.
-    /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` then one `next(it)`, a loop over it whose body always `break`s, or a name only
+    /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` (or `enumerate(loader)`) then one `next(it)`, a loop over it whose body always `break`s, or a name only
     /// ever used that way or counted, `len(loader)`, `len(DataLoader(...))`, or one whose batch is its whole dataset, `batch_size=len(data)`):
     /// starting workers for one batch costs more than it saves (also `i, batch =
     /// next(enumerate(loader))`, or one loader of a dict of them,

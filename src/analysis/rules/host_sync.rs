@@ -14,7 +14,7 @@ declare_rule! {
     /// settings written out, unless a longer step loop holds it);
     /// also an `.item()` in the body of a
     /// module-level helper (outside any loop or `if` of its own) whose every call in the file
-    /// sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
+    /// (but those in functions the script never calls) sits unguarded in a step loop (`correct += number_of_correct(pred, y)` with `def
     /// number_of_correct(pred, y): return pred.eq(y).sum().item()`; a helper that runs the
     /// backward pass itself may be chosen by any branch but a cadence guard, a GAN's `if
     /// d_steps_left > 0: discriminator_step(...)`); also a read directly in

@@ -249,7 +249,8 @@ fn long_step_loop_from(m: &Model<'_>, start: Option<u32>) -> Option<bool> {
 /// itself in a step loop, under no cadence guard (`correct += number_of_correct(pred, target)`
 /// in the evaluation loop; `train(epoch)` once per full-batch step of a graph network), nor
 /// any other `if` unless the helper runs the backward pass itself (a GAN's
-/// `discriminator_step(...)` on the steps it is chosen for).
+/// `discriminator_step(...)` on the steps it is chosen for). A call in a function the script
+/// never calls does not run and does not count.
 // Ex) def number_of_correct(pred, target): return pred.eq(target).sum().item()
 pub(crate) fn helper_step_ctx(m: &Model<'_>, c: &Call) -> Option<StepCtx> {
     helper_step_ctx_at(m, c, 0)
@@ -280,6 +281,8 @@ fn helper_step_ctx_at(m: &Model<'_>, c: &Call, depth: u8) -> Option<StepCtx> {
         .calls
         .iter()
         .filter(|k| k.method.is_none() && m.text(k.func) == name)
+        // (not a call in a function the script never calls: `accuracy()` left unused)
+        .filter(|k| !m.uncalled_line(k.line))
     {
         // a call that is not per step (setup code, a recursive call): the helper is not
         let s = step_ctx(m, k).or_else(|| helper_step_ctx_at(m, k, depth + 1))?;
@@ -1132,29 +1135,45 @@ pub(crate) fn own_trainer_runs(m: &Model<'_>) -> bool {
 /// (or, in a file that imports it, a receiver named like a trainer). The framework owns the
 /// training loop.
 pub(crate) fn ignite_run<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
+    ignite_engine(m).map(|(run, _)| run)
+}
+
+/// The Ignite engine that trains, as [`ignite_run`] finds it: its `trainer.run(...)` call and,
+/// where the file shows it, the `create_supervised_trainer(...)` / `Engine(step)` call that
+/// built it (where its precision is set: `amp_mode="amp"`, or autocast in the step).
+pub(crate) fn ignite_engine<'a>(m: &'a Model<'_>) -> Option<(&'a Call, Option<&'a Call>)> {
     let imports_ignite = m.imports.values().any(|q| q.starts_with("ignite"));
     if !imports_ignite {
         return None;
     }
-    m.calls.iter().find(|c| {
-        let Some(r) = c
+    m.calls.iter().find_map(|c| {
+        let r = c
             .recv
-            .filter(|_| c.method.is_some() && m.last_name(c) == "run")
-        else {
-            return false;
-        };
+            .filter(|_| c.method.is_some() && m.last_name(c) == "run")?;
+        if m.dead(&c.ctx) || m.uncalled_line(c.line) {
+            return None;
+        }
         let name = m.text(r);
-        !m.dead(&c.ctx)
-            && !m.uncalled_line(c.line)
-            && (name.to_ascii_lowercase().contains("trainer")
-                || super::as_shipped::binding(m, name, c.span.start, c.ctx.func)
-                    .or_else(|| latest_binding(m, name, c.span.start))
-                    .and_then(|a| a.rhs_call)
-                    .and_then(|i| m.calls.get(i as usize))
-                    .is_some_and(|k| {
-                        matches!(m.last_name(k), "Engine" | "create_supervised_trainer")
-                            && m.qual(k).starts_with("ignite")
-                    }))
+        let built = super::as_shipped::binding(m, name, c.span.start, c.ctx.func)
+            .or_else(|| latest_binding(m, name, c.span.start))
+            .and_then(|a| a.rhs_call)
+            .and_then(|i| m.calls.get(i as usize))
+            .filter(|k| {
+                matches!(m.last_name(k), "Engine" | "create_supervised_trainer")
+                    && m.qual(k).starts_with("ignite")
+            });
+        // (not an evaluator, `Engine(test_step)`, run each epoch: an `Engine(step)` trains when
+        // the step function of the file runs the backward pass)
+        let evaluates = built.is_some_and(|k| {
+            m.last_name(k) == "Engine"
+                && m.pos(k, 0).is_some_and(|step| {
+                    let step = m.text(step.value);
+                    let mut fs = m.funcs.iter().filter(|f| m.text(f.name) == step).peekable();
+                    fs.peek().is_some() && fs.all(|f| !f.backward)
+                })
+        });
+        (!evaluates && (built.is_some() || name.to_ascii_lowercase().contains("trainer")))
+            .then_some((c, built))
     })
 }
 
@@ -1676,7 +1695,7 @@ const MEDIA: &[&str] = &[
 
 /// Does the file feed a text model token ids only: it tokenizes (or reads its batches by
 /// `input_ids` / `attention_mask`: another module tokenized them; or Keras made the ids,
-/// `pad_sequences`, `imdb.load_data`), and nothing in it handles
+/// `pad_sequences`, `imdb.load_data`; or sizes a model by its vocabulary, `vocab_size=`), and nothing in it handles
 /// images, audio or video (no such package, no convolution, no image or audio processor)? A
 /// batch of ids is a few kilobytes, whose copy pinning cannot shorten measurably.
 // Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
@@ -1696,10 +1715,12 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
         // handed over by name (`PhraseDataset(..., tokenizer=config.deberta_tokenizer)`): the
         // dataset of another module tokenizes
         // (also by its path or name: `PretrainDataset(..., tokenizer_path="./tokenizer.model")`)
+        // (or a model sized by the vocabulary its ids index, `LSTMClassifier(...,
+        // vocab_size=len(corpus.dictionary))`: its inputs are word ids)
         || m.args.iter().any(|a| {
             a.name.is_some_and(|n| {
                 let n = m.text(n);
-                matches!(n, "input_ids" | "attention_mask" | "tokenizer")
+                matches!(n, "input_ids" | "attention_mask" | "tokenizer" | "vocab_size")
                     || n.starts_with("tokenizer_")
             })
             // (or a dataset named for its tokens, `train_dataset=tokenized_datasets["train"]`)
@@ -1743,6 +1764,10 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
         || m.loops
             .iter()
             .any(|l| l.targets.iter().any(|t| media_name(m.text(*t))))
+        // (or a keyword naming them, `PretrainDataset(path, image_dir='./images')`)
+        || m.args
+            .iter()
+            .any(|a| a.name.is_some_and(|n| media_name(m.text(n))))
         || m.imports.values().any(|q| {
             let top = q.split('.').next().unwrap_or(q);
             MEDIA.contains(&top)
@@ -2755,11 +2780,13 @@ fn single_batch_reads(
     Some(uses)
 }
 
-/// Is `node` the only argument of `iter(...)` bound to a name whose one use is a `next(...)`
-/// outside any loop the binding is not in (`dataiter = iter(test_loader)` then `images, _ =
-/// next(dataiter)`: one batch)?
+/// Is `node` the only argument of `iter(...)` (or `enumerate(...)`) bound to a name whose one
+/// use is a `next(...)` outside any loop the binding is not in (`dataiter = iter(test_loader)`
+/// then `images, _ = next(dataiter)`; `examples = enumerate(test_loader)` then `_, (x, y) =
+/// next(examples)`: one batch)?
 fn iterator_read_once(m: &Model<'_>, node: tree_sitter::Node<'_>) -> bool {
     let Some(left) = only_arg_of(m, node, "iter")
+        .or_else(|| only_arg_of(m, node, "enumerate"))
         .and_then(|call| call.parent())
         .filter(|p| p.node_kind() == "assignment")
         .and_then(|a| a.child_by_field_name("left"))

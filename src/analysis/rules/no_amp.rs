@@ -30,7 +30,9 @@ declare_rule! {
     /// Reported on the `for` line of the file's first training step loop (for a Hugging Face
     /// Trainer or Lightning, the `TrainingArguments(` / `Trainer(` call; of several Trainers, the
     /// one bound to the name whose `fit` runs; a Lightning Trainer that only validates or
-    /// predicts trains nothing and is left alone).
+    /// predicts trains nothing and is left alone; for an Ignite trainer the file runs,
+    /// `trainer.run(loader)`, the `create_supervised_trainer(` call without `amp_mode=`, or
+    /// the `Engine(step)` call).
     ///
     /// ## Why is this slow?
     /// Tensor Cores run bf16/fp16 matrix multiplies several times faster than fp32 (8x to 16x
@@ -90,6 +92,7 @@ impl Rule for NoAmp {
                     t::contains("trainingarguments", Context::Called),
                     t::called("sftconfig"),
                     t::part("lightning", Context::Anywhere),
+                    t::called("create_supervised_trainer"),
                 ]
             },
         )
@@ -109,6 +112,20 @@ impl Rule for NoAmp {
             return;
         }
         let Some(l) = super::first_train_loop(m) else {
+            // Ignite: `create_supervised_trainer(model, optimizer, loss, device="cuda")`
+            // without `amp_mode=` (or an `Engine(step)` whose step has no autocast)
+            if let Some((_, Some(built))) = super::ignite_engine(m) {
+                let mode = m.kw(built, "amp_mode").or_else(|| m.kw(built, "scaler"));
+                if mode.is_none() {
+                    let message = if m.last_name(built) == "Engine" {
+                        "Ignite `Engine` step in full fp32: wrap its forward pass and loss in `torch.autocast(\"cuda\", dtype=torch.bfloat16)` to use Tensor Cores"
+                    } else {
+                        "Ignite trainer in full fp32: pass `amp_mode=\"amp\"` to `create_supervised_trainer` to use Tensor Cores"
+                    };
+                    cx.at_call(&Self::META, built, message.to_string(), None);
+                }
+                return;
+            }
             // Hugging Face / Lightning: precision is a flag of the framework's configuration
             if let Some(c) = super::framework_config_call(m) {
                 let message = if m.last_name(c).ends_with("Arguments")

@@ -256,6 +256,8 @@ const TRANSFORMER_WORDS: &[&str] = &[
     // a detection transformer (`DETR(...)`, `DetrForObjectDetection`), sentence encoders
     // (`"all-MiniLM-L6-v2"`, `"all-mpnet-base-v2"`), a self-supervised ViT (`"dinov2_vits14"`)
     "detr",
+    // MiDaS's Dense Prediction Transformers (`torch.hub.load("intel-isl/MiDaS", "DPT_Hybrid")`)
+    "dpt",
     "minilm",
     "mpnet",
     "dinov2",

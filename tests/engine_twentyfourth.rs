@@ -1,0 +1,219 @@
+//! The twenty-fourth accuracy round: shapes from the blind waves g604– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// An MNIST CNN that trains, then shows the predictions on one batch of the test loader read
+/// through `enumerate`.
+const ONE_BATCH: &str = "import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms, models
+
+device = torch.device('cuda')
+test_data = datasets.MNIST('./data', train=False, transform=transforms.ToTensor())
+test_loader = DataLoader(test_data, batch_size=64, shuffle=False)
+train_data = datasets.MNIST('./data', train=True, transform=transforms.ToTensor())
+train_loader = DataLoader(train_data, batch_size=64, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+
+model = models.resnet18(num_classes=10).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for images, labels in train_loader:
+        images, labels = images.to(device), labels.to(device)
+        loss = nn.functional.cross_entropy(model(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+examples = enumerate(test_loader)
+_, (example_data, example_targets) = next(examples)
+with torch.no_grad():
+    output = model(example_data.to(device))
+";
+
+// Ex) examples = enumerate(test_loader); _, (x, y) = next(examples)
+#[test]
+fn a_loader_read_once_through_an_enumerate_iterator_is_not_reported() {
+    let out = run(ONE_BATCH);
+    assert!(lines_of(&out, "EA101").is_empty());
+    assert!(lines_of(&out, "EA102").is_empty());
+    // read in a loop, it loads every batch
+    let looped = ONE_BATCH.replace(
+        "examples = enumerate(test_loader)\n_, (example_data, example_targets) = next(examples)\n",
+        "for _, (example_data, example_targets) in enumerate(test_loader):\n    pass\n",
+    );
+    let out = run(&looped);
+    assert_eq!(lines_of(&out, "EA101"), vec![8]);
+    assert_eq!(lines_of(&out, "EA102"), vec![8]);
+}
+
+/// A counting helper whose one other call sits in a function nothing calls.
+const HELPER: &str = "import torch
+import torchvision
+
+device = torch.device('cuda')
+model = torchvision.models.resnet18().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+loader = torch.utils.data.DataLoader(train_set, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+
+
+def get_num_correct(preds, labels):
+    return preds.argmax(dim=1).eq(labels).sum().item()
+
+
+def accuracy(preds, labels):
+    return get_num_correct(preds, labels) / len(labels)
+
+
+for epoch in range(10):
+    total_correct = 0
+    for images, labels in loader:
+        images, labels = images.to(device), labels.to(device)
+        preds = model(images)
+        loss = torch.nn.functional.cross_entropy(preds, labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total_correct += get_num_correct(preds, labels)
+";
+
+// Ex) def accuracy(preds, labels): return get_num_correct(preds, labels) / len(labels)  (unused)
+#[test]
+fn a_helper_call_in_an_uncalled_function_does_not_stop_the_helper_being_per_step() {
+    assert_eq!(lines_of(&run(HELPER), "EA301"), vec![11]);
+    // `accuracy` called once after training: the helper is not per step
+    let called = format!("{HELPER}print(accuracy(model(x), y))\n");
+    assert!(lines_of(&run(&called), "EA301").is_empty());
+}
+
+/// An LSTM text classifier over a corpus of word ids, sized by its vocabulary.
+const WORD_IDS: &str = "import torch
+from torch.utils.data import DataLoader
+import utils.DataProcessing as DP
+import utils.LSTMClassifier as LSTMC
+
+corpus = DP.Corpus('data', filenames)
+model = LSTMC.LSTMClassifier(embedding_dim=100, hidden_dim=50, vocab_size=len(corpus.dictionary), label_size=8)
+model = model.cuda()
+train_set = DP.TxtDatasetProcessing('data', 'train_txt', 32, corpus)
+train_loader = DataLoader(train_set, batch_size=5, shuffle=True, num_workers=4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(50):
+    for inputs, labels in train_loader:
+        inputs, labels = inputs.cuda(), labels.cuda()
+        loss = torch.nn.functional.cross_entropy(model(inputs.t()), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) LSTMClassifier(..., vocab_size=len(corpus.dictionary))
+#[test]
+fn a_model_sized_by_its_vocabulary_is_fed_token_ids() {
+    assert!(lines_of(&run(WORD_IDS), "EA102").is_empty());
+    // the same loop over images is a stream of copies worth pinning
+    let images = WORD_IDS.replace("for inputs, labels in", "for images, labels in");
+    let images = images.replace(
+        "inputs, labels = inputs.cuda()",
+        "inputs, labels = images.cuda()",
+    );
+    assert_eq!(lines_of(&run(&images), "EA102"), vec![10]);
+}
+
+/// MiDaS depth estimation on webcam frames.
+const MIDAS: &str = "import cv2
+import torch
+
+model_type = \"DPT_Hybrid\"
+midas = torch.hub.load(\"intel-isl/MiDaS\", model_type)
+device = torch.device(\"cuda\")
+midas.to(device)
+midas.eval()
+transform = torch.hub.load(\"intel-isl/MiDaS\", \"transforms\").dpt_transform
+cap = cv2.VideoCapture(0)
+while cap.isOpened():
+    ret, frame = cap.read()
+    with torch.no_grad():
+        prediction = midas(transform(frame).to(device))
+    cv2.imshow('depth', prediction.squeeze().cpu().numpy())
+";
+
+// Ex) midas = torch.hub.load("intel-isl/MiDaS", "DPT_Hybrid")
+#[test]
+fn midas_dense_prediction_transformers_run_matmuls() {
+    assert_eq!(lines_of(&run(MIDAS), "EA202"), vec![7]);
+}
+
+/// A siamese network trained by Ignite's supervised trainer.
+const IGNITE: &str = "import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer, create_supervised_evaluator
+from siamese_models import SiameseNet
+
+train_loader = DataLoader(train_dataset, batch_size=512, shuffle=True, num_workers=4)
+model = SiameseNet()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+trainer = create_supervised_trainer(model, optimizer, loss, device=\"cuda\")
+evaluator = create_supervised_evaluator(model, device=\"cuda\")
+trainer.run(train_loader, max_epochs=100)
+";
+
+// Ex) trainer = create_supervised_trainer(model, optimizer, loss, device="cuda")
+#[test]
+fn an_ignite_trainer_without_amp_mode_trains_in_fp32_on_pageable_batches() {
+    let out = run(IGNITE);
+    assert_eq!(lines_of(&out, "EA201"), vec![9]);
+    assert_eq!(lines_of(&out, "EA102"), vec![6]);
+    let amp = IGNITE.replace(
+        "loss, device=\"cuda\")",
+        "loss, device=\"cuda\", amp_mode=\"amp\")",
+    );
+    assert!(lines_of(&run(&amp), "EA201").is_empty());
+}
+
+/// An Ignite script with its own step functions: the evaluator's `run` is called each epoch
+/// before the trainer's in the text.
+const ENGINES: &str = "import torch
+from ignite.engine import Engine, Events
+from transformers import BertForSequenceClassification
+
+model = BertForSequenceClassification.from_pretrained('bert-base-uncased').cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+
+def train_step(engine, batch):
+    optimizer.zero_grad()
+    loss = model(**batch).loss
+    loss.backward()
+    optimizer.step()
+    return loss
+
+trainer = Engine(train_step)
+
+def test_step(engine, batch):
+    with torch.no_grad():
+        return model(**batch).logits
+
+evaluator = Engine(test_step)
+
+@trainer.on(Events.EPOCH_COMPLETED)
+def log_results(trainer):
+    evaluator.run(val_loader)
+
+trainer.run(train_loader, max_epochs=3)
+";
+
+// Ex) trainer = Engine(train_step) ... evaluator.run(val_loader) ... trainer.run(train_loader)
+#[test]
+fn an_ignite_engine_stepping_the_optimizer_is_the_one_reported_without_amp() {
+    assert_eq!(lines_of(&run(ENGINES), "EA201"), vec![15]);
+}
