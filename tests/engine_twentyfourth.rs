@@ -217,3 +217,113 @@ trainer.run(train_loader, max_epochs=3)
 fn an_ignite_engine_stepping_the_optimizer_is_the_one_reported_without_amp() {
     assert_eq!(lines_of(&run(ENGINES), "EA201"), vec![15]);
 }
+
+/// A fine-tuning script whose loaders are built and returned by a function of the file, pinned
+/// and given workers by tests of the device.
+const RETURNED: &str = "import torch
+from torchvision import datasets, models
+
+
+def get_data_loaders(data_dir):
+    ds_tr = datasets.ImageFolder(data_dir + '/train')
+    ds_te = datasets.ImageFolder(data_dir + '/test')
+    gpu = torch.cuda.is_available()
+    w = 4 if gpu else 2
+    return torch.utils.data.DataLoader(ds_tr, batch_size=64, num_workers=w, pin_memory=gpu), torch.utils.data.DataLoader(ds_te, batch_size=64, num_workers=w, pin_memory=gpu), ds_tr.classes
+
+
+def main():
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    tr_l, te_l, classes = get_data_loaders('data')
+    test_loader = torch.utils.data.DataLoader(test_set, batch_size=64, num_workers=4, pin_memory=torch.cuda.is_available(), persistent_workers=True)
+    model = models.resnet18(num_classes=len(classes)).to(device)
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(15):
+        for x, y in tr_l:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+            loss.backward()
+            optimizer.step()
+    with torch.no_grad():
+        for x, y in test_loader:
+            x = x.to(device)
+            print(model(x).argmax(1))
+
+
+main()
+";
+
+// Ex) return DataLoader(ds_tr, ..., pin_memory=gpu), ... then tr_l, te_l, classes = get_data_loaders(...)
+#[test]
+fn loaders_returned_as_built_and_pinned_by_a_device_test() {
+    let out = run(RETURNED);
+    // the training loader, iterated every epoch under the name its caller binds
+    assert_eq!(lines_of(&out, "EA103"), vec![10]);
+    // `pin_memory=gpu` and `pin_memory=torch.cuda.is_available()` pin on the GPU runner:
+    // their copies can overlap
+    assert_eq!(lines_of(&out, "EA303"), vec![22, 27]);
+    assert!(lines_of(&out, "EA102").is_empty());
+    // pinned only where asked for
+    let unpinned = RETURNED.replace(
+        "pin_memory=torch.cuda.is_available()",
+        "pin_memory=args.pin",
+    );
+    assert_eq!(lines_of(&run(&unpinned), "EA303"), vec![22]);
+}
+
+/// Perplexity of the repository's own causal language model.
+const OWN_LM: &str = "import torch
+from torch.utils.data import DataLoader
+from model.model import VibyConfig, VibyForCausalLM
+
+device = 'cuda'
+model = VibyForCausalLM(VibyConfig()).to(device)
+model.eval()
+loader = DataLoader(dataset, batch_size=8, num_workers=4, pin_memory=True)
+total = 0.0
+with torch.no_grad():
+    for x, y in loader:
+        out = model(x.to(device, non_blocking=True), labels=y.to(device, non_blocking=True))
+        total += out.loss
+print(total / len(loader))
+";
+
+// Ex) model = VibyForCausalLM(config).to(device)
+#[test]
+fn a_class_named_for_a_language_model_head_is_a_transformer() {
+    assert_eq!(lines_of(&run(OWN_LM), "EA202"), vec![6]);
+    // a name that says nothing of its layers may be either
+    let plain = OWN_LM.replace("VibyForCausalLM", "VibyModel");
+    assert!(lines_of(&run(&plain), "EA202").is_empty());
+}
+
+/// A Faster R-CNN of the repository's own code trained on VOC.
+const RCNN: &str = "import torch
+from model.faster_rcnn import FasterRCNN
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+model = FasterRCNN(model_config, num_classes=21)
+model.to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.001)
+for epoch in range(20):
+    for im, target in loader:
+        loss = model(im.to(device), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = FasterRCNN(model_config, num_classes=21)
+#[test]
+fn detectors_and_restoration_networks_are_convolutional_families() {
+    assert_eq!(lines_of(&run(RCNN), "EA204"), vec![6]);
+    let nafnet = RCNN
+        .replace("FasterRCNN", "NAFNet")
+        .replace("faster_rcnn", "nafnet");
+    assert_eq!(lines_of(&run(&nafnet), "EA204"), vec![6]);
+    // a name that says nothing of its layers may be either
+    let other = RCNN
+        .replace("FasterRCNN", "Detector")
+        .replace("faster_rcnn", "detector");
+    assert!(lines_of(&run(&other), "EA204").is_empty());
+}

@@ -406,6 +406,27 @@ fn kinds(m: &mut Model<'_>) {
     for name in trained_models(m) {
         known.entry(name).or_insert(VarKind::Model);
     }
+    // `return DataLoader(ds_tr, ...), DataLoader(ds_te, ...), classes` (or the names bound to
+    // them) in a function of the file: `tr_l, te_l, classes = get_data_loaders(...)` binds
+    // loaders
+    for c in m.calls.iter().filter(|c| c.ctx.func.is_some()) {
+        if !m.last_name(c).ends_with("DataLoader") {
+            continue;
+        }
+        let bound = m.assigns.iter().find(|a| {
+            a.targets.len() == 1
+                && a.rhs_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|k| std::ptr::eq(k, c))
+        });
+        let mut names = super::rules::call_returned_to(m, c);
+        if let Some(a) = bound {
+            names.extend(super::rules::returned_to(m, m.text(a.left), c.ctx.func));
+        }
+        for name in names {
+            known.entry(name).or_insert(VarKind::Loader);
+        }
+    }
     m.kinds = known;
 }
 
@@ -3430,13 +3451,23 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
 
 /// A DataLoader argument by keyword or position, resolved; `**kwargs` dicts are looked into.
 pub(crate) fn loader_arg(m: &Model<'_>, c: &super::facts::Call, name: &str, pos: usize) -> Val {
-    if let Some(a) = m.kw(c, name) {
-        return m.resolve(&a, c.span.start, c.ctx.func);
-    }
-    if pos != usize::MAX
-        && let Some(a) = m.pos(c, pos)
-    {
-        return m.resolve(&a, c.span.start, c.ctx.func);
+    let given = m
+        .kw(c, name)
+        .or_else(|| m.pos(c, pos).filter(|_| pos != usize::MAX));
+    if let Some(a) = given {
+        let v = m.resolve(&a, c.span.start, c.ctx.func);
+        // a switch given as a test of the device (`pin_memory=torch.cuda.is_available()`,
+        // `pin_memory=gpu` with `gpu = torch.cuda.is_available()`): its value on the file's
+        // device
+        if v == Val::Unknown
+            && matches!(name, "pin_memory" | "persistent_workers")
+            && let Some(b) = m
+                .node(a.value)
+                .and_then(|n| super::as_shipped::condition(m, n, c.span.start, c.ctx.func, 0))
+        {
+            return Val::Bool(b);
+        }
+        return v;
     }
     if c.star {
         return Val::Unknown;

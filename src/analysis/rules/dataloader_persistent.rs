@@ -16,7 +16,9 @@ declare_rule! {
     /// `loaders[phase] = DataLoader(...)` then `for x in dataloaders[phase]` with the phase
     /// among those an enclosing loop names, or those the calls of the loop's function pass,
     /// `run_epoch('train')`: an entry no per-epoch read names, `dataloaders['test']` read once
-    /// after training, is not reported; passed to a
+    /// after training, is not reported; returned by a function of the file, bound first or
+    /// returned as built, `return DataLoader(ds_tr, ...), DataLoader(ds_te, ...)`, under the
+    /// names its callers bind; passed to a
     /// per-epoch function, also handed on from a function's epoch loop, `for epoch in ...:
     /// process_samples(model, loader, ...)`; kept by an object of a class of the file and
     /// iterated in its per-epoch method, `Trainer(train_loader=train_loader)` then `for b in
@@ -166,7 +168,14 @@ impl Rule for DataloaderPersistent {
                             loop_per_epoch(m, l) && key.is_none_or(|k| super::reads_key(m, l, k))
                         })
                     }),
-                    None => fit_hook,
+                    // (or returned as it is built: `return DataLoader(ds_tr, ...), ...` and
+                    // `tr_l, te_l, classes = get_data_loaders(...)`)
+                    None => {
+                        fit_hook
+                            || super::call_returned_to(m, c)
+                                .into_iter()
+                                .any(iterated_per_epoch)
+                    }
                 };
             // a loader built anew for each pass (`def validate(): loader = DataLoader(...)`
             // called every epoch) has no workers to keep between passes

@@ -10,7 +10,9 @@ declare_rule! {
     /// ## What it does
     /// Flags `.to(device)` (also `.to(device=...)`) / `.cuda()` of a batch in a step loop without `non_blocking=True`
     /// (not under a `step % N == 0` guard nor in a branch that runs once, `if i == 0:`),
-    /// when the loop iterates a `DataLoader` with `pin_memory=True` (or draws its batch with
+    /// when the loop iterates a `DataLoader` with `pin_memory=True` (also a test of the device
+    /// that holds on the GPU runner, `pin_memory=torch.cuda.is_available()`, or a name bound to
+    /// one, `pin_memory=use_cuda`) (or draws its batch with
     /// `next(it)` from `it = iter(loader)`, or a loader the function
     /// is handed, in a file whose every DataLoader that runs pins memory, or an entry of a dict
     /// of loaders written out, `for x, y in dataloaders['test']:`, whose every loader the loop may
@@ -175,6 +177,12 @@ impl Rule for H2dBlocking {
                         f.var.as_deref() == Some(var)
                             && f.pin_memory == Val::Bool(true)
                             && !dead_lines.contains(&f.line)
+                    })
+                    // (or one a function of the file builds pinned and returns, `tr_l, te_l =
+                    // get_data_loaders(...)`)
+                    || live.iter().any(|k| {
+                        loader_arg(m, k, "pin_memory", 7) == Val::Bool(true)
+                            && super::call_returned_to(m, k).contains(&var)
                     })
                     // a loader handed in (`def evaluate(model, eval_dataloader)`) from a file
                     // whose every loader that runs pins memory

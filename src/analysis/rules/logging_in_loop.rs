@@ -4,7 +4,9 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags `print(...)` and `logging` / `logger` calls in a training step loop that are not
+    /// Flags `print(...)` and `logging` / `logger` calls (`logging.info(...)`, `logger.info` /
+    /// `.debug` / `.warning`, `tqdm.write`; not a metrics writer's `logger.add_scalar(...)`, whose
+    /// cost is the `.item()` it is handed, EA301) in a training step loop that are not
     /// under a `step % N == 0` guard (nor in a branch that runs once, `if not
     /// warmup_completed:` with the flag set right after it), nor under a test of a reinforcement-learning episode's
     /// end (`if done:`, `if "episode" in info:`), which runs once per episode. In an inference

@@ -1358,6 +1358,24 @@ fn returned_call<'a>(
 /// returns it (`def build_loaders(): tr = DataLoader(...); ...; return tr, va` and
 /// `tr_loader, va_loader = build_loaders(...)`: `tr` is `tr_loader` there).
 pub(crate) fn returned_to<'s>(m: &Model<'s>, var: &str, func: Option<u32>) -> Vec<&'s str> {
+    returned_where(m, func, |n| m.node_text(n) == var)
+}
+
+/// The names the callers of the function holding call `c` bind its value to, when the function
+/// returns the call itself (`return DataLoader(ds_tr, ...), DataLoader(ds_te, ...), classes`
+/// and `tr_l, te_l, classes = get_data_loaders(...)`: the first call is `tr_l` there).
+pub(crate) fn call_returned_to<'s>(m: &Model<'s>, c: &Call) -> Vec<&'s str> {
+    returned_where(m, c.ctx.func, |n| {
+        n.start_byte() == c.span.start && n.end_byte() == c.span.end
+    })
+}
+
+/// [`returned_to`] for the returned value (or element of a returned tuple) `is_it` accepts.
+fn returned_where<'s>(
+    m: &Model<'s>,
+    func: Option<u32>,
+    is_it: impl Fn(tree_sitter::Node<'_>) -> bool,
+) -> Vec<&'s str> {
     let Some(f) = func.and_then(|f| m.funcs.get(f as usize)) else {
         return Vec::new();
     };
@@ -1368,17 +1386,16 @@ pub(crate) fn returned_to<'s>(m: &Model<'s>, var: &str, func: Option<u32>) -> Ve
     else {
         return Vec::new();
     };
-    let text = |n: tree_sitter::Node<'_>| m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
     // (position in the returned tuple and its length; `None` for the whole value)
     let at: Option<(usize, usize)> = match value.node_kind() {
         "expression_list" | "tuple" => {
             let elements = super::facts::elements(value);
-            match elements.iter().position(|e| text(*e) == var) {
+            match elements.iter().position(|e| is_it(*e)) {
                 Some(k) => Some((k, elements.len())),
                 None => return Vec::new(),
             }
         }
-        _ if text(value) == var => None,
+        _ if is_it(value) => None,
         _ => return Vec::new(),
     };
     let fname = m.text(f.name);
@@ -3449,6 +3466,23 @@ const CONV_FAMILIES: &[&str] = &[
     "deeplab",
     "hrnet",
     "cnn",
+    // detectors and dense-prediction, restoration and counting networks built of convolutions
+    // (`FasterRCNN`, `MaskRCNN`, `PSPNet`, `DLinkNet34`, `NAFNet`, `DnCNN`, `SRCNN`, `EDSR`,
+    // `CSRNet`)
+    "rcnn",
+    "retinanet",
+    "pspnet",
+    "segnet",
+    "linknet",
+    "dlinknet",
+    "nafnet",
+    "dncnn",
+    "srcnn",
+    "espcn",
+    "vdsr",
+    "edsr",
+    "rcan",
+    "csrnet",
     // video networks of 3D convolutions
     "c3d",
     "r2plus1d",

@@ -30,7 +30,9 @@ declare_rule! {
     /// Reported only where the file shows matmul work: attention or transformer layers (by
     /// call, or by a name the file calls, defines, imports or quotes (not in a message it
     /// prints or logs): `GPT(config)`,
-    /// `vit_b_16()`, `"microsoft/deberta-v3-small"`, `import transformers`; not a variable,
+    /// `vit_b_16()`, `"microsoft/deberta-v3-small"`, `import transformers`, MiDaS's
+    /// `"DPT_Hybrid"`, a class named for a Hugging Face language-model head, `VibyForCausalLM`
+    /// (`*ForCausalLM`, `*ForMaskedLM`, `*ForSeq2SeqLM`, `*ForConditionalGeneration`); not a variable,
     /// constant or keyword such as `attention_mask` or `ATTENTION_SIZE`, nor the name of a
     /// command-line option off as shipped, `'--decoder_attention_type', default=None`, nor a
     /// model built only
@@ -261,6 +263,15 @@ const TRANSFORMER_WORDS: &[&str] = &[
     "minilm",
     "mpnet",
     "dinov2",
+];
+
+/// Class-name endings of Hugging Face's language-model heads: a class so named (also the
+/// repository's own, `VibyForCausalLM`) is a transformer.
+const LM_HEADS: &[&str] = &[
+    "ForCausalLM",
+    "ForMaskedLM",
+    "ForSeq2SeqLM",
+    "ForConditionalGeneration",
 ];
 
 /// Does the file run a sentence-transformers encoder: a `.encode(...)` that runs as shipped on
@@ -531,12 +542,19 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         // no model: `"t5-small"`, `"google/t5-v1_1-base"` do)
         let bare_short =
             n.node_kind() == "string" && text.trim_matches(|ch| ch == '"' || ch == '\'').len() <= 2;
+        // (a language-model head in Hugging Face's naming, `VibyForCausalLM`,
+        // `MyT5ForConditionalGeneration`: a transformer whatever its own name)
+        let lm_head = n.node_kind() == "identifier"
+            && LM_HEADS
+                .iter()
+                .any(|h| text.ends_with(h) && text.len() > h.len());
         if !data_transform
             && !bare_short
-            && parts().any(|p| {
-                TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
-                    || p.to_ascii_lowercase().ends_with("former")
-            })
+            && (lm_head
+                || parts().any(|p| {
+                    TRANSFORMER_WORDS.iter().any(|w| p.eq_ignore_ascii_case(w))
+                        || p.to_ascii_lowercase().ends_with("former")
+                }))
             && !off_as_shipped(m, n, parent)
         {
             arch.attention = true;
