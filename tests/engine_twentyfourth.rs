@@ -327,3 +327,53 @@ fn detectors_and_restoration_networks_are_convolutional_families() {
         .replace("faster_rcnn", "detector");
     assert!(lines_of(&run(&other), "EA204").is_empty());
 }
+
+/// A tutorial step that builds bag-of-words loaders for a model it has not written yet, and
+/// prints what it has built.
+const PRINTS: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets
+
+train_set = datasets.ImageFolder('data/train')
+print(f'{len(train_set)} images')
+model = torch.nn.Linear(10, 2).cuda()
+train_loader = DataLoader(train_set, batch_size=16, shuffle=True)
+";
+
+// Ex) print(f"Vocab size {vocab_size}") ... train_loader = DataLoader(...)  (never read)
+#[test]
+fn an_unread_loader_of_a_file_that_prints_at_module_level_is_not_reported() {
+    assert!(lines_of(&run(PRINTS), "EA101").is_empty());
+    // without the print it may be a module imported for its loaders
+    let module = PRINTS.replace("print(f'{len(train_set)} images')\n", "");
+    assert_eq!(lines_of(&run(&module), "EA101"), vec![7]);
+}
+
+/// The network-slimming training script: a constructor of the repository's `models` package
+/// looked up by the `--arch` option.
+const ARCH_DICT: &str = "import argparse
+import torch
+import models
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--arch', default='vgg', type=str)
+parser.add_argument('--depth', default=16, type=int)
+args = parser.parse_args()
+model = models.__dict__[args.arch](depth=args.depth)
+model.cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(160):
+    for x, y in train_loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = models.__dict__[args.arch](dataset=args.dataset, depth=args.depth)
+#[test]
+fn a_constructor_looked_up_by_its_option_in_a_module_dict_names_its_family() {
+    assert_eq!(lines_of(&run(ARCH_DICT), "EA204"), vec![10]);
+    let vit = ARCH_DICT.replace("default='vgg'", "default='vit_small'");
+    assert!(lines_of(&run(&vit), "EA204").is_empty());
+}

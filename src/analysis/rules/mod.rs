@@ -2524,6 +2524,15 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                 && !m.dead(&c.ctx)
                 && crate::analysis::resolve::model_factory(&m.qual(c))
         })
+        // (or one whose module-level code prints, `print(f"Vocab size {len(vocab)}")`: a
+        // script run to show its steps; a module imported for its loaders prints nothing)
+        || m.calls.iter().any(|c| {
+            c.ctx.func.is_none()
+                && c.ctx.class.is_none()
+                && c.method.is_none()
+                && !m.dead(&c.ctx)
+                && m.text(c.func) == "print"
+        })
 }
 
 /// Does node `n` run as code of `scope` itself (not in a function or class defined inside
@@ -3579,6 +3588,19 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
                             )
                         })
                     }))
+                // (`models.__dict__[args.arch](depth=args.depth)` with `default="vgg"`: the
+                // ImageNet example's lookup of a constructor by name)
+                || m.node(c.func).is_some_and(|f| {
+                    f.node_kind() == "subscript"
+                        && f.child_by_field_name("value")
+                            .is_some_and(|v| m.node_text(v).ends_with(".__dict__"))
+                        && f.child_by_field_name("subscript").is_some_and(|k| {
+                            matches!(
+                                super::resolve::resolve_with_options(m, k, c.span.start, c.ctx.func),
+                                Val::Str(v) if names_conv(&v)
+                            )
+                        })
+                })
         })
 }
 
