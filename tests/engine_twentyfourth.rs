@@ -377,3 +377,26 @@ fn a_constructor_looked_up_by_its_option_in_a_module_dict_names_its_family() {
     let vit = ARCH_DICT.replace("default='vgg'", "default='vit_small'");
     assert!(lines_of(&run(&vit), "EA204").is_empty());
 }
+
+/// A reward model trained with TRL's `RewardTrainer`, configured by `RewardConfig`.
+const REWARD: &str = "from datasets import load_dataset
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from trl import RewardConfig, RewardTrainer
+
+tokenizer = AutoTokenizer.from_pretrained('Qwen/Qwen2.5-0.5B-Instruct')
+model = AutoModelForSequenceClassification.from_pretrained('Qwen/Qwen2.5-0.5B-Instruct', num_labels=1)
+dataset = load_dataset('trl-lib/ultrafeedback_binarized', split='train')
+training_args = RewardConfig(output_dir='Qwen2.5-0.5B-Reward', per_device_train_batch_size=2)
+trainer = RewardTrainer(args=training_args, model=model, processing_class=tokenizer, train_dataset=dataset)
+trainer.train()
+";
+
+// Ex) training_args = RewardConfig(output_dir=...) ... RewardTrainer(args=training_args, ...).train()
+#[test]
+fn trl_configurations_are_training_arguments() {
+    let out = run(REWARD);
+    assert_eq!(lines_of(&out, "EA201"), vec![8]);
+    assert_eq!(lines_of(&out, "EA203"), vec![8]);
+    let bf16 = REWARD.replace("batch_size=2)", "batch_size=2, bf16=True)");
+    assert!(lines_of(&run(&bf16), "EA201").is_empty());
+}

@@ -878,7 +878,7 @@ fn device(m: &mut Model<'_>) {
             }
             "DistributedDataParallel" | "DDP" | "init_process_group" if gloo => {}
             "Accelerator" | "DistributedDataParallel" | "init_process_group" => see("cuda"),
-            "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig" if hf_config(m, c) => {
+            _ if hf_config(m, c) => {
                 // (`no_cuda=True` / `use_cpu=True` as shipped keeps the Trainer on the CPU)
                 let cpu_only = ["no_cuda", "use_cpu"].iter().any(|k| {
                     m.kw(c, k).is_some_and(|a| {
@@ -2652,7 +2652,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
             s |= S_TRAIN_CALL
         }
         "eval" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => s |= S_EVAL,
-        "Trainer" | "Seq2SeqTrainer" | "SFTTrainer" => {
+        "Trainer" | "Seq2SeqTrainer" | "SFTTrainer" | "RewardTrainer" | "DPOTrainer"
+        | "ORPOTrainer" | "KTOTrainer" | "CPOTrainer" | "GRPOTrainer" => {
             s |= S_HF_TRAINER;
         }
         "TrainingArguments" | "Seq2SeqTrainingArguments" if hf_config(m, c) => {
@@ -3173,15 +3174,28 @@ fn shipped_branch<'s>(m: &Model<'s>, a: &super::facts::Assign) -> &'s str {
         .map_or_else(|| m.text(a.value), |b| m.node_text(b))
 }
 
-/// A Hugging Face training configuration (`TrainingArguments`, `Seq2SeqTrainingArguments`,
-/// `SFTConfig`) from `transformers` / `trl` (or a star import), not a project's own class of
-/// the same name (`from .trainer_utils import TrainingArguments`).
+/// Hugging Face's training configurations: `transformers`' `TrainingArguments` and TRL's
+/// subclasses of it, whose Trainers run the same loop (`RewardConfig` for `RewardTrainer`,
+/// `DPOConfig`, ...).
+pub(crate) const HF_CONFIGS: &[&str] = &[
+    "TrainingArguments",
+    "Seq2SeqTrainingArguments",
+    "SFTConfig",
+    "RewardConfig",
+    "DPOConfig",
+    "ORPOConfig",
+    "KTOConfig",
+    "CPOConfig",
+    "GRPOConfig",
+];
+
+/// A Hugging Face training configuration ([`HF_CONFIGS`]: `TrainingArguments`,
+/// `Seq2SeqTrainingArguments`, TRL's `SFTConfig`, `RewardConfig`, ...) from `transformers` /
+/// `trl` (or a star import), not a project's own class of the same name (`from .trainer_utils
+/// import TrainingArguments`).
 pub(crate) fn hf_config(m: &Model<'_>, c: &super::facts::Call) -> bool {
     const PACKAGES: &[&str] = &["transformers", "trl", "optimum"];
-    if !matches!(
-        m.last_name(c),
-        "TrainingArguments" | "Seq2SeqTrainingArguments" | "SFTConfig"
-    ) {
+    if !HF_CONFIGS.contains(&m.last_name(c)) {
         return false;
     }
     let head = m.text(c.func).split('.').next().unwrap_or_default();

@@ -106,6 +106,12 @@ impl Rule for DataloaderWorkers {
                     t::code("torch"),
                     t::contains("trainingarguments", Context::Called),
                     t::called("sftconfig"),
+                    t::called("rewardconfig"),
+                    t::called("dpoconfig"),
+                    t::called("orpoconfig"),
+                    t::called("ktoconfig"),
+                    t::called("cpoconfig"),
+                    t::called("grpoconfig"),
                 ]
             },
         )

@@ -9,7 +9,8 @@ declare_rule! {
     /// dtype, `torch_dtype="auto"`), no quantized weights
     /// (`load_in_8bit=True`, `quantization_config=`), no framework mixed-precision flag
     /// (for a Hugging Face Trainer the file runs, `trainer.train()` / `.evaluate()` /
-    /// `.predict()`: `TrainingArguments` without `bf16` / `fp16`; for
+    /// `.predict()`: `TrainingArguments` (or TRL's subclasses of it, `SFTConfig`,
+    /// `RewardConfig`, `DPOConfig`, ...) without `bf16` / `fp16`; for
     /// Accelerate: `Accelerator()` without `mixed_precision=`, whose default is `"no"`; for
     /// FSDP: no `MixedPrecision` / `MixedPrecisionPolicy` with a 16-bit `param_dtype`). A float64
     /// model (`.double()`, `torch.set_default_dtype(torch.float64)`) asks for precision that
@@ -91,6 +92,12 @@ impl Rule for NoAmp {
                 &[
                     t::contains("trainingarguments", Context::Called),
                     t::called("sftconfig"),
+                    t::called("rewardconfig"),
+                    t::called("dpoconfig"),
+                    t::called("orpoconfig"),
+                    t::called("ktoconfig"),
+                    t::called("cpoconfig"),
+                    t::called("grpoconfig"),
                     t::part("lightning", Context::Anywhere),
                     t::called("create_supervised_trainer"),
                 ]
@@ -128,9 +135,7 @@ impl Rule for NoAmp {
             }
             // Hugging Face / Lightning: precision is a flag of the framework's configuration
             if let Some(c) = super::framework_config_call(m) {
-                let message = if m.last_name(c).ends_with("Arguments")
-                    || m.last_name(c) == "SFTConfig"
-                {
+                let message = if crate::analysis::resolve::HF_CONFIGS.contains(&m.last_name(c)) {
                     "`TrainingArguments` without `bf16=True` / `fp16=True`: the Trainer runs in full fp32"
                 } else if super::lightning_fit(m).is_some() {
                     "Lightning `Trainer` without `precision=\"bf16-mixed\"`: training runs in full fp32"

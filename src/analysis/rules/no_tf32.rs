@@ -402,7 +402,7 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             || ((q.starts_with("transformers.") || q.starts_with("trl."))
                 && (last.ends_with("Trainer")
                     || last.ends_with("TrainingArguments")
-                    || last == "SFTConfig"));
+                    || crate::analysis::resolve::HF_CONFIGS.contains(&last)));
         arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
         arch.recurrent |= RECURRENT_LAYERS.contains(&last);
         arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP");
