@@ -400,3 +400,59 @@ fn trl_configurations_are_training_arguments() {
     let bf16 = REWARD.replace("batch_size=2)", "batch_size=2, bf16=True)");
     assert!(lines_of(&run(&bf16), "EA201").is_empty());
 }
+
+/// A Keras model predicting a contour mask for each image of a glob, saved as a PNG.
+const PREDICT: &str = "import glob
+import os
+import sys
+import cv2
+import numpy as np
+from keras.models import load_model
+from keras.preprocessing.image import load_img, img_to_array
+
+model = load_model(sys.argv[1])
+for f in glob.glob(sys.argv[2]):
+    img = img_to_array(load_img(f))
+    pred = model.predict(np.array([img]))[0] * 255
+    name, ext = os.path.splitext(os.path.basename(f))
+    cv2.imwrite(f'out/{name}_predict.png', pred)
+";
+
+// Ex) for f in glob.glob(pattern): pred = model.predict(np.array([img]))[0]
+#[test]
+fn a_loop_predicting_with_a_model_per_file_is_a_step_of_inference() {
+    assert!(lines_of(&run(PREDICT), "EA602").is_empty());
+    // the same loop without the model is per-file work
+    let plain = PREDICT.replace("model.predict(np.array([img]))[0]", "np.array([img])[0]");
+    assert_eq!(lines_of(&run(&plain), "EA602"), vec![10]);
+}
+
+/// A training epoch whose progress bar is optional.
+const OPTIONAL_BAR: &str = "import torch
+from tqdm import tqdm
+import torchvision
+
+
+def train_epoch(model, train_loader, optimizer, device, use_tqdm=True):
+    iterator = tqdm(train_loader, desc='Training') if use_tqdm else train_loader
+    for inputs, targets in iterator:
+        inputs, targets = inputs.to(device), targets.to(device)
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+
+
+device = torch.device('cuda')
+train_loader = torch.utils.data.DataLoader(train_set, batch_size=128, num_workers=8, pin_memory=True, persistent_workers=True)
+model = torchvision.models.densenet121().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(100):
+    train_epoch(model, train_loader, optimizer, device)
+";
+
+// Ex) iterator = tqdm(train_loader, desc="Training") if use_tqdm else train_loader
+#[test]
+fn a_progress_bar_chosen_by_a_conditional_iterates_the_loader() {
+    assert_eq!(lines_of(&run(OPTIONAL_BAR), "EA303"), vec![9]);
+}

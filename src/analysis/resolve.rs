@@ -1751,12 +1751,21 @@ fn iterated_loader(m: &Model<'_>, iter: Span, func: Option<u32>) -> Option<Strin
                                                 | "tqdm_notebook"
                                         )
                                 })
+                                // (or a bar only when asked for, `iterator = tqdm(loader) if
+                                // use_tqdm else loader`)
+                                || m.node(a.value)
+                                    .is_some_and(|v| v.node_kind() == "conditional_expression")
                         })
                         .and_then(|a| m.node(a.value))
                 {
                     followed = true;
                     stack.push(value);
                 }
+            }
+            // (the two values of `tqdm(loader) if use_tqdm else loader`, not its test)
+            "conditional_expression" => {
+                stack.extend(n.named_child(0));
+                stack.extend(n.named_child(2));
             }
             "call" => {
                 let f =
@@ -1824,10 +1833,14 @@ pub(crate) fn is_model_call(m: &Model<'_>, c: &super::facts::Call) -> bool {
         return true;
     }
     let last = m.last_name(c);
-    // (also MMEngine's and Lightning's step methods: `model.test_step(data_batch)`)
-    matches!(last, "generate" | "forward" | "test_step" | "val_step")
-        && c.recv
-            .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+    // (also MMEngine's and Lightning's step methods: `model.test_step(data_batch)`; and a
+    // Keras-style `model.predict(batch)`)
+    matches!(
+        last,
+        "generate" | "forward" | "test_step" | "val_step" | "predict"
+    ) && c
+        .recv
+        .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
 }
 
 /// Is imported name `name` a module object rather than a function: the file manages it as one

@@ -25,7 +25,8 @@ declare_rule! {
     /// to `dump` a model, it runs nothing in parallel), as are files that start threads on a
     /// function of their own (`threading.Thread(target=process, ...)`), and unit-test modules
     /// (`test_*.py` / `*_test.py` importing `unittest` or `pytest`), whose loops read fixtures.
-    /// A loop that runs a model on each file is a step of inference, not a per-file loop of
+    /// A loop that runs a model on each file (its forward pass, `generate`, or a Keras-style
+    /// `model.predict(batch)`) is a step of inference, not a per-file loop of
     /// this rule: its image decoding is EA502's, and its fix a `DataLoader` with workers, not a
     /// process pool.
     ///
