@@ -456,3 +456,41 @@ for epoch in range(100):
 fn a_progress_bar_chosen_by_a_conditional_iterates_the_loader() {
     assert_eq!(lines_of(&run(OPTIONAL_BAR), "EA303"), vec![9]);
 }
+
+/// DeepSpeed's CIFAR-10 tutorial: the network is built twice, and the second build is handed
+/// to `deepspeed.initialize`.
+const DEEPSPEED: &str = "import torch
+import torch.nn as nn
+import deepspeed
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3072, 4096)
+        self.out = nn.Linear(4096, 10)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.fc(x.flatten(1))))
+
+
+net = Net()
+criterion = nn.CrossEntropyLoss()
+args = add_argument()
+net = Net()
+parameters = filter(lambda p: p.requires_grad, net.parameters())
+model_engine, optimizer, trainloader, _ = deepspeed.initialize(
+    args=args, model=net, model_parameters=parameters, training_data=trainset)
+for epoch in range(2):
+    for inputs, labels in trainloader:
+        outputs = model_engine(inputs.to(model_engine.local_rank))
+        loss = criterion(outputs, labels.to(model_engine.local_rank))
+        model_engine.backward(loss)
+        model_engine.step()
+";
+
+// Ex) net = Net() ... net = Net(); deepspeed.initialize(args=args, model=net, ...)
+#[test]
+fn a_model_handed_to_deepspeed_is_anchored_at_its_last_build() {
+    assert_eq!(lines_of(&run(DEEPSPEED), "EA203"), vec![19]);
+}

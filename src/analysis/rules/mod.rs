@@ -451,7 +451,7 @@ pub(crate) fn model_anchor(m: &Model<'_>) -> Option<(usize, usize, Option<usize>
 }
 
 /// Where the model is placed on the device (`model = Net().to(device)`, `model.cuda()`), if
-/// the file shows it; a model `accelerator.prepare(model)` or `fabric.setup(model)` places is
+/// the file shows it; a model `accelerator.prepare(model)`, `fabric.setup(model)` or `deepspeed.initialize(model=net)` places is
 /// anchored where the file builds it, and counts only when it is the model trained (or no
 /// placement is written). Returns what [`model_anchor`] does.
 pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
@@ -618,6 +618,9 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
             let framework = match m.last_name(c) {
                 "prepare" | "prepare_model" => recv.contains("accelerator"),
                 "setup" | "setup_module" => recv.contains("fabric"),
+                // `model_engine, optimizer, _, _ = deepspeed.initialize(args=args, model=net,
+                // ...)`: the DeepSpeed engine places the model it wraps
+                "initialize" => recv == "deepspeed",
                 _ => false,
             };
             if framework {
@@ -625,7 +628,11 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                 // places the model; its anchor is where the file builds it, and a trained
                 // model handed over this way wins over a frozen one the file moves itself
                 // (the diffusers DreamBooth script's `text_encoder.to(accelerator.device)`)
-                for arg in m.call_args(c).iter().filter(|a| a.name.is_none()) {
+                for arg in m
+                    .call_args(c)
+                    .iter()
+                    .filter(|a| a.name.is_none_or(|n| m.text(n) == "model"))
+                {
                     let name = m.text(arg.value);
                     if arg.vkind != ValKind::Ident || m.var_kind(name) != Some(VarKind::Model) {
                         continue;
@@ -648,8 +655,10 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                                 && !m.dead(&a.ctx)
                         })
                         .count();
+                    // (or the last of several, built unconditionally: the DeepSpeed tutorial's
+                    // second `net = Net()` replaces its first)
                     let Some(a) = build_site(m, name, c).filter(|a| {
-                        builds == 1
+                        (builds == 1 || (a.ctx.guard.is_none() && a.ctx.loop_.is_none()))
                             && a.targets.len() == 1
                             && a.rhs_call.is_some()
                             && !m.dead(&a.ctx)

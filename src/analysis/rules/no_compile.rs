@@ -22,7 +22,7 @@ declare_rule! {
     ///
     /// Reported where the trained model is placed on the device (`model = Net().to(device)`,
     /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
-    /// `fabric.setup(model)`: a trained model handed to them is anchored where it is built,
+    /// `fabric.setup(model)` / `deepspeed.initialize(model=net)`: a trained model handed to them is anchored where it is built (the last build before, when it is unconditional),
     /// ahead of a frozen one the file moves itself, as DreamBooth's U-Net ahead of
     /// `text_encoder.to(accelerator.device)`; for a Lightning script, where the module `trainer.fit(model)`
     /// trains is built: `model = LitClassifier(cfg)`); the fix compiles it on the next line (for

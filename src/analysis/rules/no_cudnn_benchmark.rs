@@ -30,7 +30,7 @@ declare_rule! {
     ///
     /// Reported where the model is placed on the device (`model = Net().to(device)`,
     /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
-    /// `fabric.setup(model)`: a trained model handed to them is anchored where it is built,
+    /// `fabric.setup(model)` / `deepspeed.initialize(model=net)`: a trained model handed to them is anchored where it is built (the last build before, when it is unconditional),
     /// ahead of a frozen one the file moves itself; for a Lightning script, where the module `trainer.fit(model)`
     /// trains is built). Where the same code places a network of a convolutional family and a
     /// model that is not one heads the anchor, on the convolutional network's placement (a
