@@ -143,13 +143,48 @@ pub mod t {
             context,
         }
     }
+
+    /// The calls that configure a Hugging Face Trainer (`resolve::HF_CONFIGS`, lower-cased:
+    /// `TrainingArguments(...)` and TRL's `SFTConfig(...)`, `RewardConfig(...)`, ...).
+    pub const HF_CONFIGS: [Trigger; 8] = [
+        contains("trainingarguments", Context::Called),
+        called("sftconfig"),
+        called("rewardconfig"),
+        called("dpoconfig"),
+        called("orpoconfig"),
+        called("ktoconfig"),
+        called("cpoconfig"),
+        called("grpoconfig"),
+    ];
+
+    /// `head` followed by [`HF_CONFIGS`]: a rule's trigger table that also fires on a Trainer's
+    /// configuration. `M` must be `N` plus their count (checked as the table is built).
+    #[must_use]
+    pub const fn with_hf_configs<const N: usize, const M: usize>(
+        head: [Trigger; N],
+    ) -> [Trigger; M] {
+        assert!(M == N + HF_CONFIGS.len(), "M must be N + HF_CONFIGS.len()");
+        let mut out = [HF_CONFIGS[0]; M];
+        let mut i = 0;
+        while i < N {
+            out[i] = head[i];
+            i += 1;
+        }
+        let mut j = 0;
+        while j < HF_CONFIGS.len() {
+            out[N + j] = HF_CONFIGS[j];
+            j += 1;
+        }
+        out
+    }
 }
 
-/// Methods that make a model-like receiver matter: the forward pass (`forward`, `generate`),
-/// the train/eval signals of the classifier, and the moves whose result keeps the model kind
-/// (`resolve::kinds`).
+/// Methods that make a model-like receiver matter: the forward pass (`forward`, `generate`,
+/// a Keras-style `predict`: `resolve::is_model_call`), the train/eval signals of the
+/// classifier, and the moves whose result keeps the model kind (`resolve::kinds`).
 pub const MODEL_METHODS: &[&str] = &[
-    "forward", "generate", "eval", "train", "to", "cuda", "half", "float", "bfloat16", "cpu",
+    "forward", "generate", "predict", "eval", "train", "to", "cuda", "half", "float", "bfloat16",
+    "cpu",
 ];
 
 /// Calls through which a `for` sees a loader (`resolve::iterated_loader`, `resolve::kinds`).
@@ -894,6 +929,21 @@ fn string(src: &[u8], open: usize, tokens: &mut Vec<Token>) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_trainer_configuration_is_a_trigger() {
+        for name in crate::analysis::resolve::HF_CONFIGS {
+            let lower = name.to_ascii_lowercase();
+            assert!(
+                t::HF_CONFIGS.iter().any(|tr| match tr.word {
+                    Word::Whole(w) => w == lower,
+                    Word::Contains(w) => lower.contains(w),
+                    _ => false,
+                }),
+                "{name} has no trigger"
+            );
+        }
+    }
 
     fn matters(src: &str) -> bool {
         may_matter(src)

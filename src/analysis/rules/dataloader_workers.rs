@@ -101,18 +101,10 @@ impl Rule for DataloaderWorkers {
         use crate::analysis::prefilter::{Context, Triggers, t};
         Triggers::EngineOr(
             const {
-                &[
+                &t::with_hf_configs::<2, 10>([
                     t::contains("dataloader", Context::Called),
                     t::code("torch"),
-                    t::contains("trainingarguments", Context::Called),
-                    t::called("sftconfig"),
-                    t::called("rewardconfig"),
-                    t::called("dpoconfig"),
-                    t::called("orpoconfig"),
-                    t::called("ktoconfig"),
-                    t::called("cpoconfig"),
-                    t::called("grpoconfig"),
-                ]
+                ])
             },
         )
     }

@@ -89,18 +89,10 @@ impl Rule for NoAmp {
         use crate::analysis::prefilter::{Context, Triggers, t};
         Triggers::EngineOr(
             const {
-                &[
-                    t::contains("trainingarguments", Context::Called),
-                    t::called("sftconfig"),
-                    t::called("rewardconfig"),
-                    t::called("dpoconfig"),
-                    t::called("orpoconfig"),
-                    t::called("ktoconfig"),
-                    t::called("cpoconfig"),
-                    t::called("grpoconfig"),
+                &t::with_hf_configs::<2, 10>([
                     t::part("lightning", Context::Anywhere),
                     t::called("create_supervised_trainer"),
-                ]
+                ])
             },
         )
     }
