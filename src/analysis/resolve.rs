@@ -2669,7 +2669,7 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         | "ORPOTrainer" | "KTOTrainer" | "CPOTrainer" | "GRPOTrainer" => {
             s |= S_HF_TRAINER;
         }
-        "TrainingArguments" | "Seq2SeqTrainingArguments" if hf_config(m, c) => {
+        _ if hf_config(m, c) => {
             s |= S_HF_TRAINER;
         }
         "fit" | "train" if c.method.is_some() && recv.to_ascii_lowercase().ends_with("trainer") => {
