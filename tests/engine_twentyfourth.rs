@@ -494,3 +494,34 @@ for epoch in range(2):
 fn a_model_handed_to_deepspeed_is_anchored_at_its_last_build() {
     assert_eq!(lines_of(&run(DEEPSPEED), "EA203"), vec![19]);
 }
+
+/// A GTSRB classifier whose GPU switch is set by statements testing the device.
+const USE_GPU: &str = "import torch
+import torchvision
+
+if torch.cuda.is_available():
+    use_gpu = True
+else:
+    use_gpu = False
+    print('Using CPU')
+train_loader = torch.utils.data.DataLoader(train_data, batch_size=64, shuffle=True, num_workers=4, pin_memory=use_gpu, persistent_workers=True)
+model = torchvision.models.resnet18(num_classes=43)
+if use_gpu:
+    model.cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    for data, target in train_loader:
+        if use_gpu:
+            data = data.cuda()
+            target = target.cuda()
+        loss = torch.nn.functional.cross_entropy(model(data), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) if torch.cuda.is_available(): use_gpu = True  else: use_gpu = False ... pin_memory=use_gpu
+#[test]
+fn a_switch_set_in_the_branches_of_a_device_test_holds_its_cuda_value() {
+    assert_eq!(lines_of(&run(USE_GPU), "EA303"), vec![17, 18]);
+}

@@ -480,10 +480,22 @@ pub(crate) fn comparison_parts<'n, 't>(
 /// Is `node` a test of Apple's GPU backend, `torch.backends.mps.is_available()`? The Linux GPU
 /// runner a file is audited for never has it.
 pub(crate) fn mps_available_call(node: Node<'_>, src: &str) -> bool {
+    backend_available_call(node, src, "mps.is_available")
+}
+
+/// Is `node` `torch.cuda.is_available()` (also `cuda.is_available()`): a test of the device,
+/// true on the GPU runner a file that runs on CUDA is audited for (`resolve::device_guards`
+/// settles it once the file's device is known)?
+pub(crate) fn cuda_available_call(node: Node<'_>, src: &str) -> bool {
+    backend_available_call(node, src, "cuda.is_available")
+}
+
+/// A call without arguments of a function whose dotted name ends with `suffix`.
+fn backend_available_call(node: Node<'_>, src: &str, suffix: &str) -> bool {
     node.node_kind() == "call"
         && field::get(node, field::FUNCTION).is_some_and(|f| {
             src.get(f.start_byte()..f.end_byte())
-                .is_some_and(|t| t.ends_with("mps.is_available"))
+                .is_some_and(|t| t.ends_with(suffix))
         })
         && field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0)
 }
@@ -948,8 +960,9 @@ impl<'s> Walker<'s> {
                         && field::get(o, field::OBJECT)
                             .is_some_and(|s| s.node_kind() == "identifier"))
             }),
-            // `torch.backends.mps.is_available()`: a backend the audited runner never has
-            "call" if mps_available_call(node, src) => true,
+            // `torch.backends.mps.is_available()`: a backend the audited runner never has; and
+            // `torch.cuda.is_available()`, whose `else` is the CPU fallback of a CUDA file
+            "call" if mps_available_call(node, src) || cuda_available_call(node, src) => true,
             // `args.dataset.lower()`: a switch case-folded or stripped
             "call" => field::get(node, field::FUNCTION).is_some_and(|f| {
                 f.node_kind() == "attribute"
