@@ -525,3 +525,43 @@ for epoch in range(10):
 fn a_switch_set_in_the_branches_of_a_device_test_holds_its_cuda_value() {
     assert_eq!(lines_of(&run(USE_GPU), "EA303"), vec![17, 18]);
 }
+
+/// A Galaxy10 classifier whose loaders pin memory when the device they are handed is CUDA.
+const HANDED_DEVICE: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, models
+
+
+def setup_device():
+    if torch.cuda.is_available():
+        return torch.device('cuda')
+    return torch.device('cpu')
+
+
+def load_data(train_dir, batch_size, device):
+    train_dataset = datasets.ImageFolder(train_dir)
+    return DataLoader(train_dataset, batch_size=batch_size, shuffle=True, num_workers=2, pin_memory=device.type == 'cuda', persistent_workers=True)
+
+
+def main():
+    device = setup_device()
+    train_loader = load_data('data/train', 64, device)
+    model = models.resnet18(num_classes=10).to(device)
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(30):
+        for images, labels in train_loader:
+            images, labels = images.to(device), labels.to(device)
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+main()
+";
+
+// Ex) DataLoader(..., pin_memory=device.type == 'cuda') with `device` handed in
+#[test]
+fn a_handed_device_of_a_cuda_file_is_the_gpu() {
+    assert_eq!(lines_of(&run(HANDED_DEVICE), "EA303"), vec![24]);
+}

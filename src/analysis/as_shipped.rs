@@ -292,7 +292,18 @@ fn chosen_device_is(
     if !through_type && let Some(chosen) = chained_device(m, m.node_text(name), at, func) {
         return Some(kind(&chosen) == want);
     }
-    let a = binding(m, m.node_text(name), at, func)?;
+    // (`device.type == "cuda"` of a device handed in, `def load_data(..., device)`, or built by
+    // a function, `device = setup_device()`, in a file that runs on CUDA: the runner's GPU)
+    let bound = binding(m, m.node_text(name), at, func);
+    let opaque = bound.is_none_or(|a| {
+        a.rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|c| c.method.is_none() && m.text(c.func) != "torch.device")
+    });
+    if through_type && opaque && m.facts.device == super::facts::Device::Cuda {
+        return Some(want == "cuda");
+    }
+    let a = bound?;
     let mut choice = m.node(a.value)?;
     if through_type {
         let call = choice;

@@ -120,7 +120,9 @@ fn markdown() -> String {
          `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, or chosen by statements, \
          `device = 'cpu'` then `if torch.cuda.is_available(): device = 'cuda'`, of `if \
          torch.cuda.is_available():`, whose branches' bindings hold as the CUDA branch sets them: \
-         `use_gpu = True` ... `else: use_gpu = False` then `pin_memory=use_gpu`), and a function of a \
+         `use_gpu = True` ... `else: use_gpu = False` then `pin_memory=use_gpu`; a device handed \
+         in or built by a function of the file, `device.type == 'cuda'` in `def load_data(..., \
+         device)`, is the runner's GPU in a file that runs on CUDA), and a function of a \
          script that nothing in the script calls (or calls only from such code; a call in an \
          f-string's braces is a call), a class the script never names (a naming inside its own body, `super(Model, self)`, \
          does not count), a Lightning module's `test_dataloader` / `predict_dataloader` hook \
