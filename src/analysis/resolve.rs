@@ -409,16 +409,14 @@ fn kinds(m: &mut Model<'_>) {
     // `return DataLoader(ds_tr, ...), DataLoader(ds_te, ...), classes` (or the names bound to
     // them) in a function of the file: `tr_l, te_l, classes = get_data_loaders(...)` binds
     // loaders
-    for c in m.calls.iter().filter(|c| c.ctx.func.is_some()) {
-        if !m.last_name(c).ends_with("DataLoader") {
+    for (i, c) in m.calls.iter().enumerate() {
+        if c.ctx.func.is_none() || !m.last_name(c).ends_with("DataLoader") {
             continue;
         }
-        let bound = m.assigns.iter().find(|a| {
-            a.targets.len() == 1
-                && a.rhs_call
-                    .and_then(|i| m.calls.get(i as usize))
-                    .is_some_and(|k| std::ptr::eq(k, c))
-        });
+        let bound = m
+            .assigns
+            .iter()
+            .find(|a| a.rhs_call == Some(i as u32) && a.targets.len() == 1);
         let mut names = super::rules::call_returned_to(m, c);
         if let Some(a) = bound {
             names.extend(super::rules::returned_to(m, m.text(a.left), c.ctx.func));

@@ -105,6 +105,13 @@ impl Rule for H2dBlocking {
                 .iter()
                 .all(|c| loader_arg(m, c, "pin_memory", 7) == Val::Bool(true));
         let dead_lines: Vec<usize> = dead.iter().map(|c| c.line).collect();
+        // the names a function of the file returns its pinned loaders to (`tr_l, te_l =
+        // get_data_loaders(...)`), looked up once for every copy below
+        let returned_pinned: Vec<&str> = live
+            .iter()
+            .filter(|k| loader_arg(m, k, "pin_memory", 7) == Val::Bool(true))
+            .flat_map(|k| super::call_returned_to(m, k))
+            .collect();
         for c in &m.calls {
             let last = m.last_name(c);
             if c.method.is_none()
@@ -178,12 +185,8 @@ impl Rule for H2dBlocking {
                             && f.pin_memory == Val::Bool(true)
                             && !dead_lines.contains(&f.line)
                     })
-                    // (or one a function of the file builds pinned and returns, `tr_l, te_l =
-                    // get_data_loaders(...)`)
-                    || live.iter().any(|k| {
-                        loader_arg(m, k, "pin_memory", 7) == Val::Bool(true)
-                            && super::call_returned_to(m, k).contains(&var)
-                    })
+                    // (or one a function of the file builds pinned and returns)
+                    || returned_pinned.contains(&var)
                     // a loader handed in (`def evaluate(model, eval_dataloader)`) from a file
                     // whose every loader that runs pins memory
                     || (!known && all_live_loaders_pinned)

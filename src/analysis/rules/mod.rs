@@ -3583,32 +3583,29 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
             if m.dead(&c.ctx) {
                 return false;
             }
+            // (an expression whose value as shipped names a convolutional family; also an
+            // entry of a dict built from `vars(args)`, `config["model"]` with `"vgg19"`)
+            let names_family = |n: tree_sitter::Node<'_>| {
+                matches!(
+                    super::resolve::resolve_with_options(m, n, c.span.start, c.ctx.func),
+                    Val::Str(v) if names_conv(&v)
+                )
+            };
             conv_ctor(m, c)
-                // (`getattr(models, args.arch)(num_classes=10)` with `default="WideResNet34"`)
+                // (`getattr(models, args.arch)(num_classes=10)` with `default="WideResNet34"`,
+                // `prepare_model(config["model"])`)
                 || ((last.to_ascii_lowercase().contains("model")
                     || matches!(last, "from_pretrained" | "from_name" | "load" | "getattr"))
-                    && m.call_args(c).iter().any(|a| {
-                        // (also `prepare_model(config["model"])` of a dict built from
-                        // `vars(args)`, the option's default `"vgg19"`)
-                        m.node(a.value).is_some_and(|n| {
-                            matches!(
-                                super::resolve::resolve_with_options(m, n, c.span.start, c.ctx.func),
-                                Val::Str(v) if names_conv(&v)
-                            )
-                        })
-                    }))
+                    && m.call_args(c)
+                        .iter()
+                        .any(|a| m.node(a.value).is_some_and(names_family)))
                 // (`models.__dict__[args.arch](depth=args.depth)` with `default="vgg"`: the
                 // ImageNet example's lookup of a constructor by name)
                 || m.node(c.func).is_some_and(|f| {
                     f.node_kind() == "subscript"
                         && f.child_by_field_name("value")
                             .is_some_and(|v| m.node_text(v).ends_with(".__dict__"))
-                        && f.child_by_field_name("subscript").is_some_and(|k| {
-                            matches!(
-                                super::resolve::resolve_with_options(m, k, c.span.start, c.ctx.func),
-                                Val::Str(v) if names_conv(&v)
-                            )
-                        })
+                        && f.child_by_field_name("subscript").is_some_and(names_family)
                 })
         })
 }
