@@ -115,7 +115,8 @@ fn markdown() -> String {
          args.evaluate: validate(...); return` with the flag on by default, or `else: raise \
          Exception(...)` with the test false by default; a branch of an `if` / `elif` chain after \
          a test that holds, `args.mode in ['fsp', 'ab']` and `training is False` with `training = \
-         True` handed in included), the CPU fallback of a test \
+         True` handed in included), the rest of a block after a statement that always leaves it \
+         (a debugging `exit()` in `main()` before the training it then calls, `return`, `raise`), the CPU fallback of a test \
          of the device in a file that runs on CUDA (the `else` of `if device == 'cuda':` with \
          `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, or chosen by statements, \
          `device = 'cpu'` then `if torch.cuda.is_available(): device = 'cuda'`, of `if \

@@ -105,6 +105,9 @@ pub(crate) struct Guard {
     /// The branch never runs as shipped: `cond` resolves to the opposite of `when` (set after
     /// the walk, see `resolve::guards`); this guard's own test only, not its parents'.
     pub dead: bool,
+    /// Not a switch: the rest of a block after a statement that always leaves it (`exit()`,
+    /// `return`, `raise`), which never runs; `cond` is that statement.
+    pub unreachable: bool,
 }
 
 /// One call expression.
@@ -828,8 +831,17 @@ fn any_in_subtree(node: Node<'_>, mut hit: impl FnMut(Node<'_>) -> bool) -> bool
 // Ex) for x, y in loader: ...; compute_metrics(y.cpu().numpy(), out.cpu().numpy()); exit()
 pub(crate) fn leaves(src: &str, block: Node<'_>) -> bool {
     let mut c = block.walk();
-    block.named_children(&mut c).any(|st| match st.node_kind() {
-        "break_statement" | "return_statement" | "raise_statement" => true,
+    block
+        .named_children(&mut c)
+        .any(|st| st.node_kind() != "continue_statement" && always_leaves(src, st))
+}
+
+/// Does statement `st` always leave its block: `break`, `continue`, `return`, `raise`, or a
+/// call that ends the program (`sys.exit()`, `exit()`, `quit()`, `os._exit(1)`)? The
+/// statements after it in the block never run.
+fn always_leaves(src: &str, st: Node<'_>) -> bool {
+    match st.node_kind() {
+        "break_statement" | "continue_statement" | "return_statement" | "raise_statement" => true,
         "expression_statement" => st
             .named_child(0)
             .filter(|n| n.node_kind() == "call")
@@ -841,7 +853,7 @@ pub(crate) fn leaves(src: &str, block: Node<'_>) -> bool {
                 )
             }),
         _ => false,
-    })
+    }
 }
 
 /// Does the sub-tree contain a `%` binary operator (bounded scan)?
@@ -1546,6 +1558,25 @@ impl<'s> Walker<'s> {
             at,
             func: self.cur_func,
             dead: false,
+            unreachable: false,
+        });
+        self.guard_top = Some(idx);
+    }
+
+    /// After a statement that always leaves its block, the rest of the block never runs: it
+    /// sits under a guard that is dead, until the frame that saved the guard is left (the
+    /// block's; at module level, the end of the file).
+    // Ex) exit()  (a debugging stop in `main()`, before the `trainer.train()` it then calls)
+    fn push_unreachable(&mut self, st: Node<'_>) {
+        let idx = self.m.guards.len() as u32;
+        self.m.guards.push(Guard {
+            cond: Span::of(st),
+            when: true,
+            parent: self.guard_top,
+            at: st.start_byte(),
+            func: self.cur_func,
+            dead: true,
+            unreachable: true,
         });
         self.guard_top = Some(idx);
     }
@@ -1655,6 +1686,9 @@ impl<'s> Walker<'s> {
     }
 
     fn leave(&mut self, node: Node<'_>) {
+        if always_leaves(self.src, node) {
+            self.push_unreachable(node);
+        }
         let id = node.id();
         if self.frames.last().is_none_or(|f| f.id() != id) {
             return;

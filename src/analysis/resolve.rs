@@ -2692,6 +2692,11 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "load" | "loads" | "read_text" | "loadtxt" if c.method.is_some() => s |= S_READ,
         "open" if c.method.is_some() && (q.starts_with("PIL") || recv == "Image") => s |= S_IMAGE,
         "imread" | "imdecode" | "read_image" | "VideoCapture" => s |= S_IMAGE,
+        // a DICOM scan decoded (`pydicom.dcmread(path)`, the old `dicom.read_file(path)`)
+        "dcmread" => s |= S_IMAGE | S_READ,
+        "read_file" if q.starts_with("dicom.") || q.starts_with("pydicom.") => {
+            s |= S_IMAGE | S_READ
+        }
         // audio decoded from a file (`librosa.load(path)`, `torchaudio.load(path)`,
         // `sf.read(path)`): media decoding, as an image's
         "load" | "read"
@@ -2712,7 +2717,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
             s |= S_GLOB;
         }
         // (also a file exported, pydub's `audio.export(dst, format="wav")`)
-        "to_parquet" | "to_csv" | "save" | "savez" | "to_json" | "write_table" | "export"
+        "to_parquet" | "to_csv" | "save" | "savez" | "savetxt" | "to_json" | "write_table"
+        | "export"
             if c.method.is_some() =>
         {
             s |= S_WRITE;
@@ -3278,6 +3284,12 @@ pub(crate) fn lists_directory(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     listing_loop(m, l, DIRECTORY_LISTINGS, &[])
 }
 
+/// A loop over `os.walk`: the iterated expression, or the latest binding of the name it
+/// iterates (`g = os.walk(root)` ... `for path, dirs, files in g:`), walks directories.
+pub(crate) fn walks_directories(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+    listing_loop(m, l, &["walk"], &[])
+}
+
 /// Does the loop iterate a listing call of `calls`, a collection named by one of `nouns`, or a
 /// name whose latest binding before the loop calls one of `calls`?
 fn listing_loop(m: &Model<'_>, l: &super::facts::Loop, calls: &[&str], nouns: &[&str]) -> bool {
@@ -3299,6 +3311,20 @@ fn listing_loop(m: &Model<'_>, l: &super::facts::Loop, calls: &[&str], nouns: &[
             || os_walk(m, t)
     };
     let it_text = m.text(it);
+    // `for root, dirs, files in os.walk(d):` ... `for f in files:`: a name an enclosing loop
+    // over `os.walk` binds lists a directory's entries
+    if calls.contains(&"walk") && m.node(it).is_some_and(|n| n.node_kind() == "identifier") {
+        let mut p = l.parent;
+        for _ in 0..64 {
+            let Some(outer) = p.and_then(|i| m.loops.get(i as usize)) else {
+                break;
+            };
+            if outer.targets.iter().any(|t| m.text(*t) == it_text) {
+                return walks_directories(m, outer);
+            }
+            p = outer.parent;
+        }
+    }
     if listing_in(it_text)
         || words(it_text).iter().any(|w| {
             nouns.iter().any(|k| {
@@ -3599,11 +3625,16 @@ fn splat_value(m: &Model<'_>, s: Span, name: &str, at: &super::facts::Call) -> V
 ///
 /// Settled in two rounds: a module-level flag set in the branches of a switch (`if args.mode
 /// == "cln": flag_advtrain = False elif args.mode == "adv": flag_advtrain = True`) holds what
-/// the branches the first round left running give it.
+/// the branches the first round left running give it. The rest of a block after `exit()`,
+/// `return` or `raise` is dead from the walk on and stays so.
 fn guards(m: &mut Model<'_>) {
-    let values: Vec<Option<bool>> = m.guards.iter().map(|g| switch_value(m, g)).collect();
+    let values: Vec<Option<bool>> = m
+        .guards
+        .iter()
+        .map(|g| (!g.unreachable).then(|| switch_value(m, g)).flatten())
+        .collect();
     for (g, v) in m.guards.iter_mut().zip(&values) {
-        g.dead = v.is_some_and(|v| v != g.when);
+        g.dead = g.unreachable || v.is_some_and(|v| v != g.when);
     }
     // the second round asks again only of the switches the first left undecided, when the
     // first found a branch that never runs
@@ -3615,7 +3646,7 @@ fn guards(m: &mut Model<'_>) {
         .iter()
         .zip(&values)
         .enumerate()
-        .filter(|(_, (_, v))| v.is_none())
+        .filter(|(_, (g, v))| v.is_none() && !g.unreachable)
         .filter_map(|(i, (g, _))| switch_value(m, g).map(|v| (i, v != g.when)))
         .collect();
     for (i, d) in again {

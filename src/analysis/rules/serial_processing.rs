@@ -1,16 +1,18 @@
 use crate::analysis::facts::NodeKind;
 use crate::analysis::model::CodeKind;
-use crate::analysis::resolve::is_record_loop;
+use crate::analysis::resolve::{is_record_loop, walks_directories};
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
-    /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, a list of paths; also a listing
+    /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, a list of paths, the files of each
+    /// directory an `os.walk` yields, `for root, dirs, names in os.walk(d): for n in names:`
+    /// (the walk also bound first, `g = os.walk(d)`); also a listing
     /// bound at module level and read by a function, `dirs = os.listdir(path)` ... `def
     /// resize(): for item in dirs:`) whose body does per-file work: calls a
-    /// function of the file with the loop variable, decodes images or videos, parses JSON/CSV/XML (`ET.parse(path)`),
+    /// function of the file with the loop variable, decodes images, videos or DICOM scans (`pydicom.dcmread(path)`), parses JSON/CSV/XML (`ET.parse(path)`),
     /// loads arrays (the entry, or a name the body builds from it, `path = os.path.join(root,
     /// f)` then `open(path)`, whose handle is then parsed or iterated, `json.load(fh)`: a file
     /// read and written back as it is, `data = fh.read()`, is a copy), or hands a directory entry (or a path built from it) to a package outside
@@ -351,12 +353,7 @@ impl Rule for SerialProcessing {
             }
             out
         };
-        let walks_dirs = |li: usize| {
-            m.loops
-                .get(li)
-                .and_then(|l| l.iter)
-                .is_some_and(|it| m.text(it).contains("walk("))
-        };
+        let walks_dirs = |li: usize| m.loops.get(li).is_some_and(|l| walks_directories(m, l));
         let kept: Vec<usize> = flagged
             .iter()
             .copied()

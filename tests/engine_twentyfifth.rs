@@ -1,0 +1,137 @@
+//! The twenty-fifth accuracy round: shapes from the blind waves g642– that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A segmentation trainer whose `main()` stops at a debugging `exit()` before the training it
+/// then calls.
+const EXITS_FIRST: &str = "import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 2, 1)).cuda()
+        self.loader = DataLoader(train_set, batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True)
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+
+    def training(self):
+        for epoch in range(100):
+            for image, mask in self.loader:
+                image, mask = image.cuda(non_blocking=True), mask.cuda(non_blocking=True)
+                loss = nn.functional.cross_entropy(self.model(image), mask)
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+                print(loss.item())
+
+
+def main():
+    torch.cuda.set_device(0)
+    visualise()
+    exit()
+    trainer = Trainer()
+    trainer.training()
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) exit()  (in main(), before `trainer.training()`)
+#[test]
+fn code_after_an_exit_in_its_block_never_runs() {
+    let out = run(EXITS_FIRST);
+    for rule in ["EA201", "EA203", "EA301"] {
+        assert!(lines_of(&out, rule).is_empty(), "{rule}");
+    }
+    // the exit under a test leaves only when the test holds: the training runs
+    let guarded = EXITS_FIRST.replace("    exit()\n", "    if args_only:\n        exit()\n");
+    let out = run(&guarded);
+    assert_eq!(lines_of(&out, "EA201"), vec![14]);
+    assert_eq!(lines_of(&out, "EA301"), vec![20]);
+    // and with the exit after the training, it runs too
+    let after = EXITS_FIRST.replace("    exit()\n", "").replace(
+        "    trainer.training()\n",
+        "    trainer.training()\n    exit()\n",
+    );
+    let out = run(&after);
+    assert_eq!(lines_of(&out, "EA201"), vec![14]);
+}
+
+/// Resizing every image under a folder: the files of each directory `os.walk` yields, through
+/// the walk bound to a name first.
+const WALKED: &str = "import os
+import cv2
+
+if __name__ == '__main__':
+    g = os.walk('/data/mnist/test_images')
+    for path, dir_list, file_list in g:
+        for file_name in file_list:
+            img = cv2.imread(os.path.join(path, file_name))
+            img = cv2.resize(img, (64, 64), interpolation=cv2.INTER_CUBIC)
+            cv2.imwrite(os.path.join(path, '0_' + file_name), img)
+";
+
+// Ex) for path, dirs, file_list in os.walk(root): for name in file_list: ...
+#[test]
+fn the_files_an_os_walk_yields_are_a_listing() {
+    let out = run(WALKED);
+    assert_eq!(lines_of(&out, "EA602"), vec![7]);
+    // the walk written in the loop header, the same
+    let direct = WALKED
+        .replace("    g = os.walk('/data/mnist/test_images')\n", "")
+        .replace(" in g:", " in os.walk('/data/mnist/test_images'):");
+    assert_eq!(lines_of(&run(&direct), "EA602"), vec![6]);
+    // a list of a tuple the loop builds itself is no listing
+    let built = WALKED.replace(
+        "    g = os.walk('/data/mnist/test_images')\n",
+        "    g = [('/data', [], ['a.png', 'b.png'])]\n",
+    );
+    assert!(lines_of(&run(&built), "EA602").is_empty());
+}
+
+/// DICOM slices converted to text files, one per scan.
+const DICOM: &str = "import numpy
+import os
+import pydicom
+
+input_path = '/data/dicom'
+output_path = '/data/csv'
+files = os.listdir(input_path)
+files.sort()
+
+for file in files:
+    ds = pydicom.dcmread('{}/{}'.format(input_path, os.fsdecode(file)))
+    image = ds.RescaleSlope * ds.pixel_array + ds.RescaleIntercept
+    output_filename = '{}/{}.txt'.format(output_path, os.fsdecode(file)[:-4])
+    numpy.savetxt(output_filename, numpy.int16(image), fmt='%d', delimiter=',')
+";
+
+// Ex) ds = pydicom.dcmread(path) ... numpy.savetxt(out, image)
+#[test]
+fn a_dicom_decoded_and_written_per_file_is_data_work() {
+    let out = run(DICOM);
+    assert_eq!(lines_of(&out, "EA602"), vec![10]);
+    // a listing printed, nothing decoded nor written: no data pipeline
+    let listed = DICOM
+        .replace(
+            "    ds = pydicom.dcmread('{}/{}'.format(input_path, os.fsdecode(file)))\n    image = ds.RescaleSlope * ds.pixel_array + ds.RescaleIntercept\n",
+            "",
+        )
+        .replace(
+            "    numpy.savetxt(output_filename, numpy.int16(image), fmt='%d', delimiter=',')\n",
+            "    print(output_filename)\n",
+        );
+    assert!(lines_of(&run(&listed), "EA602").is_empty());
+}
