@@ -135,3 +135,52 @@ fn a_dicom_decoded_and_written_per_file_is_data_work() {
         );
     assert!(lines_of(&run(&listed), "EA602").is_empty());
 }
+
+/// A YOLO trainer that picks a new input size each epoch, set on the training set's
+/// transform by a helper its per-epoch function calls.
+const RESIZED: &str = "import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+train_dataset = VOCDataset('/data/voc', 'trainval')
+train_loader = DataLoader(train_dataset, batch_size=16, shuffle=True, num_workers=4, pin_memory=True)
+net = DarkNet53(train_dataset.num_class).to(device)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+
+
+def reset_input_size():
+    size = np.random.randint(10, 20) * 32
+    train_dataset.reset_resize_shape((size, size))
+
+
+def train(epoch):
+    net.train()
+    reset_input_size()
+    for batch_idx, (img, target) in enumerate(train_loader):
+        loss = net(img.to(device, non_blocking=True), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+for epoch in range(800):
+    train(epoch)
+";
+
+// Ex) def reset_input_size(): train_dataset.reset_resize_shape(size)  (called by train(epoch))
+#[test]
+fn a_dataset_changed_by_a_helper_each_epoch_keeps_its_workers_restarting() {
+    assert!(lines_of(&run(RESIZED), "EA103").is_empty());
+    // a helper nothing runs per epoch changes nothing the workers serve
+    let once = RESIZED
+        .replace(
+            "    reset_input_size()\n    for batch_idx",
+            "    for batch_idx",
+        )
+        .replace(
+            "for epoch in range(800):",
+            "reset_input_size()\nfor epoch in range(800):",
+        );
+    assert_eq!(lines_of(&run(&once), "EA103"), vec![7]);
+}

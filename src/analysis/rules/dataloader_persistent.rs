@@ -32,7 +32,9 @@ declare_rule! {
     /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
     /// cross-validation fold and read by the fold's own epoch loop is reported. Nor when an epoch
     /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`, also in
-    /// a function the epoch loop hands the loader to: `loader.dataset.load_next_buffer()`):
+    /// a function the epoch loop hands the loader to: `loader.dataset.load_next_buffer()`, or
+    /// in a function each epoch runs, some calls deep, on the dataset's name: `train(epoch)`
+    /// calling `reset_input_size()`, which calls `train_dataset.reset_resize_shape(size)`):
     /// persistent workers would keep serving the samples they forked with.
     ///
     /// Reported on the line where the `DataLoader(` call starts.
@@ -410,17 +412,40 @@ fn dataset_changes_per_epoch(
                 .collect()
         })
         .unwrap_or_default();
+    // (also in a function of the file each epoch runs, at any depth, that reads the dataset's
+    // module-level name: `train(epoch)` calling `reset_input_size()`, which calls
+    // `train_dataset.reset_resize_shape(size)`)
+    let per_epoch_fn = |o: &crate::analysis::facts::Call, r: &str| {
+        o.ctx.func.is_some_and(|f| {
+            !m.assigns
+                .iter()
+                .any(|a| a.ctx.func == Some(f) && a.targets.iter().any(|t| m.text(*t) == r))
+                && runs_per_epoch(m, f, 0)
+        })
+    };
     m.calls.iter().any(|o| {
         o.method.is_some()
             && o.recv.is_some_and(|r| {
                 let r = m.text(r);
-                (in_epoch(m, o.ctx.loop_)
+                ((in_epoch(m, o.ctx.loop_) || (Some(r) == dataset && per_epoch_fn(o, r)))
                     && (Some(r) == dataset || through_loader.as_deref() == Some(r)))
                     || handed
                         .iter()
                         .any(|(fi, through)| o.ctx.func == Some(*fi) && r == through)
             })
     })
+}
+
+/// Does function `f` run once per epoch: called from an epoch loop, or from a function that
+/// does (a few calls deep)?
+fn runs_per_epoch(m: &crate::analysis::facts::Model<'_>, f: u32, depth: u8) -> bool {
+    depth < 4
+        && super::calls_of(m, Some(f)).any(|c| {
+            in_epoch(m, c.ctx.loop_)
+                || c.ctx
+                    .func
+                    .is_some_and(|g| g != f && runs_per_epoch(m, g, depth + 1))
+        })
 }
 
 /// Is loop `li` (or one of its ancestors) an epoch loop that runs as shipped?
