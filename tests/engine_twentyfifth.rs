@@ -184,3 +184,46 @@ fn a_dataset_changed_by_a_helper_each_epoch_keeps_its_workers_restarting() {
         );
     assert_eq!(lines_of(&run(&once), "EA103"), vec![7]);
 }
+
+/// A caption decoder trained in fp32 on the text features of a frozen CLIP, which OpenAI's
+/// `clip.load` loads in fp16 on CUDA.
+const FROZEN_CLIP: &str = "import clip
+import torch
+from torch.utils.data import DataLoader
+from transformers import GPT2LMHeadModel
+
+device = torch.device('cuda')
+decoder = GPT2LMHeadModel.from_pretrained('gpt2').to(device)
+clip_model, preprocess = clip.load('ViT-B/32', device=device, jit=False)
+clip_model.eval()
+optimizer = torch.optim.AdamW(decoder.parameters(), lr=1e-5)
+loader = DataLoader(captions, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+torch.backends.cudnn.benchmark = True
+decoder = torch.compile(decoder)
+
+for epoch in range(10):
+    for tokens, tokens_77 in loader:
+        tokens, tokens_77 = tokens.to(device, non_blocking=True), tokens_77.to(device, non_blocking=True)
+        with torch.no_grad():
+            feature = clip_model.encode_text(tokens_77)
+        loss = decoder(input_ids=tokens, labels=tokens).loss + feature.float().mean() * 0
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) with torch.no_grad(): feature = clip_model.encode_text(tokens_77)  (the decoder trains)
+#[test]
+fn a_frozen_fp16_clip_leaves_the_model_it_feeds_in_fp32() {
+    let out = run(FROZEN_CLIP);
+    assert_eq!(lines_of(&out, "EA201"), vec![16]);
+    assert_eq!(lines_of(&out, "EA202"), vec![7]);
+    // CLIP fine-tuned itself: its fp16 weights are the training's precision
+    let tuned = FROZEN_CLIP.replace(
+        "        with torch.no_grad():\n            feature = clip_model.encode_text(tokens_77)\n",
+        "        feature = clip_model.encode_text(tokens_77)\n",
+    );
+    let out = run(&tuned);
+    assert!(lines_of(&out, "EA201").is_empty());
+    assert!(lines_of(&out, "EA202").is_empty());
+}

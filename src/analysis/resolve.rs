@@ -495,6 +495,43 @@ fn torch_nn_module(q: &str, last: &str) -> bool {
         && !PARAMETERLESS.contains(&last)
 }
 
+/// Is the model call `c` loads (`clip_model, preprocess = clip.load(...)`) a frozen encoder
+/// beside a model the file trains (it calls `backward()`): its parameters handed to nothing,
+/// and every other call on it (`clip_model.encode_text(t)`) under `no_grad`, beside its
+/// switch to evaluation mode? (Where it is the file's only model, its fp16 is the work.)
+// Ex) with torch.no_grad(): feature_text = clip_model.encode_text(tokens)  (DeCap's decoder trains)
+fn frozen_encoder(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let Some(name) = m
+        .assigns
+        .iter()
+        .find(|a| {
+            a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|r| r.span == c.span)
+        })
+        .and_then(|a| a.targets.first())
+        .map(|t| m.text(*t))
+    else {
+        return false;
+    };
+    let mut uses = m
+        .calls
+        .iter()
+        .filter(|o| o.recv.is_some_and(|r| m.text(r) == name))
+        .peekable();
+    let trains = m
+        .calls
+        .iter()
+        .any(|o| o.method.is_some() && m.last_name(o) == "backward");
+    trains
+        && uses.peek().is_some()
+        && uses.all(|o| match m.last_name(o) {
+            "eval" | "requires_grad_" => true,
+            "parameters" | "train" => false,
+            _ => o.ctx.no_grad,
+        })
+}
+
 /// Attributes that name a submodule of a model (`vgg16().features`, `clip_model.visual`).
 const SUBMODULES: &[&str] = &[
     "features",
@@ -1440,8 +1477,9 @@ fn precision(m: &mut Model<'_>) {
             {
                 p.half = true;
             }
-            // OpenAI CLIP loads its weights in fp16 on CUDA (`convert_weights`)
-            "load" if q == "clip.load" => p.half = true,
+            // OpenAI CLIP loads its weights in fp16 on CUDA (`convert_weights`); a frozen
+            // encoder feeding a model the file trains in fp32 leaves that training in fp32
+            "load" if q == "clip.load" && !frozen_encoder(m, c) => p.half = true,
             "convert_weights" if q.starts_with("clip.") => p.half = true,
             // `amp_autocast()`, `maybe_autocast()`: a context chosen at run time (timm)
             _ if last.to_ascii_lowercase().contains("autocast") => p.unresolved = true,
