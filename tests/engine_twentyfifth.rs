@@ -227,3 +227,42 @@ fn a_frozen_fp16_clip_leaves_the_model_it_feeds_in_fp32() {
     assert!(lines_of(&out, "EA201").is_empty());
     assert!(lines_of(&out, "EA202").is_empty());
 }
+
+/// An LSTM tagger whose GPUs are listed on the command line, through a group of yaap's
+/// options: `--gpu` appends ids and is None until given.
+const APPENDED_GPUS: &str = "import torch
+import yaap
+
+parser = yaap.ArgParser(allow_config=True)
+group = parser.add_group('Basic Options')
+group.add('--gpu', type=int, action='append', help='gpu ids; none given runs on the cpu')
+args = parser.parse_args()
+
+model = torch.nn.LSTM(300, 300, 2)
+if args.gpu:
+    model = model.cuda(args.gpu[0])
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for x, y in loader:
+        if args.gpu:
+            x = x.cuda(args.gpu[0])
+        loss = model(x)[0].sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+";
+
+// Ex) group.add('--gpu', type=int, action='append')  ...  if args.gpu: model = model.cuda(...)
+#[test]
+fn an_appended_option_without_a_default_is_unset() {
+    let out = run(APPENDED_GPUS);
+    for rule in ["EA201", "EA203", "EA301"] {
+        assert!(lines_of(&out, rule).is_empty(), "{rule}");
+    }
+    // with a default list of ids, the GPU runs as shipped
+    let listed = APPENDED_GPUS.replace("action='append',", "action='append', default=[0],");
+    let out = run(&listed);
+    assert_eq!(lines_of(&out, "EA201"), vec![14]);
+    assert_eq!(lines_of(&out, "EA301"), vec![21]);
+}

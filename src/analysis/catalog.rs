@@ -96,7 +96,7 @@ fn markdown() -> String {
          `@click.option(\"--cuda\", default=False)` alike: `set_defaults(flip=False)` over \
          the options, the first of two options sharing a destination, None for an option \
          declared without a default that the script does not demand, `if options.load:`, \
-         also one declared with `argparse.BooleanOptionalAction`; docopt's usage text, whose \
+         also one declared with `argparse.BooleanOptionalAction` or `action='append'` (on a group of options too, yaap's `group.add('--gpu', type=int, action='append')`); docopt's usage text, whose \
          flags are false unless given, `args['--cuda']`, or take its `[default: ...]`; also \
          a mode switch of options the file parses elsewhere and never sets, \
          `if opt.test:`, `if args.eval:`, `if cfg.debug:`, `in_arg.gpu and \

@@ -72,13 +72,19 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
 
 /// Does call `c` declare a command-line option: argparse's `parser.add_argument(...)`,
 /// optparse's `parser.add_option(...)`, or configargparse's `parser.add(...)` /
-/// `parser.add_arg(...)`?
+/// `parser.add_arg(...)` (also on a group of options, yaap's `group = parser.add_group(...)`
+/// then `group.add("--gpu", type=int, action="append")`: a first argument naming a flag)?
 fn adds_option(m: &Model<'_>, c: &super::facts::Call) -> bool {
     match m.last_name(c) {
         "add_argument" => true,
-        "add" | "add_arg" | "add_option" => c
-            .recv
-            .is_some_and(|r| m.text(r).to_ascii_lowercase().contains("parser")),
+        "add" | "add_arg" | "add_option" => {
+            c.recv
+                .is_some_and(|r| m.text(r).to_ascii_lowercase().contains("parser"))
+                || m.pos(c, 0).is_some_and(|a| {
+                    let t = m.text(a.value);
+                    (t.starts_with("\"--") || t.starts_with("'--")) && t.len() > 4
+                })
+        }
         _ => false,
     }
 }
@@ -142,9 +148,12 @@ fn argparse(m: &mut Model<'_>) {
             .is_some_and(|s| s.starts_with('-'));
         // (`action=argparse.BooleanOptionalAction`, `--compile` / `--no-compile`: None too
         // when neither is given)
-        let boolean_optional = m
-            .kw(c, "action")
-            .is_some_and(|a| m.text(a.value).ends_with("BooleanOptionalAction"));
+        // (also `action="append"` / `"extend"` / `"count"`: None until the flag is given)
+        let boolean_optional = m.kw(c, "action").is_some_and(|a| {
+            let t = m.text(a.value);
+            t.ends_with("BooleanOptionalAction")
+                || matches!(t.trim_matches(['"', '\'']), "append" | "extend" | "count")
+        });
         if optional
             && default.is_none_or(|(_, k)| k == ValKind::NoneLit)
             && ["required", "nargs", "const"]
