@@ -266,3 +266,33 @@ fn an_appended_option_without_a_default_is_unset() {
     assert_eq!(lines_of(&out, "EA201"), vec![14]);
     assert_eq!(lines_of(&out, "EA301"), vec![21]);
 }
+
+/// A BiLSTM-CRF tagger sized by its word vocabulary, its device and sizes from a config module.
+const VOCAB_SIZED: &str = "import torch
+from torch.utils.data import DataLoader
+from models.BiLSTM_CRF import BiLSTM_CRF
+from utils.helper import make_vocab, SentenceDataset, get_collate_fn
+from config import DEVICE, EMBEDDING_DIM, HIDDEN_DIM, BATCH_SIZE
+
+words_vocab, tags_vocab = make_vocab(train_data)
+collate = get_collate_fn(words_vocab, tags_vocab)
+train_loader = DataLoader(SentenceDataset(train_data, words_vocab, tags_vocab), batch_size=BATCH_SIZE, shuffle=True, num_workers=2, persistent_workers=True, collate_fn=collate)
+model = BiLSTM_CRF(len(words_vocab), tags_vocab, EMBEDDING_DIM, HIDDEN_DIM).to(DEVICE)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(10):
+    for sentences, tags, lengths in train_loader:
+        sentences, tags = sentences.to(DEVICE), tags.to(DEVICE)
+        loss = model.neg_log_likelihood(sentences, tags, lengths)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = BiLSTM_CRF(len(words_vocab), tags_vocab, EMBEDDING_DIM, HIDDEN_DIM)
+#[test]
+fn a_model_sized_by_a_vocabulary_is_fed_token_ids() {
+    assert!(lines_of(&run(VOCAB_SIZED), "EA102").is_empty());
+    // sized by a number of classes, its inputs may be images
+    let classes = VOCAB_SIZED.replace("len(words_vocab), tags_vocab", "len(classes), tags_vocab");
+    assert_eq!(lines_of(&run(&classes), "EA102"), vec![9]);
+}

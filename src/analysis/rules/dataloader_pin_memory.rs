@@ -30,7 +30,8 @@ declare_rule! {
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
     /// a file that feeds a text model token ids only (it tokenizes, or Keras made the ids,
-    /// `sequence.pad_sequences(...)`, `imdb.load_data(...)`, and handles no image, audio or
+    /// `sequence.pad_sequences(...)`, `imdb.load_data(...)`, or its model is sized by a
+    /// vocabulary, `vocab_size=...`, `BiLSTM_CRF(len(words_vocab), ...)`, and handles no image, audio or
     /// video, nor names them: `for images, texts in loader:`, `CLIP_DistilBert_ResNet`), nor one whose every layer is an embedding table (word2vec, node2vec,
     /// TransE): a batch of ids is a few kilobytes.
     ///

@@ -1751,6 +1751,12 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
             })
             // (or a dataset named for its tokens, `train_dataset=tokenized_datasets["train"]`)
             || m.text(a.value).starts_with("tokenized_")
+            // (or sized by a vocabulary's length, by position too: `BiLSTM_CRF(len(words_vocab),
+            // tags_vocab, EMBEDDING_DIM, HIDDEN_DIM)`)
+            || m.text(a.value).strip_prefix("len(").is_some_and(|t| {
+                t.strip_suffix(')')
+                    .is_some_and(|v| v.to_ascii_lowercase().contains("vocab"))
+            })
         })
         // (also token keys of a reader's batches, `sample['context_tokens']`)
         || ["[\"input_ids\"]", "['input_ids']", "_tokens\"]", "_tokens']"]
