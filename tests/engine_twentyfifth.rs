@@ -296,3 +296,46 @@ fn a_model_sized_by_a_vocabulary_is_fed_token_ids() {
     let classes = VOCAB_SIZED.replace("len(words_vocab), tags_vocab", "len(classes), tags_vocab");
     assert_eq!(lines_of(&run(&classes), "EA102"), vec![9]);
 }
+
+/// A BiLSTM-CRF trainer slicing its batches by hand, that measures each batch's longest
+/// sentence on the host before moving the batch to the GPU.
+const MEASURED_FIRST: &str = "import torch
+
+class Trainer:
+    def __init__(self, train_set, batch_size, device):
+        self.train_set = train_set
+        self.batch_size = batch_size
+        self.device = device
+
+    def train(self, model, optimizer):
+        for epoch in range(20):
+            i = 0
+            while i < len(self.train_set):
+                batch = self.train_set[i: i + self.batch_size]
+                i += self.batch_size
+                word_ids, tag_ids, word_mask = batch
+                sen_len = torch.max(torch.sum(word_mask, dim=1, dtype=torch.int64)).item()
+                word_ids = word_ids[:, :sen_len].to(self.device)
+                tag_ids = tag_ids[:, :sen_len].to(self.device)
+                word_mask = word_mask[:, :sen_len].to(self.device)
+                loss = model(word_ids, word_mask, tag_ids)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+
+trainer = Trainer(train_set, 32, torch.device('cuda'))
+trainer.train(model.cuda(), optimizer)
+";
+
+// Ex) sen_len = torch.max(torch.sum(word_mask, dim=1, dtype=torch.int64)).item()  (moved after)
+#[test]
+fn a_batch_read_before_it_is_moved_waits_for_nothing() {
+    assert!(lines_of(&run(MEASURED_FIRST), "EA301").is_empty());
+    // moved first, the read waits for the GPU
+    let moved = MEASURED_FIRST.replace(
+        "                word_ids, tag_ids, word_mask = batch\n",
+        "                word_ids, tag_ids, word_mask = batch\n                word_mask = word_mask.to(self.device)\n",
+    );
+    assert_eq!(lines_of(&run(&moved), "EA301"), vec![17]);
+}

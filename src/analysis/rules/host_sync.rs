@@ -35,7 +35,9 @@ declare_rule! {
     /// the list (the features of each video's windows, saved once per video;
     /// not the features of a whole dataset, saved once per model). A batch
     /// from the loader that is not yet moved (`inputs, labels = data` ... `inputs.numpy()`;
-    /// moved when its items are, `targets[k] = v.to(device)`)
+    /// moved when its items are, `targets[k] = v.to(device)`; unpacked from a batch sliced by
+    /// hand and moved only after the read, `sen_len = torch.sum(word_mask, dim=1).max().item()`
+    /// then `word_mask = word_mask.to(device)`)
     /// is a CPU tensor: reading it waits for nothing (also through an inner loop over it, `for
     /// qid, out in zip(question_id, outputs): qid.item()`); so is a value computed on the host from
     /// one already copied (`output = model(x).cpu()` ... `probs, classes = torch.max(
@@ -1008,6 +1010,7 @@ fn place(
                 // scalar, takes the device of what it meets)
                 _ if on_host(m, l, c, name) => Place::Host,
                 _ if unmoved_batch_value(m, l, c, name) => Place::Host,
+                _ if moved_later(m, l, c, name) => Place::Host,
                 _ => Place::Unknown,
             }
         }
@@ -1046,7 +1049,17 @@ fn place(
                 return Place::Unknown;
             }
             let q = m.qual(k);
-            let args: Vec<Place> = m.call_args(k).iter().map(|a| of(m.node(a.value))).collect();
+            // (options that shape the result place nothing: `dim=1`, `dtype=torch.int64`)
+            let args: Vec<Place> = m
+                .call_args(k)
+                .iter()
+                .filter(|a| {
+                    a.name.is_none_or(|n| {
+                        !matches!(m.text(n), "dim" | "dtype" | "keepdim" | "axis" | "keepdims")
+                    })
+                })
+                .map(|a| of(m.node(a.value)))
+                .collect();
             match (k.method, k.recv) {
                 // `torch.sum(x)`, `np.abs(x)`: a library function of host values and literals
                 _ if k.dotted
@@ -1073,6 +1086,37 @@ fn place(
         }
         _ => Place::Unknown,
     }
+}
+
+/// Is `name` unpacked earlier in the iteration of step loop `l` (`word_ids, word_mask =
+/// batch`) and moved to the device only after call `c` (`word_mask = word_mask[:, :n].to(
+/// self.device)`): until that move, it is the host tensor it was unpacked as.
+// Ex) sen_len = torch.max(torch.sum(word_mask, dim=1)).item()  (word_mask moved on the next line)
+fn moved_later(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    name: &str,
+) -> bool {
+    let unpacked = m.assigns.iter().any(|a| {
+        l.span.contains(a.span)
+            && a.span.end <= c.span.start
+            && a.targets.len() > 1
+            && a.targets.iter().any(|t| m.text(*t) == name)
+    });
+    unpacked
+        && m.assigns.iter().any(|a| {
+            l.span.contains(a.span)
+                && a.span.start >= c.span.end
+                && a.targets.len() == 1
+                && m.text(a.left) == name
+                && a.rhs_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|k| {
+                        matches!(m.last_name(k), "to" | "cuda")
+                            && k.recv_root.is_some_and(|r| m.text(r) == name)
+                    })
+        })
 }
 
 /// Is `name` the counter of a loop between call `c` and step loop `l` (`for n in
