@@ -135,9 +135,11 @@ fn markdown() -> String {
          only, `def train_model(...):` with nothing at module level calling it, is a module \
          other files import: its functions are read as called; a class's methods calling the \
          module's helpers do not make it a script; a library network fetched at module level, \
-         `model = models.vgg16(pretrained=True)`, does, and so does a `print(...)` at module \
-         level. A loader a script binds and \
-         never reads, its loop commented out or not yet written, is not read either.) A loop over a loader \
+         `model = models.vgg16(pretrained=True)`, does. A loader a script binds and \
+         never reads, its loop commented out or not yet written, is not read either; for this a \
+         file that prints at module level, `print(f\"Vocab size {len(vocab)}\")`, is a script \
+         too (its functions and classes stay called: a module that prints, \
+         `print(torch.__version__)`, is still imported by other files).) A loop over a loader \
          that breaks off after a few batches, on its index or on a counter it increments \
          (`if shown == 1: break` ... `shown += 1`), or whose function returns once such a counter \
          reaches a few (`if images_so_far == num_images: return`, `num_images=6`; counted per \
