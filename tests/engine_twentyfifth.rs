@@ -339,3 +339,34 @@ fn a_batch_read_before_it_is_moved_waits_for_nothing() {
     );
     assert_eq!(lines_of(&run(&moved), "EA301"), vec![17]);
 }
+
+/// An interactive check of a fine-tuned ResNet: one test image wrapped in a loader of its own.
+const ONE_IMAGE_LOADER: &str = "import torch
+from torch.utils.data import DataLoader
+from torchvision import models
+
+device = torch.device('cuda')
+model = models.resnet34(weights='DEFAULT').to(device)
+model.eval()
+
+
+def predict(image):
+    dl = DataLoader(torch.unsqueeze(image, 0), batch_size=16)
+    with torch.no_grad():
+        for data in dl:
+            y = model(data.to(device))
+    return y
+
+
+for n in range(100):
+    predict(test_images[n])
+";
+
+// Ex) dl = DataLoader(torch.unsqueeze(image, 0), batch_size=16)
+#[test]
+fn a_loader_over_a_tensor_needs_no_workers() {
+    assert!(lines_of(&run(ONE_IMAGE_LOADER), "EA101").is_empty());
+    // over a dataset of files, it does
+    let files = ONE_IMAGE_LOADER.replace("torch.unsqueeze(image, 0)", "ImageFolder(image)");
+    assert_eq!(lines_of(&run(&files), "EA101"), vec![11]);
+}

@@ -14,7 +14,8 @@ declare_rule! {
     /// A value the analysis cannot resolve (`num_workers=args.workers` without a default it can
     /// read) is not flagged, nor is a loader over a `TensorDataset` with the default collate
     /// (its tensors in memory, on the CPU or already on the GPU: an item is one index into
-    /// each, `DataLoader(TensorDataset(x, y), batch_size=64)`), one in
+    /// each, `DataLoader(TensorDataset(x, y), batch_size=64)`, or over a tensor itself, its rows the
+    /// items, `DataLoader(torch.unsqueeze(img, 0), batch_size=8)`), one in
     /// a data-pipeline file that runs no model, or one over text tokenised ahead of time
     /// (`ds.map(tokenize)`) whose collate only pads (`DataCollatorWithPadding`,
     /// `default_data_collator`, `tokenizer.pad`): its batches cost about a millisecond to build.

@@ -1648,7 +1648,17 @@ fn collate_on_device(m: &Model<'_>, c: &Call) -> bool {
 // Ex) DataLoader(TensorDataset(x_train, y_train), batch_size=20, shuffle=True)
 pub(crate) fn tensor_dataset(m: &Model<'_>, c: &Call) -> bool {
     m.kw(c, "collate_fn").or_else(|| m.pos(c, 6)).is_none()
-        && dataset_ctor(m, c).is_some_and(|t| m.last_name(t) == "TensorDataset")
+        && dataset_ctor(m, c).is_some_and(|t| {
+            let last = m.last_name(t);
+            last == "TensorDataset"
+                // (or a tensor itself, its rows the items: `DataLoader(torch.unsqueeze(img, 0))`)
+                || (m.qual(t).starts_with("torch.")
+                    && matches!(
+                        last,
+                        "unsqueeze" | "tensor" | "from_numpy" | "stack" | "cat" | "Tensor"
+                            | "FloatTensor" | "LongTensor"
+                    ))
+        })
 }
 
 /// A DataLoader over a plain Python list held in memory (`DataLoader(samples, ...)` after
