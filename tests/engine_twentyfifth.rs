@@ -370,3 +370,39 @@ fn a_loader_over_a_tensor_needs_no_workers() {
     let files = ONE_IMAGE_LOADER.replace("torch.unsqueeze(image, 0)", "ImageFolder(image)");
     assert_eq!(lines_of(&run(&files), "EA101"), vec![11]);
 }
+
+/// A GPT-2 reward model that scores one answer, its inputs moved to wherever the model is.
+const FOLLOWS_THE_MODEL: &str = "import torch
+from transformers import AutoTokenizer, AutoModelForCausalLM
+
+
+class RewardModel(torch.nn.Module):
+    def __init__(self, name='gpt2'):
+        super().__init__()
+        self.model = AutoModelForCausalLM.from_pretrained(name)
+        self.tokenizer = AutoTokenizer.from_pretrained(name)
+        self.linear = torch.nn.Linear(self.model.config.n_embd, 1)
+
+    def score(self, prompt):
+        inputs = self.tokenizer(prompt, return_tensors='pt').to(self.model.device)
+        with torch.no_grad():
+            hidden = self.model(**inputs, output_hidden_states=True).hidden_states[-1]
+        return self.linear(hidden[:, -1, :]).item()
+
+
+if __name__ == '__main__':
+    rm = RewardModel()
+    score = rm.score('What is RLHF?')
+    print(score)
+";
+
+// Ex) inputs = tokenizer(prompt, return_tensors='pt').to(self.model.device)
+#[test]
+fn a_move_to_a_models_own_device_places_nothing() {
+    assert!(lines_of(&run(FOLLOWS_THE_MODEL), "EA202").is_empty());
+    // to a device the file is handed, it runs on the GPU
+    let handed = FOLLOWS_THE_MODEL
+        .replace(".to(self.model.device)", ".to(config.device)")
+        .replace("import torch\n", "import torch\nimport config\n");
+    assert_eq!(lines_of(&run(&handed), "EA202"), vec![21]);
+}

@@ -158,7 +158,8 @@ fn markdown() -> String {
          itself, or a Lightning 1.x `Trainer(gpus=n)`, `n` not 0 or None as shipped, whose `accelerator=` names only the \
          distributed strategy; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
-         device it is handed (a parameter, a value of a config module; also a Lightning \
+         device it is handed (a parameter, a value of a config module, not a model's or a tensor's own, \
+         `.to(self.model.device)`, which follows where that one is; also a Lightning \
          `Trainer(accelerator=config.ACCELERATOR)`) while saying nothing of \
          `cpu` or `mps` (nor defaulting a device parameter to one, `def train(..., \
          device=\"cpu\")`) — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \

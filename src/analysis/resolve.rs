@@ -898,6 +898,18 @@ fn device(m: &mut Model<'_>) {
                     .or_else(|| m.kw(c, "device"))
                     .filter(|a| matches!(a.vkind, ValKind::Ident | ValKind::Attr))
                     .filter(|a| m.text(a.value).to_ascii_lowercase().ends_with("device"))
+                    // (not the device of a model or a tensor, `.to(self.model.device)`: it
+                    // follows where that one is, and says nothing new)
+                    .filter(|a| {
+                        !m.text(a.value)
+                            .strip_suffix(".device")
+                            .is_some_and(|owner| {
+                                let last = owner.rsplit('.').next().unwrap_or(owner);
+                                [owner, last].iter().any(|o| {
+                                    matches!(m.var_kind(o), Some(VarKind::Model | VarKind::Tensor))
+                                })
+                            })
+                    })
                 {
                     // `.to(device)` with a device the file is handed (a parameter, a config
                     // module's constant): code written to move work onto an accelerator
