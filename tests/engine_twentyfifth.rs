@@ -406,3 +406,53 @@ fn a_move_to_a_models_own_device_places_nothing() {
         .replace("import torch\n", "import torch\nimport config\n");
     assert_eq!(lines_of(&run(&handed), "EA202"), vec![21]);
 }
+
+/// An ECG classifier whose test pass is a method of a plain class, its call commented out.
+const COMMENTED_TEST: &str = "import torch
+from torch.utils.data import DataLoader
+
+
+class Model():
+    def train(self):
+        self.net = Classifier().cuda()
+        loader = DataLoader(train_set, 64, True, num_workers=4, pin_memory=True, persistent_workers=True)
+        optimizer = torch.optim.Adam(self.net.parameters())
+        torch.backends.cuda.matmul.allow_tf32 = True
+        for epoch in range(50):
+            with torch.autocast('cuda', dtype=torch.bfloat16):
+                for x, y in loader:
+                    loss = torch.nn.functional.cross_entropy(self.net(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+
+    def test(self):
+        loader = DataLoader(test_set, 300, False)
+        predicted = []
+        with torch.no_grad():
+            for x, y in loader:
+                predicted.extend(list(self.net(x.cuda()).argmax(1).cpu().numpy()))
+        print(predicted)
+
+
+if __name__ == '__main__':
+    a = Model()
+    a.train()
+    # a.test()
+";
+
+// Ex) # a.test()  (the only call of a plain class's method, commented out)
+#[test]
+fn a_plain_class_method_nothing_calls_does_not_run() {
+    let out = run(COMMENTED_TEST);
+    assert!(lines_of(&out, "EA101").is_empty());
+    assert!(lines_of(&out, "EA301").is_empty());
+    // called, it runs
+    let called = COMMENTED_TEST.replace("    # a.test()\n", "    a.test()\n");
+    let out = run(&called);
+    assert_eq!(lines_of(&out, "EA101"), vec![20]);
+    assert_eq!(lines_of(&out, "EA301"), vec![24]);
+    // a module's method may be a framework's hook: kept
+    let hooked = COMMENTED_TEST.replace("class Model():", "class Model(pl.LightningModule):");
+    assert_eq!(lines_of(&run(&hooked), "EA101"), vec![20]);
+}

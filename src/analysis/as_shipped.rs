@@ -1068,6 +1068,8 @@ fn only_wrapped(m: &Model<'_>, def: Node<'_>) -> bool {
 fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
     let root = m.tree.root_node();
     let mut methods: Vec<(&str, Node<'_>)> = Vec::new();
+    // (the methods of a class with no base but `object`, which no framework calls back)
+    let mut plain_methods: Vec<&str> = Vec::new();
     let mut classes: Vec<(&str, Node<'_>)> = Vec::new();
     let mut cursor = root.walk();
     for child in root.named_children(&mut cursor) {
@@ -1077,6 +1079,9 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         if let Some(name) = class.child_by_field_name("name") {
             classes.push((m.node_text(name), class));
         }
+        let plain = class
+            .child_by_field_name("superclasses")
+            .is_none_or(|b| matches!(m.node_text(b).trim(), "()" | "(object)"));
         let Some(body) = class.child_by_field_name("body") else {
             continue;
         };
@@ -1090,6 +1095,9 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
                 let name = m.node_text(name);
                 if !name.starts_with("__") {
                     methods.push((name, item));
+                    if plain {
+                        plain_methods.push(name);
+                    }
                 }
             }
         }
@@ -1158,13 +1166,21 @@ fn uncalled_methods(m: &Model<'_>) -> Vec<(usize, usize)> {
         );
     }
     let unused = |r: Option<&(u32, u32)>| r.is_some_and(|(all, dead)| *all > 0 && all == dead);
+    // (a plain class's method that nothing names, its call commented out: `# a.test()`; a
+    // name two classes share counts for both)
+    let never_named = |name: &str| {
+        refs.get(name).is_some_and(|(all, _)| *all == 0)
+            && plain_methods.contains(&name)
+            && methods.iter().filter(|(n, _)| *n == name).count()
+                == plain_methods.iter().filter(|n| **n == name).count()
+    };
     // (a class every naming of which is dead, or that the script never names at all, builds
     // nothing when it runs: an old `Trainer` whose use is commented out beside a Lightning
     // `pl.Trainer(...).fit(model)`)
     let unbuilt = |r: Option<&(u32, u32)>| r.is_some_and(|(all, dead)| all == dead);
     methods
         .iter()
-        .filter(|(name, _)| unused(refs.get(name)))
+        .filter(|(name, _)| unused(refs.get(name)) || never_named(name))
         .chain(
             classes
                 .iter()

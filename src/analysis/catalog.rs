@@ -126,7 +126,7 @@ fn markdown() -> String {
          device)`, is the runner's GPU in a file that runs on CUDA), and a function of a \
          script that nothing in the script calls (or calls only from such code; a call in an \
          f-string's braces is a call), a class the script never names (a naming inside its own body, `super(Model, self)`, \
-         does not count), a Lightning module's `test_dataloader` / `predict_dataloader` hook \
+         does not count), a method of a plain class (no base but `object`: no framework calls it back) that nothing names, its call commented out (`# a.test()`), a Lightning module's `test_dataloader` / `predict_dataloader` hook \
          in a file whose trainer fits and never tests or predicts, or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \
          the file-level training rules judge only training loops that run. (A file is a script \
