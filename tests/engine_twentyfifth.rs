@@ -456,3 +456,29 @@ fn a_plain_class_method_nothing_calls_does_not_run() {
     let hooked = COMMENTED_TEST.replace("class Model():", "class Model(pl.LightningModule):");
     assert_eq!(lines_of(&run(&hooked), "EA101"), vec![20]);
 }
+
+/// A CycleGAN step that adds noise to each real image on the host before moving it.
+const NOISY_BATCH: &str = "import torch
+
+device = torch.device('cuda')
+for epoch in range(200):
+    for i, batch in enumerate(dataloader):
+        real_A = torch.Tensor(batch['A'] + torch.randn(batch['A'].size())).to(device)
+        fake_B = G_AB(real_A)
+        loss = criterion(D_B(fake_B), valid)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) real_A = torch.Tensor(batch['A'] + torch.randn(batch['A'].size())).to(device)
+#[test]
+fn host_data_combined_then_wrapped_is_the_datas_own_copy() {
+    assert!(lines_of(&run(NOISY_BATCH), "EA304").is_empty());
+    // a constant built each step is reported
+    let constant = NOISY_BATCH.replace(
+        "torch.Tensor(batch['A'] + torch.randn(batch['A'].size()))",
+        "torch.Tensor(3, 256, 256)",
+    );
+    assert_eq!(lines_of(&run(&constant), "EA304"), vec![6]);
+}

@@ -56,7 +56,8 @@ declare_rule! {
     /// (`torch.LongTensor(b, n).fill_(0).to(device)`, `torch.IntTensor([n] * b).cuda()`,
     /// `torch.tensor([1.0, 2.0]).cuda()`), not when it wraps host data
     /// (`torch.FloatTensor(batch).to(device)`, `torch.tensor(batch.state).float().to(device)`,
-    /// `torch.LongTensor([g.label for g in batch_graph]).to(device)`, a value read from
+    /// `torch.LongTensor([g.label for g in batch_graph]).to(device)`, host data combined with
+    /// something, `torch.Tensor(batch['A'] + torch.randn(batch['A'].size()))`, a value read from
     /// host data `torch.tensor([value_dict["fps_id"]]).to(device)`):
     /// that copy is the data's own, and it is made whoever builds the tensor. So is a buffer
     /// written element-wise from host data before its move (`ids = torch.full((b, n), pad)`,
@@ -231,6 +232,15 @@ impl Rule for CpuTensorThenMove {
                             n.node_kind(),
                             "subscript" | "list_comprehension" | "generator_expression"
                         )
+                        // `torch.Tensor(batch['A'] + torch.randn(batch['A'].size()))`: host
+                        // data combined with something
+                        || (n.node_kind() == "binary_operator"
+                            && ["left", "right"].iter().any(|f| {
+                                n.child_by_field_name(f).is_some_and(|o| {
+                                    matches!(o.node_kind(), "subscript" | "identifier" | "attribute")
+                                        && !m.node_text(o).contains("shape")
+                                })
+                            }))
                         // `torch.tensor([value_dict["fps_id"]])`: a value read from host data
                         // (not a size: `torch.tensor([x.shape[0]])`)
                         || (n.node_kind() == "list"
