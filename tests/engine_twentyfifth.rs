@@ -482,3 +482,32 @@ fn host_data_combined_then_wrapped_is_the_datas_own_copy() {
     );
     assert_eq!(lines_of(&run(&constant), "EA304"), vec![6]);
 }
+
+/// The PyTorch CIFAR example's loader options, pinned by an integer on CUDA.
+const PINNED_BY_ONE: &str = "import torch
+
+device = torch.device('cuda')
+kwargs = {'num_workers': 1, 'pin_memory': 1, 'persistent_workers': True}
+train_loader = torch.utils.data.DataLoader(train_set, batch_size=64, shuffle=True, **kwargs)
+model = Net().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(10):
+    for data, target in train_loader:
+        data, target = data.to(device), target.to(device)
+        loss = torch.nn.functional.nll_loss(model(data), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) kwargs = {'num_workers': 1, 'pin_memory': 1}
+#[test]
+fn a_switch_given_as_one_is_on() {
+    let out = run(PINNED_BY_ONE);
+    assert_eq!(lines_of(&out, "EA303"), vec![10]);
+    assert!(lines_of(&out, "EA102").is_empty());
+    // as 0, it is off
+    let off = PINNED_BY_ONE.replace("'pin_memory': 1", "'pin_memory': 0");
+    let out = run(&off);
+    assert!(lines_of(&out, "EA303").is_empty());
+}

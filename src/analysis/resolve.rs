@@ -3560,7 +3560,17 @@ pub(crate) fn is_dataloader(m: &Model<'_>, c: &super::facts::Call) -> bool {
 }
 
 /// A DataLoader argument by keyword or position, resolved; `**kwargs` dicts are looked into.
+/// A switch (`pin_memory`, `persistent_workers`) given as an integer is its truth value
+/// (`{'num_workers': 1, 'pin_memory': 1}`: pinned).
 pub(crate) fn loader_arg(m: &Model<'_>, c: &super::facts::Call, name: &str, pos: usize) -> Val {
+    match loader_arg_as_written(m, c, name, pos) {
+        Val::Int(i) if matches!(name, "pin_memory" | "persistent_workers") => Val::Bool(i != 0),
+        v => v,
+    }
+}
+
+/// [`loader_arg`] before a switch's integer is read as its truth value.
+fn loader_arg_as_written(m: &Model<'_>, c: &super::facts::Call, name: &str, pos: usize) -> Val {
     let given = m
         .kw(c, name)
         .or_else(|| m.pos(c, pos).filter(|_| pos != usize::MAX));
