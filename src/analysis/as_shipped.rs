@@ -907,7 +907,9 @@ enum Write<'a> {
 /// calls only from a branch that never runs as shipped (`if args.train: train()` with the flag
 /// off by default): when the script runs, they do not. A file with no `__main__` block and no
 /// module-level code that names one of its own functions, if only in such a branch (a library
-/// module, whose functions other files call), has none. Names count in code only, not in comments or strings (but in an f-string's interpolation, `print(f"{prepare(args)}")`).
+/// module, whose functions other files call), has none. A function defined again further down
+/// under the same name, nothing at module level naming it in between, is replaced before any
+/// call reaches it. Names count in code only, not in comments or strings (but in an f-string's interpolation, `print(f"{prepare(args)}")`).
 // Ex) def train(...): ...  (its call commented out in main) → train's lines
 pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     let root = m.tree.root_node();
@@ -923,6 +925,9 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
     let mut statement_names: Vec<&str> = Vec::new();
     // the names module-level code runs when the file loads (not those in a class's methods)
     let mut script_names: Vec<&str> = Vec::new();
+    // the module-level statements that are not function definitions (where a function may be
+    // called before a later definition of its name replaces it)
+    let mut statements: Vec<Node<'_>> = Vec::new();
     let mut i = 0;
     while let Some(&child) = items.get(i) {
         i += 1;
@@ -962,6 +967,7 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             }
             Some(name) => funcs.push((m.node_text(name), child)),
             None => {
+                statements.push(child);
                 // `globals()[sys.argv[1]]()`, `fire.Fire()`: the command line picks the function
                 let text = m.node_text(child);
                 dispatched |= text.contains("globals()[") || text.contains("Fire()");
@@ -1021,10 +1027,25 @@ pub(crate) fn uncalled_functions(m: &Model<'_>) -> Vec<(usize, usize)> {
             }
         }
     }
+    // a function defined again further down under the same name, with no module-level
+    // statement between the two that names it, is replaced before anything can call it: the
+    // later definition runs (two `def test_model(...)` in one script)
+    let replaced = |name: &str, node: &Node<'_>| {
+        (node.node_kind() == "function_definition" || only_wrapped(m, *node))
+            && funcs.iter().any(|(other, later)| {
+                *other == name
+                    && later.start_byte() > node.end_byte()
+                    && !statements.iter().any(|s| {
+                        s.start_byte() >= node.end_byte()
+                            && s.end_byte() <= later.start_byte()
+                            && names_outside_functions(m, *s).contains(&name)
+                    })
+            })
+    };
     out.extend(
         funcs
             .iter()
-            .filter(|(name, _)| !reached.contains(name))
+            .filter(|(name, node)| !reached.contains(name) || replaced(name, node))
             .map(|(_, node)| (node.start_position().row + 1, node.end_position().row + 1)),
     );
     out
@@ -1206,7 +1227,7 @@ fn identifiers<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
 /// The identifiers under `node`, as [`identifiers`] reads them, each with whether it is the
 /// function of a call in a branch that never runs as shipped.
 fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
-    name_nodes(node, false)
+    name_nodes(m, node, false)
         .into_iter()
         .map(|n| (m.node_text(n), dead_call(m, n)))
         .collect()
@@ -1215,7 +1236,7 @@ fn names_in<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<(&'s str, bool)> {
 /// The names under `node` as [`names_in`] reads them, leaving out the bodies of the functions
 /// defined there (a class's methods run when called, not when the class statement runs).
 fn names_outside_functions<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
-    name_nodes(node, true)
+    name_nodes(m, node, true)
         .into_iter()
         .map(|n| m.node_text(n))
         .collect()
@@ -1223,18 +1244,76 @@ fn names_outside_functions<'s>(m: &Model<'s>, node: Node<'_>) -> Vec<&'s str> {
 
 /// The identifier nodes under `node` that name something in code (not an attribute's name nor
 /// a keyword's, not in comments, in strings only through interpolations); with
-/// `skip_functions`, none inside a function defined there.
-fn name_nodes(node: Node<'_>, skip_functions: bool) -> Vec<Node<'_>> {
+/// `skip_functions`, none inside a function defined there. Inside a function defined there, a
+/// name its parameters bind is the parameter (`def forward(self, x, inference=False): if not
+/// inference:` names no module function `inference`).
+fn name_nodes<'t>(m: &Model<'_>, node: Node<'t>, skip_functions: bool) -> Vec<Node<'t>> {
     let mut out = Vec::new();
-    let mut stack = vec![node];
+    // (node, the scope it sits in); scopes: (enclosing scope, the parameter names bound)
+    let mut scopes: Vec<(Option<usize>, Vec<&str>)> = Vec::new();
+    let mut stack = vec![(node, None::<usize>)];
     let mut cursor = node.walk();
-    while let Some(n) = stack.pop() {
+    let bound = |scopes: &[(Option<usize>, Vec<&str>)], mut s: Option<usize>, name: &str| {
+        for _ in 0..64 {
+            let Some((up, names)) = s.and_then(|i| scopes.get(i)) else {
+                return false;
+            };
+            if names.contains(&name) {
+                return true;
+            }
+            s = *up;
+        }
+        false
+    };
+    while let Some((n, scope)) = stack.pop() {
         match n.node_kind() {
             "function_definition" if skip_functions => {}
+            "function_definition" => {
+                let params: Vec<&str> = n
+                    .child_by_field_name("parameters")
+                    .map(|ps| {
+                        let mut c = ps.walk();
+                        ps.named_children(&mut c)
+                            .filter_map(|p| match p.node_kind() {
+                                "identifier" => Some(p),
+                                _ => p
+                                    .child_by_field_name("name")
+                                    .or_else(|| p.named_child(0))
+                                    .filter(|x| x.node_kind() == "identifier"),
+                            })
+                            .map(|p| m.node_text(p))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                scopes.push((scope, params));
+                let inner = Some(scopes.len() - 1);
+                // (defaults and decorators are read where the function is defined; the
+                // parameters' own names name nothing)
+                for ch in code_children(n, &mut cursor) {
+                    match ch.node_kind() {
+                        "block" => stack.push((ch, inner)),
+                        "parameters" => {
+                            let mut c = ch.walk();
+                            let defaults: Vec<Node<'t>> = ch
+                                .named_children(&mut c)
+                                .filter_map(|p| p.child_by_field_name("value"))
+                                .collect();
+                            stack.extend(defaults.into_iter().map(|d| (d, scope)));
+                        }
+                        "identifier" => {}
+                        _ => stack.push((ch, scope)),
+                    }
+                }
+            }
+            "identifier" if bound(&scopes, scope, m.node_text(n)) => {}
             "identifier" => out.push(n),
-            "attribute" => stack.extend(n.child_by_field_name("object")),
-            "keyword_argument" => stack.extend(n.child_by_field_name("value")),
-            _ => stack.extend(code_children(n, &mut cursor)),
+            "attribute" => stack.extend(n.child_by_field_name("object").map(|o| (o, scope))),
+            "keyword_argument" => stack.extend(n.child_by_field_name("value").map(|v| (v, scope))),
+            _ => stack.extend(
+                code_children(n, &mut cursor)
+                    .into_iter()
+                    .map(|ch| (ch, scope)),
+            ),
         }
     }
     out

@@ -101,7 +101,9 @@ fn markdown() -> String {
          a mode switch of options the file parses elsewhere and never sets, \
          `if opt.test:`, `if args.eval:`, `if cfg.debug:`, `in_arg.gpu and \
          torch.cuda.is_available()` (`--gpu` is an opt-in flag), or a `VERBOSE` / `DEBUG` switch \
-         of another module, `from config import *`, taken as an unset flag; an integer \
+         of another module, `from config import *`, taken as an unset flag; switches joined \
+         by `or` are off when each side is, `if args.inference or (args.render and epoch % 5 \
+         == 0):`; an integer \
          or string option read through a name is false when 0 or empty, `eval = args.eval` \
          with `default=0`, and so is one defaulting to an empty list, `nargs='+', \
          default=[]`; a string option compared case-folded or converted, `str(args.model) == 'resnet'`, `args.dataset.lower() == \
@@ -125,7 +127,8 @@ fn markdown() -> String {
          in or built by a function of the file, `device.type == 'cuda'` in `def load_data(..., \
          device)`, is the runner's GPU in a file that runs on CUDA), and a function of a \
          script that nothing in the script calls (or calls only from such code; a call in an \
-         f-string's braces is a call), a class the script never names (a naming inside its own body, `super(Model, self)`, \
+         f-string's braces is a call; or that a later `def` of the same name replaces before \
+         module-level code names it), a class the script never names (a naming inside its own body, `super(Model, self)`, \
          does not count), a method of a plain class (no base but `object`: no framework calls it back) that nothing names, its call commented out (`# a.test()`), a Lightning module's `test_dataloader` / `predict_dataloader` hook \
          in a file whose trainer fits and never tests or predicts, or a block \
          under `if __name__ == 'main':` (a script's name is `'__main__'`), get no finding; \

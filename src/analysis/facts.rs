@@ -1034,7 +1034,45 @@ impl<'s> Walker<'s> {
         {
             return Some((Span::of(inner), false));
         }
+        // `args.inference or (args.render_validation and epoch % k == 0)`: a disjunction of
+        // switches (each side a switch, or a conjunction holding one) is one, false when each
+        // side is
+        if Self::or_of_switches(node, src, 0) {
+            return Some((Span::of(node), true));
+        }
         None
+    }
+
+    /// Is `node` an `or` whose every side is a switch ([`Self::switch_of`]), another such `or`,
+    /// or an `and` with a switch on one side (which makes it false when that switch is)?
+    fn or_of_switches(node: Node<'_>, src: &str, depth: u8) -> bool {
+        let op = |n: Node<'_>| {
+            field::get(n, field::OPERATOR).and_then(|o| src.get(o.start_byte()..o.end_byte()))
+        };
+        fn strip(mut n: Node<'_>) -> Node<'_> {
+            while n.node_kind() == "parenthesized_expression" {
+                match n.named_child(0) {
+                    Some(c) => n = c,
+                    None => break,
+                }
+            }
+            n
+        }
+        let side = |n: Node<'_>| {
+            let n = strip(n);
+            match (n.node_kind(), op(n)) {
+                ("boolean_operator", Some("or")) => Self::or_of_switches(n, src, depth + 1),
+                ("boolean_operator", Some("and")) => [field::LEFT, field::RIGHT].iter().any(|f| {
+                    field::get(n, *f).is_some_and(|s| Self::switch_of(strip(s), src).is_some())
+                }),
+                _ => Self::switch_of(n, src).is_some(),
+            }
+        };
+        depth < 4
+            && node.node_kind() == "boolean_operator"
+            && op(node) == Some("or")
+            && field::get(node, field::LEFT).is_some_and(side)
+            && field::get(node, field::RIGHT).is_some_and(side)
     }
 
     /// The block of an `if` or `else` clause.

@@ -3851,6 +3851,41 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         // `elif torch.backends.mps.is_available():` (PyTorch's ImageNet example): Apple's
         // GPU backend is never there on the Linux GPU runner the file is audited for
         "call" if super::facts::mps_available_call(node, m.src) => Some(false),
+        // `args.inference or (args.render_validation and epoch % k == 0)`: false when each side
+        // is; a side an `and` joins is false when one of its switches is
+        "boolean_operator" | "parenthesized_expression" | "not_operator" => {
+            let side = |n: Node<'_>| {
+                switch_value(
+                    m,
+                    &Guard {
+                        cond: super::facts::Span::of(n),
+                        ..*g
+                    },
+                )
+            };
+            match node.node_kind() {
+                "parenthesized_expression" => side(node.named_child(0)?),
+                "not_operator" => side(node.child_by_field_name("argument")?).map(|b| !b),
+                _ => {
+                    use super::facts::field;
+                    let l = side(field::get(node, field::LEFT)?);
+                    let r = side(field::get(node, field::RIGHT)?);
+                    match field::get(node, field::OPERATOR).map(|o| m.node_text(o))? {
+                        "or" => match (l, r) {
+                            (Some(true), _) | (_, Some(true)) => Some(true),
+                            (Some(false), Some(false)) => Some(false),
+                            _ => None,
+                        },
+                        "and" => match (l, r) {
+                            (Some(false), _) | (_, Some(false)) => Some(false),
+                            (Some(true), Some(true)) => Some(true),
+                            _ => None,
+                        },
+                        _ => None,
+                    }
+                }
+            }
+        }
         // `args.mode == "train"`, `"info" in args.data`: both sides known as shipped, and the
         // file never reassigns the switch it compares
         "comparison_operator" => {

@@ -234,11 +234,20 @@ impl Rule for CpuTensorThenMove {
                         )
                         // `torch.Tensor(batch['A'] + torch.randn(batch['A'].size()))`: host
                         // data combined with something
+                        // (not a list repeated a count of times, `[25] * batch_size`,
+                        // nor a size: a constant)
                         || (n.node_kind() == "binary_operator"
+                            && !["left", "right"].iter().any(|f| {
+                                n.child_by_field_name(f)
+                                    .is_some_and(|o| matches!(o.node_kind(), "list" | "tuple"))
+                            })
                             && ["left", "right"].iter().any(|f| {
                                 n.child_by_field_name(f).is_some_and(|o| {
+                                    let t = m.node_text(o).to_ascii_lowercase();
                                     matches!(o.node_kind(), "subscript" | "identifier" | "attribute")
-                                        && !m.node_text(o).contains("shape")
+                                        && !["shape", "size", "len", "num"]
+                                            .iter()
+                                            .any(|w| t.contains(w))
                                 })
                             }))
                         // `torch.tensor([value_dict["fps_id"]])`: a value read from host data

@@ -23,7 +23,7 @@ declare_rule! {
     /// call; not `test_step` / `predict_step`), or the function handed to Ignite's
     /// `Engine(step)`. A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, an LMDB or queue
-    /// `put`, a CSV row, a socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` or a function
+    /// `put`, a CSV row, a socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` (or `writeFlow`, `saveImage`) or a function
     /// of the file that writes what it is handed, also started on a thread with it
     /// (`_thread.start_new_thread(clear_buffer, (out, buffer))`), directly or through values
     /// computed from it, a buffer it is appended to,
@@ -45,7 +45,8 @@ declare_rule! {
     /// mse_to_psnr(loss.detach().cpu())` ... `psnr.item()`), and a
     /// tensor built without a device from host data (`torch.tensor(decode(ids.cpu().numpy()))`, a
     /// list of numbers the file keeps, `torch.Tensor(losses).mean().item()` with `losses = deque()`). A step loop that decodes with a language
-    /// model's `generate(...)` (decoding options, `**inputs`, token ids), itself or through a
+    /// model's `generate(...)` (decoding options, `**inputs`, token ids; or a decoder's the file
+    /// builds around the model, `BeamSearch(model, tokenizer).generate(src)`), itself or through a
     /// function of the file it calls (an RL fine-tune's `rollout(model, tokenizer, q)`), reads
     /// every token back already and is left alone; a GAN's `generator.generate(n, device)` is no such loop.
     /// So is the stop test of a hand-written greedy decode (`decoder_input =
@@ -661,8 +662,16 @@ fn feeds_host_sink(
 ) -> bool {
     let sink_name = |k: &crate::analysis::facts::Call| {
         let last = m.last_name(k);
-        // `write_depth(path, out)`, `save_output(name, pred)`: a writer by its name
-        let writer = ["write_", "save_"].iter().any(|p| last.starts_with(p));
+        // `write_depth(path, out)`, `save_output(name, pred)`: a writer by its name (also
+        // camel-cased, `flow_utils.writeFlow(path, flow)`, `saveImage(img, path)`)
+        let camel = |p: &str| {
+            last.strip_prefix(p)
+                .and_then(|rest| rest.chars().next())
+                .is_some_and(|ch| ch.is_ascii_uppercase())
+        };
+        let writer = ["write_", "save_"].iter().any(|p| last.starts_with(p))
+            || camel("write")
+            || camel("save");
         (HOST_SINKS.contains(&last) || writer)
             && k.recv.is_none_or(|r| {
                 let r = m.text(r).to_ascii_lowercase();
@@ -1522,8 +1531,9 @@ fn generate_loop(m: &crate::analysis::facts::Model<'_>, li: u32) -> bool {
     let decoding = |c: &crate::analysis::facts::Call| {
         m.last_name(c) == "generate"
             && !m.dead(&c.ctx)
-            && (crate::analysis::resolve::is_model_call(m, c) || unwrapped_model(m, c))
-            && decodes_tokens(m, c)
+            && (((crate::analysis::resolve::is_model_call(m, c) || unwrapped_model(m, c))
+                && decodes_tokens(m, c))
+                || decoder_object(m, c))
     };
     // a `generate()` every N steps (a training loop sampling now and then) decodes nothing in
     // the other steps; also one in a function of the file the loop calls every step (an RL
@@ -1586,6 +1596,32 @@ fn decodes_tokens(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fa
             .iter()
             .any(|w| t.contains(w))
         }
+    })
+}
+
+/// `beam_search.generate(src, src_lens)` with `beam_search = BeamSearchLSTM(model, tokenizer,
+/// beam_size=4)`: a decoder the file builds around the model (a beam or greedy search, a
+/// translator), which reads every token back as it decodes.
+fn decoder_object(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    use crate::analysis::facts::VarKind;
+    let Some(recv) = c.recv.map(|r| m.text(r)) else {
+        return false;
+    };
+    m.assigns.iter().any(|a| {
+        a.targets.len() == 1
+            && !a.augmented
+            && m.text(a.left) == recv
+            && a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|b| {
+                    let class = m.last_name(b).to_ascii_lowercase();
+                    ["beam", "search", "decod", "translat", "greedy"]
+                        .iter()
+                        .any(|w| class.contains(w))
+                        && m.call_args(b)
+                            .iter()
+                            .any(|x| m.var_kind(m.text(x.value)) == Some(VarKind::Model))
+                })
     })
 }
 
