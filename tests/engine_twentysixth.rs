@@ -185,3 +185,102 @@ model = torch.nn.Linear(4, 4).cuda()
         .replace("if not inference:", "if not inference(loader):");
     assert_eq!(lines_of(&run(&calls), "EA301"), vec![24]);
 }
+
+/// A student's MNIST script whose first loader is replaced two lines on, before anything reads
+/// it (a copy-paste slip: the test set bound to `train_loader` again).
+const REBOUND_LOADER: &str = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+train_loader = DataLoader(dataset=train_data, batch_size=64, shuffle=True)
+
+train_loader = DataLoader(dataset=test_data, batch_size=64, shuffle=True)
+
+model = Net().to(device)
+for epoch in range(5):
+    for x, y in train_loader:
+        loss = loss_fn(model(x.to(device)), y.to(device))
+        loss.backward()
+        optim.step()
+";
+
+// Ex) train_loader = DataLoader(train_data) ... train_loader = DataLoader(test_data)
+#[test]
+fn a_loader_bound_again_before_any_read_is_not_read() {
+    assert_eq!(lines_of(&run(REBOUND_LOADER), "EA101"), vec![7]);
+    // read in between: both loaders are read
+    let read = REBOUND_LOADER.replace(
+        "\ntrain_loader = DataLoader(dataset=test_data",
+        "print(len(train_loader.dataset), next(iter(train_loader))[0].shape)\nfor b in train_loader:\n    show(b)\ntrain_loader = DataLoader(dataset=test_data",
+    );
+    assert_eq!(lines_of(&run(&read), "EA101"), vec![5, 9]);
+}
+
+/// A Hugging Face script that tries newer options first and falls back to fewer on old
+/// versions: the first `TrainingArguments` is the one the Trainer gets as shipped.
+const FALLBACK_ARGS: &str = "from transformers import Trainer, TrainingArguments
+
+try:
+    training_args = TrainingArguments(
+        output_dir='./out',
+        per_device_train_batch_size=16,
+        eval_steps=500,
+    )
+except TypeError:
+    training_args = TrainingArguments(
+        output_dir='./out',
+        per_device_train_batch_size=16,
+    )
+
+trainer = Trainer(model=model, args=training_args, train_dataset=train_ds)
+trainer.train()
+";
+
+// Ex) try: training_args = TrainingArguments(..., eval_steps=500) except TypeError: ...
+#[test]
+fn a_fallback_in_an_except_handler_is_not_the_configuration_shipped() {
+    let out = run(FALLBACK_ARGS);
+    for rule in ["EA201", "EA203"] {
+        assert_eq!(lines_of(&out, rule), vec![4], "{rule}");
+    }
+    // no handler: the later binding is the one handed over
+    let plain = FALLBACK_ARGS
+        .replace("try:\n", "if True:\n")
+        .replace("except TypeError:\n", "if old_version:\n");
+    assert_eq!(lines_of(&run(&plain), "EA201"), vec![10]);
+}
+
+/// A DeepSpeed demo whose epoch count defaults to -1 (given on the command line): as shipped it
+/// trains nothing; and a CycleGAN whose `range(1, NUM_EPOCHS + 1)` runs once.
+const NO_EPOCHS: &str = "import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--epoch', type=int, default=-1, help='epoch')
+cmd_args = parser.parse_args()
+
+dataloader = torch.utils.data.DataLoader(dataset, batch_size=32, num_workers=1, shuffle=True)
+model = Net().cuda()
+for epoch in range(cmd_args.epoch):
+    for i, data in enumerate(dataloader):
+        loss = model(data[0].cuda()).sum()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) for epoch in range(cmd_args.epoch):  (default=-1)
+#[test]
+fn an_epoch_loop_that_runs_no_pass_or_one_restarts_nothing() {
+    let out = run(NO_EPOCHS);
+    assert!(lines_of(&out, "EA103").is_empty());
+    assert!(lines_of(&out, "EA203").is_empty());
+    let once = NO_EPOCHS
+        .replace("default=-1", "default=1")
+        .replace("range(cmd_args.epoch)", "range(1, cmd_args.epoch + 1)");
+    assert!(lines_of(&run(&once), "EA103").is_empty());
+    // five hundred epochs: the workers restart each time, and compiling pays
+    let five = NO_EPOCHS.replace("default=-1", "default=500");
+    let out = run(&five);
+    assert_eq!(lines_of(&out, "EA103"), vec![8]);
+    assert_eq!(lines_of(&out, "EA203"), vec![9]);
+}

@@ -27,7 +27,8 @@ declare_rule! {
     /// DataLoader(...)` ... `return loader`), in a file whose trainer fits (its
     /// `test_dataloader` serves `trainer.test` once); or restarted in a loop each
     /// time its iterator runs out, `it = iter(loader)` in a step loop, also every `epoch_size`
-    /// steps). An epoch loop over `range(1)` runs once and restarts nothing. Not reported for a loader over indices (`DataLoader(range(n),
+    /// steps). An epoch loop over `range(1)` (or `range(1, n + 1)` with `n = 1`) runs once and restarts
+    /// nothing; one over `range(args.epoch)` with `default=-1` runs none. Not reported for a loader over indices (`DataLoader(range(n),
     /// batch_size)`: its batches are integers), nor for a loader built anew for each pass (inside
     /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
     /// cross-validation fold and read by the fold's own epoch loop is reported. Nor when an epoch
@@ -487,6 +488,11 @@ fn restarted_in_loop(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool {
 fn single_pass(m: &crate::analysis::facts::Model<'_>, l: &crate::analysis::facts::Loop) -> bool {
     if !l.iter.is_some_and(|it| m.text(it).starts_with("range(")) {
         return false;
+    }
+    // (also `range(1, NUM_EPOCHS + 1)` with `NUM_EPOCHS = args.num_epochs` defaulting to 1, and
+    // `range(args.epoch)` defaulting to -1, which runs no epoch at all)
+    if super::known_iterations(m, l).is_some_and(|n| n <= 1) {
+        return true;
     }
     m.calls.iter().any(|c| {
         l.iter == Some(c.span)

@@ -994,7 +994,10 @@ pub(crate) fn hf_args_call<'a>(m: &'a Model<'_>) -> Option<&'a Call> {
 }
 
 /// Is configuration call `c` bound to a name that a `...Trainer(...)` call after it is handed
-/// (`args=` or its second argument), with no other binding of the name in between?
+/// (`args=` or its second argument), with no other binding of the name in between (but a
+/// fallback in an `except` handler, which does not run as shipped: `try: training_args =
+/// TrainingArguments(..., eval_steps=500) except TypeError: training_args =
+/// TrainingArguments(...)`)?
 fn handed_to_trainer(m: &Model<'_>, c: &Call) -> bool {
     let Some(a) = assign_of_call(m, c).filter(|a| a.targets.len() == 1) else {
         return false;
@@ -1006,8 +1009,21 @@ fn handed_to_trainer(m: &Model<'_>, c: &Call) -> bool {
             && m.kw(t, "args")
                 .or_else(|| m.pos(t, 1))
                 .is_some_and(|x| m.text(x.value) == name)
-            && super::as_shipped::binding(m, name, t.span.start, t.ctx.func)
-                .is_some_and(|b| b.span == a.span)
+            && super::as_shipped::binding(m, name, t.span.start, t.ctx.func).is_some_and(|b| {
+                b.span == a.span
+                    || (b.ctx.in_except
+                        && !a.ctx.in_except
+                        && m.assigns
+                            .iter()
+                            .filter(|x| {
+                                x.span.end <= t.span.start
+                                    && x.ctx.func == t.ctx.func
+                                    && !x.ctx.in_except
+                                    && x.targets.iter().any(|y| m.text(*y) == name)
+                            })
+                            .last()
+                            .is_some_and(|x| x.span == a.span))
+            })
     })
 }
 
@@ -2463,6 +2479,30 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
     let Some(scope) = scope else {
         return false;
     };
+    // a later binding of the name in the same block, outside any loop (`train_loader =
+    // DataLoader(test_data, ...)` two lines on): what the code reads after it is that loader
+    let statement_block = |s: super::facts::Span| {
+        m.node(s)
+            .and_then(|n| n.parent())
+            .filter(|p| p.node_kind() == "expression_statement")
+            .and_then(|p| p.parent())
+    };
+    let rebound = (a.ctx.loop_.is_none())
+        .then(|| statement_block(a.span))
+        .flatten()
+        .and_then(|block| {
+            m.assigns
+                .iter()
+                .find(|b| {
+                    b.span.start > a.span.end
+                        && b.targets.len() == 1
+                        && !b.augmented
+                        && m.text(b.left) == name
+                        && b.ctx.loop_.is_none()
+                        && statement_block(b.span) == Some(block)
+                })
+                .map(|b| b.span.end)
+        });
     // (a binding is no read: this one, or the other branch's `if/else` twin; nor is a read in
     // a function the script never calls)
     let Some(uses) = single_batch_reads(
@@ -2472,6 +2512,7 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
         |n| {
             n.start_byte() == a.left.start
                 || is_assignment_target(n)
+                || rebound.is_some_and(|end| n.start_byte() >= end && same_code(scope, n))
                 // (an earlier value of the name, read by the same code before this binding:
                 // `training_data = DataLoader(training_data, batch_size)`)
                 || (a.ctx.loop_.is_none()

@@ -13,7 +13,8 @@ declare_rule! {
     /// `torch_compile=True`). Reported where the model is placed on the device. Not reported
     /// when every training loop runs at most 100 known iterations in all (`for i in range(50)`,
     /// a timed demo, or a loader loop that breaks off at `if step == 50: break`; the counts of
-    /// loops around it multiply), nor for a Hugging Face Trainer capped likewise (`TrainingArguments(max_steps=50)`):
+    /// loops around it multiply, and one around it that runs no pass, `range(args.epoch)` with
+    /// `default=-1`, leaves none), nor for a Hugging Face Trainer capped likewise (`TrainingArguments(max_steps=50)`):
     /// the compilation would take longer than it could save (18.8 s to compile
     /// against a 1.33x faster step on an H200, BENCHMARKS.md). Nor for int8/4-bit weights
     /// (`load_in_8bit=True`, `quantization_config=`), where `torch.compile` support is patchy.
@@ -204,6 +205,16 @@ fn total_iterations(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
 ) -> Option<i64> {
+    // (a loop around it that runs no pass as shipped, `for epoch in range(args.epoch)` with
+    // `default=-1`, runs it never, whatever it iterates)
+    let mut up = Some(l);
+    for _ in 0..64 {
+        let Some(x) = up else { break };
+        if super::known_iterations(m, x).is_some_and(|n| n <= 0) {
+            return Some(0);
+        }
+        up = x.parent.and_then(|p| m.loops.get(p as usize));
+    }
     let mut total = super::known_iterations(m, l)?;
     let mut cur = l.parent;
     for _ in 0..64 {
