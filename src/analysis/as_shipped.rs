@@ -43,20 +43,7 @@ pub(crate) fn condition(
         "boolean_operator" => {
             let l = condition(m, field::get(node, field::LEFT)?, at, func, depth + 1);
             let r = condition(m, field::get(node, field::RIGHT)?, at, func, depth + 1);
-            let op = field::get(node, field::OPERATOR).map(|o| m.node_text(o));
-            match op {
-                Some("and") => match (l, r) {
-                    (Some(false), _) | (_, Some(false)) => Some(false),
-                    (Some(true), Some(true)) => Some(true),
-                    _ => None,
-                },
-                Some("or") => match (l, r) {
-                    (Some(true), _) | (_, Some(true)) => Some(true),
-                    (Some(false), Some(false)) => Some(false),
-                    _ => None,
-                },
-                _ => None,
-            }
+            truth_op(m.node_text(field::get(node, field::OPERATOR)?), l, r)
         }
         // `(args.GPU == True) & torch.cuda.is_available()`: `&` / `|` of truth values (each
         // side a comparison, a test or a call, so no integer bit-masks)
@@ -74,12 +61,7 @@ pub(crate) fn condition(
             }
             let l = condition(m, l, at, func, depth + 1);
             let r = condition(m, r, at, func, depth + 1);
-            match (op, l, r) {
-                ("&", Some(false), _) | ("&", _, Some(false)) => Some(false),
-                ("|", Some(true), _) | ("|", _, Some(true)) => Some(true),
-                (_, Some(a), Some(b)) => Some(if op == "&" { a && b } else { a || b }),
-                _ => None,
-            }
+            truth_op(if op == "&" { "and" } else { "or" }, l, r)
         }
         "call" => {
             let f = field::get(node, field::FUNCTION)?;
@@ -99,6 +81,18 @@ pub(crate) fn condition(
         "identifier" | "attribute" => name_condition(m, node, at, func, depth),
         "comparison_operator" => comparison(m, node, at, func),
         "subscript" => docopt_flag(m, node),
+        _ => None,
+    }
+}
+
+/// `l and r` / `l or r` of two truth values, each known or not: a false side settles `and`, a
+/// true side settles `or`, else both must be known.
+pub(crate) fn truth_op(op: &str, l: Option<bool>, r: Option<bool>) -> Option<bool> {
+    match (op, l, r) {
+        ("and", Some(false), _) | ("and", _, Some(false)) => Some(false),
+        ("or", Some(true), _) | ("or", _, Some(true)) => Some(true),
+        ("and", Some(a), Some(b)) => Some(a && b),
+        ("or", Some(a), Some(b)) => Some(a || b),
         _ => None,
     }
 }

@@ -447,6 +447,17 @@ struct Bound<'m> {
     vkind: ValKind,
 }
 
+/// `x` of `((x))`: the expression inside any parentheses around it.
+pub(crate) fn unparen(mut n: Node<'_>) -> Node<'_> {
+    while n.node_kind() == "parenthesized_expression" {
+        match n.named_child(0) {
+            Some(c) => n = c,
+            None => break,
+        }
+    }
+    n
+}
+
 /// Is `node` (inside parentheses) a truth value by its shape: a comparison, `and` / `or` /
 /// `not`, `True` / `False`, or a call (`torch.cuda.is_available()`)?
 pub(crate) fn truth_valued(node: Node<'_>) -> bool {
@@ -1049,21 +1060,12 @@ impl<'s> Walker<'s> {
         let op = |n: Node<'_>| {
             field::get(n, field::OPERATOR).and_then(|o| src.get(o.start_byte()..o.end_byte()))
         };
-        fn strip(mut n: Node<'_>) -> Node<'_> {
-            while n.node_kind() == "parenthesized_expression" {
-                match n.named_child(0) {
-                    Some(c) => n = c,
-                    None => break,
-                }
-            }
-            n
-        }
         let side = |n: Node<'_>| {
-            let n = strip(n);
+            let n = unparen(n);
             match (n.node_kind(), op(n)) {
                 ("boolean_operator", Some("or")) => Self::or_of_switches(n, src, depth + 1),
                 ("boolean_operator", Some("and")) => [field::LEFT, field::RIGHT].iter().any(|f| {
-                    field::get(n, *f).is_some_and(|s| Self::switch_of(strip(s), src).is_some())
+                    field::get(n, *f).is_some_and(|s| Self::switch_of(unparen(s), src).is_some())
                 }),
                 _ => Self::switch_of(n, src).is_some(),
             }

@@ -3870,19 +3870,11 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
                     use super::facts::field;
                     let l = side(field::get(node, field::LEFT)?);
                     let r = side(field::get(node, field::RIGHT)?);
-                    match field::get(node, field::OPERATOR).map(|o| m.node_text(o))? {
-                        "or" => match (l, r) {
-                            (Some(true), _) | (_, Some(true)) => Some(true),
-                            (Some(false), Some(false)) => Some(false),
-                            _ => None,
-                        },
-                        "and" => match (l, r) {
-                            (Some(false), _) | (_, Some(false)) => Some(false),
-                            (Some(true), Some(true)) => Some(true),
-                            _ => None,
-                        },
-                        _ => None,
-                    }
+                    super::as_shipped::truth_op(
+                        m.node_text(field::get(node, field::OPERATOR)?),
+                        l,
+                        r,
+                    )
                 }
             }
         }

@@ -1212,13 +1212,7 @@ fn loop_source<'s, 't>(
     let mut left = f.child_by_field_name("left")?;
     let mut right = f.child_by_field_name("right")?;
     let parts = |n: tree_sitter::Node<'t>| -> Vec<tree_sitter::Node<'t>> {
-        let mut n = n;
-        while n.node_kind() == "parenthesized_expression" {
-            match n.named_child(0) {
-                Some(c) => n = c,
-                None => break,
-            }
-        }
+        let n = crate::analysis::facts::unparen(n);
         let mut cur = n.walk();
         match n.node_kind() {
             "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {

@@ -205,25 +205,20 @@ fn total_iterations(
     m: &crate::analysis::facts::Model<'_>,
     l: &crate::analysis::facts::Loop,
 ) -> Option<i64> {
-    // (a loop around it that runs no pass as shipped, `for epoch in range(args.epoch)` with
-    // `default=-1`, runs it never, whatever it iterates)
-    let mut up = Some(l);
-    for _ in 0..64 {
-        let Some(x) = up else { break };
-        if super::known_iterations(m, x).is_some_and(|n| n <= 0) {
-            return Some(0);
+    // the loop's own count times those of the loops around it; one around it that runs no
+    // pass as shipped (`for epoch in range(args.epoch)` with `default=-1`) runs it never,
+    // whatever the others iterate
+    let mut total = Some(1_i64);
+    let mut cur = Some(l);
+    for _ in 0..65 {
+        let Some(x) = cur else { break };
+        match super::known_iterations(m, x) {
+            Some(n) if n <= 0 => return Some(0),
+            n => total = total.zip(n).and_then(|(t, n)| t.checked_mul(n)),
         }
-        up = x.parent.and_then(|p| m.loops.get(p as usize));
+        cur = x.parent.and_then(|p| m.loops.get(p as usize));
     }
-    let mut total = super::known_iterations(m, l)?;
-    let mut cur = l.parent;
-    for _ in 0..64 {
-        let Some(p) = cur.and_then(|p| m.loops.get(p as usize)) else {
-            break;
-        };
-        total = total.checked_mul(super::known_iterations(m, p)?)?;
-        cur = p.parent;
-    }
+    let total = total?;
     let called_in_loop = l
         .ctx
         .func
