@@ -308,18 +308,19 @@ fn chosen_device_is(
         }
         choice = field::get(call, field::ARGUMENTS)?.named_child(0)?;
     }
-    // (a choice between two device strings)
-    if choice.node_kind() != "conditional_expression"
-        || [0, 2].iter().any(|&i| {
-            choice
-                .named_child(i)
-                .and_then(|b| string_value(b, m.src))
-                .is_none()
-        })
-    {
+    // (a choice between device strings, also nested: `"cuda" if torch.cuda.is_available()
+    // else "mps" if torch.backends.mps.is_available() else "cpu"`; the branch taken as shipped
+    // must be a string)
+    if choice.node_kind() != "conditional_expression" {
         return None;
     }
-    let taken = super::resolve::taken_branch(m, choice, a.span.start, a.ctx.func)?;
+    let mut taken = choice;
+    for _ in 0..8 {
+        if taken.node_kind() != "conditional_expression" {
+            break;
+        }
+        taken = super::resolve::taken_branch(m, taken, a.span.start, a.ctx.func)?;
+    }
     Some(kind(&string_value(taken, m.src)?) == want)
 }
 

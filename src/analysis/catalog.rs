@@ -120,7 +120,9 @@ fn markdown() -> String {
          True` handed in included), the rest of a block after a statement that always leaves it \
          (a debugging `exit()` in `main()` before the training it then calls, `return`, `raise`), the CPU fallback of a test \
          of the device in a file that runs on CUDA (the `else` of `if device == 'cuda':` with \
-         `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, or chosen by statements, \
+         `device = 'cuda' if torch.cuda.is_available() else 'cpu'`, also with Apple's backend \
+         between them, `else 'mps' if torch.backends.mps.is_available() else 'cpu'`, or \
+         chosen by statements, \
          `device = 'cpu'` then `if torch.cuda.is_available(): device = 'cuda'`, of `if \
          torch.cuda.is_available():`, whose branches' bindings hold as the CUDA branch sets them: \
          `use_gpu = True` ... `else: use_gpu = False` then `pin_memory=use_gpu`; a device handed \
@@ -146,7 +148,9 @@ fn markdown() -> String {
          that breaks off after a few batches, on its index or on a counter it increments \
          (`if shown == 1: break` ... `shown += 1`), or whose function returns once such a counter \
          reaches a few (`if images_so_far == num_images: return`, `num_images=6`; counted per \
-         image of the batch, up to 64), samples them: it is no step loop. A loop \
+         image of the batch, up to 64), samples them: it is no step loop; one that trains, \
+         `if i > 1: break` before its backward, is a smoke test the file-level training \
+         rules do not judge. A loop \
          calling a function that does one training step, also through thin wrappers \
          (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop; one \
          calling a function that runs a whole training pass is an epoch loop, whatever it \

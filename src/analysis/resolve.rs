@@ -381,6 +381,33 @@ fn kinds(m: &mut Model<'_>) {
             known.insert(name, VarKind::Model);
         }
     }
+    // `cnn = torch.load("model/mnist_model.pkl")` … `outputs = cnn(images)`: a whole module
+    // unpickled and then called (a state dict or a tensor `torch.load` returns is never called)
+    for a in &m.assigns {
+        if a.augmented || a.targets.len() != 1 {
+            continue;
+        }
+        let name = m.text(a.left);
+        let Some(mut load) = a.rhs_call.and_then(|i| m.calls.get(i as usize)) else {
+            continue;
+        };
+        // (the innermost call of a chain: `torch.load(path).to(device)`)
+        while let Some(inner) = load.recv_call.and_then(|i| m.calls.get(i as usize)) {
+            load = inner;
+        }
+        if known.contains_key(name) || m.qual(load) != "torch.load" {
+            continue;
+        }
+        let called = m.calls.iter().any(|c| {
+            c.method.is_none()
+                && c.span.start >= a.span.end
+                && c.ctx.func == a.ctx.func
+                && m.text(c.func) == name
+        });
+        if called {
+            known.insert(name, VarKind::Model);
+        }
+    }
     // `with tqdm(train_loader, unit="batch") as tepoch:`: a progress bar a `with` statement
     // names over a loader is the loader
     for c in &m.calls {
@@ -2464,7 +2491,7 @@ fn breaks_on_test(st: Node<'_>) -> bool {
 /// [`FEW_ITERATIONS`](super::rules::FEW_ITERATIONS)? It samples a few batches (a
 /// visualisation, a smoke test) rather than running a pass.
 // Ex) for ind, image_attr in enumerate(val_loader): if ind >= 10: break
-fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
+pub(crate) fn capped_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
     break_tests(m, l)
         .iter()
         .any(|(n, _)| *n <= super::rules::FEW_ITERATIONS)

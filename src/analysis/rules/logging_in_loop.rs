@@ -16,7 +16,8 @@ declare_rule! {
     /// running total, `correct += ...`): a line of names, counters, text and shapes per image or
     /// batch is the loop's report and costs microseconds, and so is a result already on the host
     /// (`pred = logits.argmax().item()` then `print("Predicted class:", pred)`, a label string
-    /// or a confidence a helper returns, a sentence decoded from `generate`).
+    /// or a confidence a helper returns, a sentence decoded from `generate`, a Keras or
+    /// scikit-learn `model.predict(x)` in a file without PyTorch, a NumPy array).
     ///
     /// Reported on the line of the logging call.
     ///
@@ -123,9 +124,13 @@ fn formats_model_output(
         .filter(|a| {
             a.rhs_call
                 .and_then(|i| m.calls.get(i as usize))
-                // `generate()` waits for every token it makes: printing its ids adds no wait
+                // `generate()` waits for every token it makes: printing its ids adds no wait;
+                // nor does a Keras or scikit-learn `predict()` in a file without PyTorch,
+                // whose result is a NumPy array on the host already
                 .is_some_and(|r| {
-                    crate::analysis::resolve::runs_model(m, r) && m.last_name(r) != "generate"
+                    crate::analysis::resolve::runs_model(m, r)
+                        && m.last_name(r) != "generate"
+                        && (m.last_name(r) != "predict" || imports_torch(m))
                 })
         })
         .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
@@ -138,6 +143,13 @@ fn formats_model_output(
         }
     }
     super::words(m.text(c.args_span)).any(|w| outputs.contains(&w))
+}
+
+/// Does the file import PyTorch (`import torch`, `from torch import nn`)?
+fn imports_torch(m: &crate::analysis::facts::Model<'_>) -> bool {
+    m.imports
+        .values()
+        .any(|q| q == "torch" || q.starts_with("torch."))
 }
 
 /// Does the call log only text and shapes: string literals (f-string fields included),

@@ -499,6 +499,25 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
     let trained_in = crate::analysis::resolve::trained_models_in(m);
     let trained: std::collections::HashSet<&str> = trained_in.iter().map(|(n, _)| *n).collect();
     let here = |name: &str, f: Option<u32>| trained_in.contains(&(name, f));
+    // (a file that trains nothing: the models its step loops call, `preds.append(model(b[0],
+    // b[1]))`, ahead of a featurizer placed before them and run once per row)
+    let run_in_steps: std::collections::HashSet<&str> = if trained.is_empty() {
+        m.calls
+            .iter()
+            .filter(|c| {
+                c.method.is_none()
+                    && c.ctx
+                        .loop_
+                        .and_then(|l| m.loops.get(l as usize))
+                        .is_some_and(|l| l.info.step)
+            })
+            .map(|c| m.text(c.func))
+            .filter(|name| m.var_kind(name) == Some(VarKind::Model))
+            .collect()
+    } else {
+        std::collections::HashSet::new()
+    };
+    let trained = |name: &str| trained.contains(name) || run_in_steps.contains(name);
     for (i, a) in m.assigns.iter().enumerate() {
         // (`model, preprocess = clip.load(name, device=device)`, `model, optimizer =
         // get_model(args, device)`: a loader that returns the model and its companion, placed
@@ -580,7 +599,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
             consider(
                 &mut best,
                 (
-                    trained.contains(name),
+                    trained(name),
                     live(&a.ctx, a.span, a.line),
                     !handed(a.ctx.func, name),
                     here(name, a.ctx.func),
@@ -602,7 +621,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
             consider(
                 best,
                 (
-                    trained.contains(name),
+                    trained(name),
                     live(&c.ctx, c.span, c.line),
                     !handed(c.ctx.func, name),
                     here(name, c.ctx.func),
@@ -672,7 +691,7 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
                     consider(
                         &mut best,
                         (
-                            trained.contains(name),
+                            trained(name),
                             live(&c.ctx, c.span, c.line) && live(&a.ctx, a.span, a.line),
                             !handed(c.ctx.func, name),
                             here(name, c.ctx.func),
@@ -969,9 +988,13 @@ pub(crate) fn first_train_loop<'a>(m: &'a Model<'_>) -> Option<&'a super::facts:
 
 /// A training step loop that runs as shipped: not in a branch that is off (`if not
 /// args.evaluate:` with the flag on by default), not after an early `return`, not in a function
-/// nothing calls.
+/// nothing calls; nor one that breaks off after a few batches (`if i > 1: break`), a smoke
+/// test of the step.
 pub(crate) fn live_train_loop(m: &Model<'_>, l: &Loop) -> bool {
-    l.info.train && !m.dead(&l.ctx) && !m.uncalled_line(l.line)
+    l.info.train
+        && !m.dead(&l.ctx)
+        && !m.uncalled_line(l.line)
+        && !crate::analysis::resolve::capped_loop(m, l)
 }
 
 /// A call to an HF `TrainingArguments`-like config.
@@ -3736,6 +3759,11 @@ pub(crate) fn conv_placement_instead(
 /// `from_pretrained` / `from_name` on one (`UNet2DConditionModel.from_pretrained(...)`).
 fn conv_ctor(m: &Model<'_>, c: &Call) -> bool {
     let last = m.last_name(c);
+    // (not a call of a model the file holds: `cnn = torch.load(path)` ... `cnn(images)` runs a
+    // network whose layers the file does not show)
+    if c.method.is_none() && super::resolve::is_model_call(m, c) {
+        return false;
+    }
     conv_family(last)
         || (matches!(last, "from_pretrained" | "from_name")
             && c.recv.is_some_and(|r| conv_family(m.text(r))))

@@ -18,10 +18,15 @@ declare_rule! {
     /// in another with nothing switching autograd by phase (`for phase in ['train', 'val']:`,
     /// `model.eval()` for the second, `for x, y in dataloaders[phase]:` running its backward
     /// only under `if phase == 'train':`, no `torch.set_grad_enabled(phase == 'train')`):
-    /// flagged, with no automatic fix. The call may sit in a function of the file the loop calls, which runs the
+    /// flagged, with no automatic fix; so is a helper that trains or evaluates by a flag it is
+    /// handed (`def run_epoch(loader, model, criterion, optimizer=None, train=True):`,
+    /// `model.eval()` when the flag is off, its backward only under `if train:`) and that a
+    /// call outside `no_grad` runs with the flag off, `run_epoch(val_loader, model,
+    /// criterion, train=False)`. The call may sit in a function of the file the loop calls, which runs the
     /// model once per call (`def test_net(net, image): y = net(x)`, `self._process_batch(x)`).
     /// The model may be an object imported from the repository's own module (`from
-    /// faster_rcnn.faster_rcnn import model`, then `model.eval()`), not an imported function.
+    /// faster_rcnn.faster_rcnn import model`, then `model.eval()`), not an imported function,
+    /// or a whole model unpickled and called, `cnn = torch.load(path)` ... `cnn(images)`.
     /// A Hugging Face pipeline (`StableDiffusionPipeline`, `pipeline(...)`) or an Ultralytics
     /// model (`YOLO("yolov8n.pt")`, `torch.hub.load("ultralytics/yolov5", ...)`) is not
     /// counted: its `__call__` disables autograd itself; nor is a file that freezes every
@@ -138,6 +143,14 @@ impl Rule for NoGradMissing {
             // (a loop that trains in one phase and evaluates in another, `for phase in ['train',
             // 'val']: ... for x, y in loaders[phase]:`, with no `set_grad_enabled` around it)
             let by_phase = l.info.train && evaluates_by_phase(m, l);
+            // (or by a flag its function is handed: `def run_epoch(..., train=True)` called
+            // with `train=False` for validation)
+            let by_flag = if l.info.train && !by_phase {
+                evaluates_by_flag(m, l)
+            } else {
+                None
+            };
+            let by_phase = by_phase || by_flag.is_some();
             if !l.info.step
                 || (l.info.train && !by_phase)
                 || l.ctx.no_grad
@@ -225,14 +238,13 @@ impl Rule for NoGradMissing {
             if by_phase {
                 // wrapping the loop in `no_grad` would stop its training phase: the fix is
                 // `torch.set_grad_enabled(phase == 'train')` around the forward, by hand
-                cx.at(
-                    &Self::META,
-                    l.line,
-                    l.col,
-                    l.end_line,
-                    "evaluation phase runs the model with autograd on: wrap the forward in `with torch.set_grad_enabled(phase == 'train'):`".to_string(),
-                    None,
-                );
+                let message = match by_flag {
+                    Some(flag) => format!(
+                        "evaluation pass (`{flag}=False`) runs the model with autograd on: wrap the forward in `with torch.set_grad_enabled({flag}):`"
+                    ),
+                    None => "evaluation phase runs the model with autograd on: wrap the forward in `with torch.set_grad_enabled(phase == 'train'):`".to_string(),
+                };
+                cx.at(&Self::META, l.line, l.col, l.end_line, message, None);
                 continue;
             }
             // (also `val` as a word of the name: `do_val`, `val_model`, `run_val_epoch`)
@@ -303,13 +315,22 @@ fn evaluates_by_phase(
             && c.method.is_some()
             && m.last_name(c) == "eval"
     });
-    // every backward pass of the loop (one at least) sits under an `if` that tests the phase
+    evaluates && by_phase && !switches_grad && eval_before && backward_under_test(m, l, phase)
+}
+
+/// Does every backward pass of loop `l` (one at least) sit under an `if` in the loop whose test
+/// names `name` (`if phase == 'train': loss.backward()`, `if train: loss.backward()`)?
+fn backward_under_test(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    name: &str,
+) -> bool {
     let backwards: Vec<&crate::analysis::facts::Call> = m
         .calls
         .iter()
         .filter(|c| l.span.contains(c.span) && m.last_name(c) == "backward" && c.method.is_some())
         .collect();
-    let backward_by_phase = !backwards.is_empty()
+    !backwards.is_empty()
         && backwards.iter().all(|c| {
             let mut n = m.node(c.span);
             for _ in 0..64 {
@@ -319,7 +340,7 @@ fn evaluates_by_phase(
                 }
                 if cur.node_kind() == "if_statement"
                     && cur.child_by_field_name("condition").is_some_and(|k| {
-                        crate::analysis::rules::words(m.node_text(k)).any(|w| w == phase)
+                        crate::analysis::rules::words(m.node_text(k)).any(|w| w == name)
                     })
                 {
                     return true;
@@ -327,8 +348,55 @@ fn evaluates_by_phase(
                 n = cur.parent();
             }
             false
+        })
+}
+
+/// Does loop `l` train or evaluate by a flag its function is handed: a parameter (`def
+/// run_epoch(loader, model, criterion, optimizer=None, train=True):`) that every backward pass
+/// of the loop is tested on (`if train: loss.backward()`), the function putting the model in
+/// `eval()` mode before the loop and switching autograd nowhere, and a call of the function
+/// that runs as shipped passing the flag `False` outside `no_grad` (`run_epoch(val_loader,
+/// model, criterion, train=False)`)? Returns the flag's name.
+// Ex) def run_epoch(loader, model, criterion, optimizer=None, train=True): ... if train: loss.backward()
+fn evaluates_by_flag<'s>(
+    m: &'s crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+) -> Option<&'s str> {
+    let fi = l.ctx.func?;
+    let f = m.funcs.get(fi as usize)?;
+    let name = m.text(f.name);
+    let in_func = |c: &crate::analysis::facts::Call| c.ctx.func == Some(fi);
+    let switches_grad = m.calls.iter().any(|c| {
+        in_func(c)
+            && matches!(
+                m.last_name(c),
+                "set_grad_enabled" | "no_grad" | "inference_mode" | "enable_grad"
+            )
+    });
+    let eval_before = m.calls.iter().any(|c| {
+        in_func(c) && c.span.end <= l.span.start && c.method.is_some() && m.last_name(c) == "eval"
+    });
+    if switches_grad || !eval_before {
+        return None;
+    }
+    f.params.iter().enumerate().find_map(|(i, (p, _))| {
+        let flag = m.text(*p);
+        let off = |v: &str| matches!(v, "False" | "0");
+        let passed_off = m.calls.iter().any(|c| {
+            c.method.is_none()
+                && m.text(c.func) == name
+                && !c.ctx.no_grad
+                && !m.dead(&c.ctx)
+                && m.call_args(c)
+                    .iter()
+                    .enumerate()
+                    .any(|(j, a)| match a.name {
+                        Some(k) => m.text(k) == flag && off(m.text(a.value)),
+                        None => j == i && i < f.positional && off(m.text(a.value)),
+                    })
         });
-    evaluates && by_phase && !switches_grad && eval_before && backward_by_phase
+        (passed_off && backward_under_test(m, l, flag)).then_some(flag)
+    })
 }
 
 /// A forward pass written out: `model(x)` or `model.forward(x)` of a model (not a Hugging Face

@@ -53,7 +53,8 @@ declare_rule! {
     /// (`torch.backends.cudnn.allow_tf32` defaults to `True`; on an H200 a 2×1024 LSTM ran
     /// 2.43x faster with it and no faster with the matmul switch, BENCHMARKS.md), and the
     /// matmul setting only reaches its few Linear layers. Nor for a model whose layers the
-    /// file does not show (`from models import Net`): it may be either. Nor for a script whose
+    /// file does not show (`from models import Net`), also one handed in and given a new
+    /// head, `model.classifier[6] = nn.Linear(num_ftrs, num_classes)`: it may be either. Nor for a script whose
     /// every step loop sits behind a switch that is off by default (`if args.train:`, `if
     /// args.test:`): it builds its model and stops. Nor for a float64
     /// model (`.double()`): TF32 does not touch fp64 matmuls. Nor for a file whose training
@@ -63,7 +64,8 @@ declare_rule! {
     /// from `src.trainer_ddp`, then `trainer.train()`): its precision settings are that
     /// module's.
     ///
-    /// Reported where the model that is trained (or, for inference, run) is placed on the device
+    /// Reported where the model that is trained (or, for inference, run: the one its step loop
+    /// calls, not a featurizer placed before it) is placed on the device
     /// (`model = Net().to(device)`, `model.cuda()`), else, for a Hugging Face Trainer, at the
     /// `TrainingArguments(` call (a Lightning `Trainer(`, the one that fits), else where the model is built. A file
     /// that configures a Hugging Face trainer it never runs (`#trainer.train()`), with no loop
@@ -406,7 +408,7 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                     || crate::analysis::resolve::HF_CONFIGS.contains(&last)));
         arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
         arch.recurrent |= RECURRENT_LAYERS.contains(&last);
-        arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP");
+        arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP") && !new_head(m, c);
         // (a product in the model's code, not in the scoring of its outputs: QANet's
         // `outer = torch.matmul(p1.unsqueeze(2), p2.unsqueeze(1))` over the answer span's ends)
         let in_model = c.ctx.class.is_some()
@@ -578,6 +580,22 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         arch.linear |= ops_linear;
     }
     arch
+}
+
+/// Is call `c` (an `nn.Linear`) part of a new head given to a model the file does not build
+/// itself: the value of an assignment to an attribute or item of another object than `self`
+/// (`model.classifier[6] = nn.Linear(num_ftrs, num_classes)`, `model.fc = nn.Sequential(...)`)?
+/// The rest of that network is not shown: it may be convolutional.
+// Ex) if isinstance(model, VGG): model.classifier[6] = nn.Linear(num_ftrs, num_classes)
+fn new_head(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
+    m.assigns.iter().any(|a| {
+        let target = m.text(a.left);
+        !a.augmented
+            && a.value.contains(c.span)
+            && (target.contains('.') || target.contains('['))
+            && !target.starts_with("self.")
+            && !target.starts_with("self[")
+    })
 }
 
 /// Does name or string `n` stand for a model the file does not run as shipped: a string

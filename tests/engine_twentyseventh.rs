@@ -1,0 +1,272 @@
+//! The twenty-seventh accuracy round: shapes from the blind wave g696–g703 that the engine read
+//! wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// An MNIST test script that unpickles a whole model and runs it over the test set with
+/// autograd on.
+const UNPICKLED_MODEL: &str = "import torch
+import torchvision.datasets as dataset
+import torchvision.transforms as transforms
+import torch.utils.data as data_utils
+
+test_data = dataset.MNIST(root='mnist', train=False, transform=transforms.ToTensor())
+test_loader = data_utils.DataLoader(dataset=test_data, batch_size=64, shuffle=True)
+
+cnn = torch.load('model/mnist_model.pkl')
+cnn = cnn.cuda()
+accuracy = 0
+for i, (images, labels) in enumerate(test_loader):
+    images = images.cuda()
+    labels = labels.cuda()
+    outputs = cnn(images)
+    _, pred = outputs.max(1)
+    accuracy += (pred == labels).sum()
+print(accuracy)
+";
+
+// Ex) cnn = torch.load(path) ... for images, labels in test_loader: outputs = cnn(images)
+#[test]
+fn a_whole_model_unpickled_and_called_is_a_model() {
+    let findings = run(UNPICKLED_MODEL);
+    assert_eq!(lines_of(&findings, "EA401"), vec![12]);
+    // its name says nothing of its layers: no convolutional network to autotune
+    assert!(lines_of(&findings, "EA204").is_empty());
+    // a tensor loaded and multiplied, never called, is no model
+    let tensor =
+        UNPICKLED_MODEL.replace("outputs = cnn(images)", "outputs = images.flatten(1) @ cnn");
+    assert!(lines_of(&run(&tensor), "EA401").is_empty());
+}
+
+/// A denoiser trainer whose step loop stops after two batches: a smoke test left in.
+const SMOKE_TEST: &str = "import torch
+from torch.utils.data import DataLoader
+
+model = Denoiser().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+loader = DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+
+
+def train(loader):
+    model.train()
+    for i, (inputs, targets) in enumerate(loader):
+        if i > 1:
+            break
+        inputs = inputs.cuda(non_blocking=True)
+        loss = ((model(inputs) - inputs) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+for epoch in range(90):
+    train(loader)
+";
+
+// Ex) for i, (inputs, targets) in enumerate(loader): if i > 1: break ... loss.backward()
+#[test]
+fn a_training_loop_that_breaks_off_after_two_batches_is_a_smoke_test() {
+    let findings = run(SMOKE_TEST);
+    assert!(lines_of(&findings, "EA201").is_empty());
+    assert!(lines_of(&findings, "EA203").is_empty());
+    // without the break it trains
+    let full = SMOKE_TEST.replace("        if i > 1:\n            break\n", "");
+    let findings = run(&full);
+    assert_eq!(lines_of(&findings, "EA201"), vec![11]);
+    assert_eq!(lines_of(&findings, "EA203"), vec![4]);
+}
+
+/// A Keras evaluation that predicts one sample at a time and prints each prediction.
+const KERAS_PREDICT: &str = "import numpy as np
+from classifier import create_model, read_data
+
+
+def evaluate(model, eval_set, eval_labels):
+    count = 0
+    for data, label in zip(eval_set, eval_labels):
+        count += 1
+        data = np.expand_dims(data, 0)
+        predict = model.predict(data)
+        predict = predict[0]
+        print('sample {} predict label:{} real label:{}'.format(count, predict, label))
+
+
+if __name__ == '__main__':
+    eval_set, eval_labels = read_data('valid.tfrecords')
+    model = create_model()
+    model.load_weights('weight.h5')
+    evaluate(model, eval_set, eval_labels)
+";
+
+// Ex) predict = model.predict(data) ... print(..., predict, ...) in a file without PyTorch
+#[test]
+fn a_keras_prediction_is_on_the_host_already() {
+    assert!(lines_of(&run(KERAS_PREDICT), "EA504").is_empty());
+    // a PyTorch model's own predict() may return a tensor on the device: still reported
+    let torch = format!(
+        "import torch\nmodel = Net().cuda()\n{}",
+        KERAS_PREDICT
+            .replace("    model = create_model()\n", "")
+            .replace("    model.load_weights('weight.h5')\n", "")
+    );
+    assert_eq!(lines_of(&run(&torch), "EA504"), vec![14]);
+}
+
+/// A fine-tuning module that gives a VGG handed in a new head, then trains it on CUDA.
+const NEW_HEAD: &str = "import torch
+import torch.nn as nn
+from models.vgg import *
+
+
+def initialize_model(model, learning_rate, num_classes, device):
+    if isinstance(model, VGG):
+        num_ftrs = model.classifier[6].in_features
+        model.classifier[6] = nn.Linear(num_ftrs, num_classes)
+    model = model.to(device)
+    criterion = nn.MSELoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
+    return model, criterion, optimizer
+
+
+def train(train_loader, model, criterion, optimizer, device):
+    model.train()
+    for images, label in train_loader:
+        images = images.to(device)
+        label = label.to(device)
+        loss = criterion(model(images), label)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model.classifier[6] = nn.Linear(num_ftrs, num_classes) on a model the file does not build
+#[test]
+fn a_new_head_says_nothing_of_the_network_it_is_given_to() {
+    assert!(lines_of(&run(NEW_HEAD), "EA202").is_empty());
+    // a network of Linear layers the file builds itself is still matmul work
+    let own = NEW_HEAD.replace(
+        "def initialize_model(model,",
+        "class Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4096, 4096)\n\n\ndef initialize_model(model,",
+    );
+    assert_eq!(lines_of(&run(&own), "EA202"), vec![16]);
+}
+
+/// A drug–target predictor: a protein-language-model featurizer placed first, then the
+/// co-embedding model its batch loop runs.
+const FEATURIZER_THEN_MODEL: &str = "import torch
+from torch.utils.data import DataLoader
+from conplex.featurizer import ProtBertFeaturizer, MorganFeaturizer
+from conplex.model import SimpleCoembedding
+
+device = torch.device('cuda:0')
+target_featurizer = ProtBertFeaturizer(save_dir='cache').to(device)
+drug_featurizer = MorganFeaturizer(save_dir='cache').to(device)
+model = SimpleCoembedding(drug_featurizer.shape, target_featurizer.shape, 1024)
+model.load_state_dict(torch.load('model.pt', map_location=device))
+model = model.eval()
+model = model.to(device)
+pairs = [(drug_featurizer(r['smiles']), target_featurizer(r['sequence'])) for _, r in rows]
+dloader = DataLoader(pairs, batch_size=32, shuffle=False)
+preds = []
+with torch.set_grad_enabled(False):
+    for b in dloader:
+        preds.append(model(b[0], b[1]).detach().cpu().numpy())
+";
+
+// Ex) target_featurizer = ProtBertFeaturizer(...).to(device) ... model = model.to(device); for b in dloader: model(b[0], b[1])
+#[test]
+fn inference_is_anchored_on_the_model_its_loop_runs() {
+    assert_eq!(lines_of(&run(FEATURIZER_THEN_MODEL), "EA202"), vec![12]);
+}
+
+/// A graph classifier whose one epoch helper trains or evaluates by a `train` flag.
+const EPOCH_BY_FLAG: &str = "import torch
+from torch_geometric.loader import DataLoader
+
+device = torch.device('cuda')
+model = GPSModel(channels=64, attn_type='multihead').to(device)
+optimizer = torch.optim.Adam(model.parameters())
+
+
+def run_epoch(loader, model, criterion, optimizer=None, train=True):
+    if train:
+        model.train()
+    else:
+        model.eval()
+    epoch_loss = 0.0
+    for batch in loader:
+        batch = batch.to(device)
+        if train:
+            optimizer.zero_grad()
+        out = model(batch)
+        loss = criterion(out, batch.y)
+        if train:
+            loss.backward()
+            optimizer.step()
+        epoch_loss += loss.detach()
+    return epoch_loss
+
+
+for epoch in range(100):
+    train_loss = run_epoch(train_loader, model, criterion, optimizer, train=True)
+    val_loss = run_epoch(val_loader, model, criterion, train=False)
+";
+
+// Ex) def run_epoch(..., train=True): ... if train: loss.backward() ... run_epoch(val_loader, ..., train=False)
+#[test]
+fn an_epoch_helper_that_evaluates_by_a_flag_keeps_autograd_on() {
+    assert_eq!(lines_of(&run(EPOCH_BY_FLAG), "EA401"), vec![15]);
+    // the evaluation call under no_grad: nothing to report
+    let guarded = EPOCH_BY_FLAG.replace(
+        "    val_loss = run_epoch(val_loader, model, criterion, train=False)",
+        "    with torch.no_grad():\n        val_loss = run_epoch(val_loader, model, criterion, train=False)",
+    );
+    assert!(lines_of(&run(&guarded), "EA401").is_empty());
+    // never called with the flag off: a training helper only
+    let train_only = EPOCH_BY_FLAG.replace(
+        "    val_loss = run_epoch(val_loader, model, criterion, train=False)\n",
+        "",
+    );
+    assert!(lines_of(&run(&train_only), "EA401").is_empty());
+}
+
+/// A tree-species trainer whose device falls back to Apple's backend, then the CPU, and whose
+/// loaders pin memory on that device's test.
+const NESTED_DEVICE_CHOICE: &str = "import torch
+from torch.utils.data import DataLoader
+
+DEVICE: torch.device = torch.device(
+    \"cuda\" if torch.cuda.is_available() else \"mps\" if torch.backends.mps.is_available() else \"cpu\"
+)
+
+
+def main():
+    use_pin_memory = (DEVICE.type == \"cuda\")
+    train_loader = DataLoader(train_dataset, batch_size=32, shuffle=True, num_workers=4, pin_memory=use_pin_memory, persistent_workers=True)
+    model = build_model(num_classes=13).to(DEVICE)
+    optimizer = torch.optim.AdamW(model.parameters())
+    for images, labels in train_loader:
+        images, labels = images.to(DEVICE), labels.to(DEVICE)
+        loss = criterion(model(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+main()
+";
+
+// Ex) DEVICE = torch.device("cuda" if cuda else "mps" if mps else "cpu"); pin_memory=(DEVICE.type == "cuda")
+#[test]
+fn a_nested_device_choice_takes_its_first_branch_on_the_gpu_runner() {
+    assert_eq!(lines_of(&run(NESTED_DEVICE_CHOICE), "EA303"), vec![15]);
+}
