@@ -270,3 +270,141 @@ main()
 fn a_nested_device_choice_takes_its_first_branch_on_the_gpu_runner() {
     assert_eq!(lines_of(&run(NESTED_DEVICE_CHOICE), "EA303"), vec![15]);
 }
+
+/// The transfer-learning tutorial's shape: loaders built by phase in a dict comprehension,
+/// handed to a training function that iterates `dataloaders[phase]` every epoch.
+const LOADER_DICT_HANDED: &str = "import torch
+import torch.nn as nn
+import torch.optim as optim
+from torchvision import models
+
+
+def train_model(model, dataloaders, criterion, optimizer, num_epochs=25):
+    for epoch in range(num_epochs):
+        for phase in ['train', 'val']:
+            if phase == 'train':
+                model.train()
+            else:
+                model.eval()
+            for inputs, labels in dataloaders[phase]:
+                inputs = inputs.to(device)
+                labels = labels.to(device)
+                optimizer.zero_grad()
+                with torch.set_grad_enabled(phase == 'train'):
+                    loss = criterion(model(inputs), labels)
+                    if phase == 'train':
+                        loss.backward()
+                        optimizer.step()
+    return model
+
+
+device = torch.device('cuda:0')
+model = models.resnet50(pretrained=True).to(device)
+image_datasets = {x: CASME2('data', x) for x in ['train', 'val']}
+dataloaders_dict = {
+    x: torch.utils.data.DataLoader(image_datasets[x], batch_size=100, shuffle=True, num_workers=4, pin_memory=True) for x in
+    ['train', 'val']}
+optimizer_ft = optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
+model = train_model(model, dataloaders_dict, nn.CrossEntropyLoss(), optimizer_ft)
+";
+
+// Ex) dataloaders_dict = {x: DataLoader(...) for x in ['train', 'val']}; train_model(model, dataloaders_dict, ...)
+#[test]
+fn a_dict_of_loaders_handed_to_an_epoch_loop_restarts_its_workers() {
+    assert_eq!(lines_of(&run(LOADER_DICT_HANDED), "EA103"), vec![30]);
+    // handed to no function that iterates it: nothing restarts
+    let kept = LOADER_DICT_HANDED.replace(
+        "train_model(model, dataloaders_dict,",
+        "train_model(model, other_loaders,",
+    );
+    assert!(lines_of(&run(&kept), "EA103").is_empty());
+}
+
+/// A char-LSTM trainer that validates every few steps inside its step loop, after
+/// `net.eval()`, with autograd on.
+const VALIDATION_IN_STEP: &str = "import torch
+
+net = CharRNN(chars, n_hidden=512, n_layers=2).cuda()
+opt = torch.optim.Adam(net.parameters(), lr=0.001)
+counter = 0
+for e in range(20):
+    h = net.init_hidden(64)
+    for x, y in get_batches(data, 64, 100):
+        counter += 1
+        inputs, targets = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+        net.zero_grad()
+        output, h = net(inputs, h)
+        loss = criterion(output, targets.view(-1).long())
+        loss.backward()
+        opt.step()
+        if counter % 50 == 0:
+            net.eval()
+            for xv, yv in get_batches(val_data, 64, 100):
+                inputs, targets = torch.from_numpy(xv).cuda(), torch.from_numpy(yv).cuda()
+                output, val_h = net(inputs, val_h)
+                val_losses.append(criterion(output, targets.view(-1).long()))
+            net.train()
+";
+
+// Ex) if counter % print_every == 0: net.eval(); for inputs, label in get_batches(val_data, ...): net(inputs, val_h)
+#[test]
+fn a_validation_pass_inside_the_step_loop_after_eval_keeps_autograd_on() {
+    assert_eq!(lines_of(&run(VALIDATION_IN_STEP), "EA401"), vec![18]);
+    // an inner loop of the training step itself (no eval() before it) is training
+    let inner = VALIDATION_IN_STEP.replace("            net.eval()\n", "");
+    assert!(lines_of(&run(&inner), "EA401").is_empty());
+}
+
+/// A SAM-Med2D adapter fine-tune at batch size 2.
+const SAM_FINE_TUNE: &str = "import argparse
+import torch
+from torch.utils.data import DataLoader
+from segment_anything import sam_model_registry
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--batch_size', type=int, default=2)
+parser.add_argument('--model_type', type=str, default='vit_b')
+args = parser.parse_args()
+
+model = sam_model_registry[args.model_type](args).to('cuda')
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+train_loader = DataLoader(train_dataset, batch_size=args.batch_size, shuffle=True, num_workers=4)
+for batch in train_loader:
+    loss = model(batch['image'].to('cuda')).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) model = sam_model_registry[args.model_type](args).to(args.device); DataLoader(..., batch_size=2)
+#[test]
+fn a_segment_anything_fine_tune_is_a_large_pretrained_model() {
+    assert!(lines_of(&run(SAM_FINE_TUNE), "EA702").is_empty());
+    let own = SAM_FINE_TUNE.replace("sam_model_registry[args.model_type](args)", "SegNet(args)");
+    assert_eq!(lines_of(&run(&own), "EA702"), vec![13]);
+}
+
+/// A TensorFlow 1 graph autoencoder: one `sess.run` of the training op per epoch, printed
+/// every time.
+const TF_SESSION: &str = "import tensorflow as tf
+
+optimizer = tf.train.AdamOptimizer(learning_rate=0.01)
+train_op = optimizer.minimize(cost)
+sess = tf.Session()
+sess.run(tf.global_variables_initializer())
+for epoch in range(200):
+    _, avg_cost = sess.run([train_op, cost], feed_dict=feed_dict)
+    print('Epoch:', epoch + 1, 'train_loss=', avg_cost)
+";
+
+// Ex) _, avg_cost = sess.run([opt.opt_op, opt.cost], feed_dict=feed_dict); print(...)
+#[test]
+fn a_tensorflow_session_running_its_training_op_is_a_training_step() {
+    let findings = run(TF_SESSION);
+    assert_eq!(lines_of(&findings, "EA504"), vec![9]);
+    // nothing of CUDA is named: no GPU rule
+    assert!(lines_of(&findings, "EA201").is_empty());
+    // a session that only evaluates trains nothing
+    let eval = TF_SESSION.replace("sess.run([train_op, cost]", "sess.run([accuracy, cost]");
+    assert!(lines_of(&run(&eval), "EA504").is_empty());
+}

@@ -152,7 +152,9 @@ fn markdown() -> String {
          `if i > 1: break` before its backward, is a smoke test the file-level training \
          rules do not judge. A loop \
          calling a function that does one training step, also through thin wrappers \
-         (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop; one \
+         (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop, and \
+         so is one running TensorFlow 1's session on a training op, `sess.run([train_op, \
+         loss])` with `train_op = optimizer.minimize(loss)`; one \
          calling a function that runs a whole training pass is an epoch loop, whatever it \
          also steps once per pass (`train(model, loader, optimizer); optimizer.step()`). A \
          loop that runs once as shipped (`for k in range(num_d_steps):` with `num_d_steps = \

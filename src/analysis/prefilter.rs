@@ -240,6 +240,13 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (contains("loader", LoaderVar), Parse),
         (part("dl", LoaderVar), Parse),
         (called("backward"), Parse),
+        // (TensorFlow 1's session running a training op, `resolve::tf_session_trains`)
+        (method("minimize"), Parse),
+        (method("apply_gradients"), Parse),
+        (whole("train_op", Code), Parse),
+        (whole("opt_op", Code), Parse),
+        (whole("train_step", Code), Parse),
+        (whole("optimize_op", Code), Parse),
         (part("model", ModelVar), Parse),
         (part("net", ModelVar), Parse),
         (whole("network", ModelVar), Parse),

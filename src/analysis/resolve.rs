@@ -1438,6 +1438,11 @@ fn precision(m: &mut Model<'_>) {
         }
         let last = m.last_name(c);
         let q = m.qual(c);
+        // Segment Anything's registry loads a pretrained SAM (ViT-B and up):
+        // `sam_model_registry[args.model_type](checkpoint=...)`
+        if c.method.is_none() && m.text(c.func).starts_with("sam_model_registry[") {
+            from_pretrained = true;
+        }
         // (code under `with autocast(...)` counts through that call below, which may be
         // disabled as shipped: `with autocast(enabled=args.amp):` with `--amp` off)
         // `GradScaler(enabled=args.mixed_precision)` with the flag off by default: fp32
@@ -2078,6 +2083,9 @@ fn per_iteration(m: &Model<'_>, c: &super::facts::Call, arg: &str) -> bool {
 }
 
 pub(crate) fn is_opt_step(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    if m.last_name(c) == "run" && c.method.is_some() {
+        return tf_session_trains(m, c);
+    }
     if m.last_name(c) != "step" || c.method.is_none() {
         return false;
     }
@@ -2086,6 +2094,32 @@ pub(crate) fn is_opt_step(m: &Model<'_>, c: &super::facts::Call) -> bool {
         m.var_kind(m.text(r)),
         Some(VarKind::Optimizer) | Some(VarKind::Scaler)
     )
+}
+
+/// Does call `c` run a TensorFlow 1 session on a training op: `sess.run([train_op, loss],
+/// feed_dict=...)` with `train_op = optimizer.minimize(loss)` (or named for one: `train_op`,
+/// `opt.opt_op`)? Each such run is one optimizer step.
+// Ex) _, avg_cost = sess.run([opt.opt_op, opt.cost], feed_dict=feed_dict)
+fn tf_session_trains(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let recv = c.recv.map_or("", |r| m.text(r)).to_ascii_lowercase();
+    if !recv.contains("sess") {
+        return false;
+    }
+    let Some(fetches) = m.pos(c, 0) else {
+        return false;
+    };
+    crate::analysis::rules::words(m.text(fetches.value)).any(|w| {
+        let l = w.to_ascii_lowercase();
+        matches!(
+            l.as_str(),
+            "train_op" | "opt_op" | "train_step" | "optimize_op"
+        ) || m.assigns.iter().any(|a| {
+            m.text(a.left) == w && {
+                let v = m.text(a.value);
+                v.contains(".minimize(") || v.contains(".apply_gradients(")
+            }
+        })
+    })
 }
 
 fn loops(m: &mut Model<'_>) {

@@ -13,7 +13,9 @@ declare_rule! {
     /// is iterated once per epoch (in an epoch loop, also through the name a phase chooses it
     /// by, `dataloader = trainloader if phase == 'train' else testloader`, or a dict of loaders
     /// read by phase, `dataloaders = {'train': train_loader, 'val': val_loader}` or
-    /// `loaders[phase] = DataLoader(...)` then `for x in dataloaders[phase]` with the phase
+    /// `loaders[phase] = DataLoader(...)`, also built by a comprehension and handed to a function
+    /// of the file, `train_model(model, {x: DataLoader(...) for x in ['train', 'val']}, ...)`,
+    /// then `for x in dataloaders[phase]` with the phase
     /// among those an enclosing loop names, or those the calls of the loop's function pass,
     /// `run_epoch('train')`: an entry no per-epoch read names, `dataloaders['test']` read once
     /// after training, is not reported; returned by a function of the file, bound first or
@@ -165,11 +167,23 @@ impl Rule for DataloaderPersistent {
                     }
                     // (an entry of a dict written out counts only where a per-epoch read may name
                     // its key)
+                    // (also through the parameter of a function of the file it is handed to:
+                    // `train_model(model, dataloaders_dict, ...)` iterating
+                    // `dataloaders[phase]` each epoch)
                     None if container.is_some() => container.is_some_and(|v| {
                         let key = super::entry_key(m, c);
-                        super::container_loops(m, v).any(|l| {
-                            loop_per_epoch(m, l) && key.is_none_or(|k| super::reads_key(m, l, k))
-                        })
+                        let read_per_epoch = |name: &str, func: Option<u32>| {
+                            super::container_loops(m, name).any(|l| {
+                                (func.is_none() || l.ctx.func == func)
+                                    && loop_per_epoch(m, l)
+                                    && key.is_none_or(|k| super::reads_key(m, l, k))
+                            })
+                        };
+                        read_per_epoch(v, None)
+                            || m.calls.iter().any(|o| {
+                                handed_param(m, o, v)
+                                    .is_some_and(|(fi, p)| read_per_epoch(p, Some(fi)))
+                            })
                     }),
                     // (or returned as it is built: `return DataLoader(ds_tr, ...), ...` and
                     // `tr_l, te_l, classes = get_data_loaders(...)`)

@@ -159,10 +159,10 @@ impl Rule for NoGradMissing {
             {
                 continue;
             }
-            // an enclosing step loop (this is a loop inside training), or a backward in the function
-            if l.parent.is_some_and(|p| super::step_ctx_loop(m, p)) {
-                continue;
-            }
+            // an enclosing step loop (this is a loop inside training, unless the model is put in
+            // `eval()` mode before it: a validation pass every few steps), or a backward in the
+            // function
+            let in_step = l.parent.is_some_and(|p| super::step_ctx_loop(m, p));
             let func = l.ctx.func.and_then(|f| m.funcs.get(f as usize));
             // `with torch.no_grad(): evaluate(model, loader)`: the caller disabled autograd
             if func.is_some_and(|f| no_grad_callees.contains(m.text(f.name))) {
@@ -232,7 +232,7 @@ impl Rule for NoGradMissing {
                         && m.call_args(c).is_empty()
                 })
                 .is_some_and(|c| m.last_name(c) == "eval");
-            if trains_here && !eval_called {
+            if (trains_here || in_step) && !eval_called {
                 continue;
             }
             if by_phase {

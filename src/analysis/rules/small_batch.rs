@@ -6,7 +6,8 @@ declare_rule! {
     /// ## What it does
     /// Flags a training `DataLoader` on CUDA whose batch size is a known constant ≤ 8, or not
     /// given at all (DataLoader's default of 1; not with a `batch_sampler`) (and the
-    /// script does not fine-tune a large pretrained model, where memory dictates it; nor a file
+    /// script does not fine-tune a large pretrained model, where memory dictates it:
+    /// `from_pretrained(...)`, Segment Anything's `sam_model_registry[...](...)`; nor a file
     /// that trains on 3D volumes: MONAI, `nn.Conv3d`, a `UNet3D`-like model). A training loader
     /// is one a training loop iterates, or in a training script one bound to a name with
     /// `train` in it, also wrapped on the way (`train_loader = cycle(DataLoader(...))`).
