@@ -482,9 +482,11 @@ for x, y in loader:
 tasks = ['T1', 'T2', 'T3', 'T4', 'T5']
 ";
     assert!(lines_of(&run(src), "EA202").is_empty());
-    // the branch on as shipped: a Linear head on an unknown body is matmul work
+    // the branch on as shipped: a Linear head given to a body the file does not show says
+    // nothing of that body, which may be convolutional (the twenty-seventh session's reading,
+    // tests/engine_twentyseventh.rs)
     let on = src.replace("pretrained=False", "pretrained=True");
-    assert_eq!(lines_of(&run(&on), "EA202"), vec![11]);
+    assert!(lines_of(&run(&on), "EA202").is_empty());
     // a T5 model by name is one
     let t5 = src.replace(
         "tasks = ['T1', 'T2', 'T3', 'T4', 'T5']",

@@ -408,3 +408,112 @@ fn a_tensorflow_session_running_its_training_op_is_a_training_step() {
     let eval = TF_SESSION.replace("sess.run([train_op, cost]", "sess.run([accuracy, cost]");
     assert!(lines_of(&run(&eval), "EA504").is_empty());
 }
+
+/// Adversarial evaluation: each test batch runs a PGD attack (a gradient loop on the input)
+/// and reads its losses back.
+const ATTACK_PER_BATCH: &str = "import torch
+
+model = PreActResNet18().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def attack_pgd(model, X, y, epsilon, alpha, attack_iters):
+    delta = torch.zeros_like(X).uniform_(-epsilon, epsilon)
+    delta.requires_grad = True
+    for _ in range(attack_iters):
+        loss = torch.nn.functional.cross_entropy(model(X + delta), y)
+        loss.backward()
+        delta.data = (delta + alpha * delta.grad.sign()).clamp(-epsilon, epsilon)
+        delta.grad.zero_()
+    return delta.detach()
+
+
+for epoch in range(200):
+    model.eval()
+    test_loss = 0
+    for i, (X, y) in enumerate(test_batches):
+        X, y = X.cuda(), y.cuda()
+        delta = attack_pgd(model, X, y, 8 / 255, 2 / 255, 10)
+        output = model(X + delta)
+        loss = torch.nn.functional.cross_entropy(output, y)
+        test_loss += loss.item() * y.size(0)
+";
+
+// Ex) delta = attack_pgd(model, X, y, ...) ... test_robust_loss += robust_loss.item() * y.size(0)
+#[test]
+fn a_loop_calling_an_attack_is_still_a_step_loop() {
+    assert_eq!(lines_of(&run(ATTACK_PER_BATCH), "EA301"), vec![26]);
+    // a helper named for training that runs its own loop makes the caller an epoch loop
+    let pass = ATTACK_PER_BATCH.replace("attack_pgd", "train_steps");
+    assert!(lines_of(&run(&pass), "EA301").is_empty());
+}
+
+/// Convolutional networks known by family or by the blocks they are built from.
+const CONV_BY_FAMILY: &str = "import torch
+import torchvision
+
+device = torch.device('cuda')
+net = SSD(num_classes).to(device)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.001)
+for images, targets in train_loader:
+    loss = criterion(net(images.to(device)), targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) net = SSD(num_classes).to(device); hopenet.Hopenet(torchvision.models.resnet.Bottleneck, [3, 4, 6, 3], 66); FlowMatching(..., encoder="resnet")
+#[test]
+fn convolutional_networks_by_family_block_or_backbone_name() {
+    assert_eq!(lines_of(&run(CONV_BY_FAMILY), "EA204"), vec![5]);
+    let pnas = CONV_BY_FAMILY.replace(
+        "SSD(num_classes)",
+        "pretrainedmodels.__dict__['pnasnet5large'](num_classes=6, pretrained=None)",
+    );
+    assert_eq!(lines_of(&run(&pnas), "EA204"), vec![5]);
+    let block = CONV_BY_FAMILY.replace(
+        "SSD(num_classes)",
+        "hopenet.Hopenet(torchvision.models.resnet.Bottleneck, [3, 4, 6, 3], 66)",
+    );
+    assert_eq!(lines_of(&run(&block), "EA204"), vec![5]);
+    let backbone = CONV_BY_FAMILY.replace(
+        "SSD(num_classes)",
+        "FlowMatching(action_dim=7, encoder='resnet')",
+    );
+    assert_eq!(lines_of(&run(&backbone), "EA204"), vec![5]);
+    // a transformer backbone by name is no convolutional network
+    let vit = CONV_BY_FAMILY.replace(
+        "SSD(num_classes)",
+        "FlowMatching(action_dim=7, encoder='vit')",
+    );
+    assert!(lines_of(&run(&vit), "EA204").is_empty());
+}
+
+/// A Hugging Face Trainer script that moves the model to the GPU itself before configuring
+/// the trainer.
+const TRAINER_AFTER_MOVE: &str = "import torch
+from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+model = AutoModelForSequenceClassification.from_pretrained('bert-base-uncased', num_labels=2)
+model.to(device)
+
+args = TrainingArguments(
+    output_dir='out',
+    per_device_train_batch_size=16,
+    dataloader_num_workers=4,
+)
+trainer = Trainer(model=model, args=args, train_dataset=train_ds)
+trainer.train()
+";
+
+// Ex) model.to(device) ... args = TrainingArguments(...); Trainer(model=model, args=args).train()
+#[test]
+fn a_trainer_script_that_moves_its_model_is_anchored_at_the_move() {
+    assert_eq!(lines_of(&run(TRAINER_AFTER_MOVE), "EA203"), vec![6]);
+    // a model the loader places (`device_map`) leaves the anchor at the configuration
+    let mapped = TRAINER_AFTER_MOVE
+        .replace("num_labels=2)", "num_labels=2, device_map='auto')")
+        .replace("model.to(device)\n", "");
+    assert_eq!(lines_of(&run(&mapped), "EA203"), vec![7]);
+}

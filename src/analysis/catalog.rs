@@ -155,7 +155,9 @@ fn markdown() -> String {
          (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop, and \
          so is one running TensorFlow 1's session on a training op, `sess.run([train_op, \
          loss])` with `train_op = optimizer.minimize(loss)`; one \
-         calling a function that runs a whole training pass is an epoch loop, whatever it \
+         calling a function that runs a whole training pass is an epoch loop (not one calling \
+         an adversarial attack, `delta = attack_pgd(model, X, y, ...)`, whose gradient loop \
+         steps the input: per-batch work of the step loop that calls it), whatever it \
          also steps once per pass (`train(model, loader, optimizer); optimizer.step()`). A \
          loop that runs once as shipped (`for k in range(num_d_steps):` with `num_d_steps = \
          1`) is a block of the loop around it: its forward, backward and optimizer step are \

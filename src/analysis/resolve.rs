@@ -2096,6 +2096,15 @@ pub(crate) fn is_opt_step(m: &Model<'_>, c: &super::facts::Call) -> bool {
     )
 }
 
+/// Is a function named for an adversarial attack (`attack_pgd`, `fgsm`, `perturb_batch`,
+/// `adversarial_example`)? Its gradient loop optimises an input, not a model.
+pub(crate) fn names_attack(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    ["attack", "fgsm", "pgd", "perturb", "adversar"]
+        .iter()
+        .any(|w| l.contains(w))
+}
+
 /// Does call `c` run a TensorFlow 1 session on a training op: `sess.run([train_op, loss],
 /// feed_dict=...)` with `train_op = optimizer.minimize(loss)` (or named for one: `train_op`,
 /// `opt.opt_op`)? Each such run is one optimizer step.
@@ -2322,7 +2331,9 @@ fn loops(m: &mut Model<'_>) {
         }
     }
     // `for epoch in ...: train_one_epoch(model, loader)` — a call to a local function whose body
-    // holds a step loop makes the calling loop an epoch loop.
+    // holds a step loop makes the calling loop an epoch loop (not an adversarial attack's, whose
+    // loop steps the input, not a model: `delta = attack_pgd(model, X, y, ...)` is per-batch
+    // work of the loop that calls it)
     let step_fns: std::collections::HashSet<&str> = m
         .loops
         .iter()
@@ -2331,6 +2342,7 @@ fn loops(m: &mut Model<'_>) {
         .filter_map(|(l, _)| l.ctx.func)
         .filter_map(|f| m.funcs.get(f as usize))
         .map(|f| m.text(f.name))
+        .filter(|name| !names_attack(name))
         .collect();
     // (functions whose step loop trains over a loader: a whole training pass)
     let pass_fns: std::collections::HashSet<&str> = m

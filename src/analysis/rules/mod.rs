@@ -3555,6 +3555,8 @@ const CONV_FAMILIES: &[&str] = &[
     "squeezenet",
     "shufflenet",
     "mnasnet",
+    "nasnet",
+    "pnasnet",
     "regnet",
     "convnext",
     "unet",
@@ -3569,6 +3571,8 @@ const CONV_FAMILIES: &[&str] = &[
     // `CSRNet`)
     "rcnn",
     "retinanet",
+    // (the single-shot detector, `SSD(num_classes)`, `SSD300`)
+    "ssd",
     "pspnet",
     "segnet",
     "linknet",
@@ -3679,6 +3683,19 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
                     && m.call_args(c)
                         .iter()
                         .any(|a| m.node(a.value).is_some_and(names_family)))
+                // (a backbone chosen by name, `FlowMatching(..., encoder="resnet")`, or a
+                // torchvision ResNet block handed in, `Hopenet(torchvision.models.resnet.Bottleneck,
+                // [3, 4, 6, 3], 66)`)
+                || m.call_args(c).iter().any(|a| {
+                    let backbone_kw = a.name.is_some_and(|k| {
+                        matches!(
+                            m.text(k),
+                            "encoder" | "encoder_name" | "backbone" | "backbone_name" | "arch"
+                        )
+                    });
+                    (backbone_kw && m.node(a.value).is_some_and(names_family))
+                        || (a.name.is_none() && resnet_block(m, m.text(a.value)))
+                })
                 // (`models.__dict__[args.arch](depth=args.depth)` with `default="vgg"`: the
                 // ImageNet example's lookup of a constructor by name)
                 || m.node(c.func).is_some_and(|f| {
@@ -3688,6 +3705,20 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
                         && f.child_by_field_name("subscript").is_some_and(names_family)
                 })
         })
+}
+
+/// Does `text` name a block of torchvision's ResNet (`torchvision.models.resnet.Bottleneck`,
+/// `models.resnet.BasicBlock` with `from torchvision import models`, or the name imported)?
+fn resnet_block(m: &Model<'_>, text: &str) -> bool {
+    let (head, rest) = text.split_once('.').unwrap_or((text, ""));
+    let qualified = match m.imports.get(head) {
+        Some(q) if rest.is_empty() => q.clone(),
+        Some(q) => format!("{q}.{rest}"),
+        None => text.to_string(),
+    };
+    qualified
+        .strip_prefix("torchvision.models.resnet.")
+        .is_some_and(|block| matches!(block, "Bottleneck" | "BasicBlock"))
 }
 
 /// The placements of a model the file builds from a convolutional family, in source order:

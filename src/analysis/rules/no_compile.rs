@@ -27,7 +27,8 @@ declare_rule! {
     /// ahead of a frozen one the file moves itself, as DreamBooth's U-Net ahead of
     /// `text_encoder.to(accelerator.device)`; for a Lightning script, where the module `trainer.fit(model)`
     /// trains is built: `model = LitClassifier(cfg)`); the fix compiles it on the next line (for
-    /// a Hugging Face Trainer, the `TrainingArguments(` call). An Ignite script whose trainer
+    /// a Hugging Face Trainer, the `TrainingArguments(` call, unless the script moves the model
+    /// itself before it, `model.to(device)`: there). An Ignite script whose trainer
     /// runs (`create_supervised_trainer(model, ...)` or `Engine(step)`, then `trainer.run(...)`)
     /// is judged like one with its own loop.
     ///
@@ -137,7 +138,21 @@ impl Rule for NoCompile {
         }
         let anchor =
             if super::first_train_loop(m).is_none() && !m.delegated_train && !framework_loop {
-                None // a Hugging Face Trainer script: reported at `TrainingArguments`
+                // a Hugging Face Trainer script: reported where it moves the model itself
+                // (`model.to(device)` before `TrainingArguments(...)`, in the same scope; not a
+                // `device_map` load, nor an evaluation copy in a method), else at
+                // `TrainingArguments`
+                super::model_placement(m).filter(|(line, _, _)| {
+                    super::hf_args_call(m).is_some_and(|args| {
+                        m.calls.iter().any(|c| {
+                            c.line == *line
+                                && c.method.is_some()
+                                && matches!(m.last_name(c), "to" | "cuda")
+                                && c.ctx.func == args.ctx.func
+                                && c.span.start < args.span.start
+                        })
+                    })
+                })
             } else {
                 super::model_anchor(m)
             };
