@@ -517,3 +517,64 @@ fn a_trainer_script_that_moves_its_model_is_anchored_at_the_move() {
         .replace("model.to(device)\n", "");
     assert_eq!(lines_of(&run(&mapped), "EA203"), vec![7]);
 }
+
+/// A DistilBERT fine-tune whose dataset tokenizes each text in `__getitem__`.
+const TOKENIZE_PER_ITEM: &str = "import torch
+from torch.utils.data import DataLoader, Dataset
+from transformers import DistilBertTokenizer, DistilBertForSequenceClassification
+
+
+class BertDataset(Dataset):
+    def __init__(self, texts, labels, tokenizer, max_len=100):
+        self.texts = texts
+        self.labels = labels
+        self.tokenizer = tokenizer
+        self.max_len = max_len
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, idx):
+        encoding = self.tokenizer.encode_plus(
+            self.texts[idx], max_length=self.max_len, padding='max_length', truncation=True, return_tensors='pt'
+        )
+        return {'input_ids': encoding['input_ids'].flatten(), 'labels': torch.tensor(self.labels[idx])}
+
+
+tokenizer = DistilBertTokenizer.from_pretrained('distilbert-base-uncased')
+model = DistilBertForSequenceClassification.from_pretrained('distilbert-base-uncased').to('cuda')
+train_loader = DataLoader(BertDataset(X_train, y_train, tokenizer), batch_size=16, shuffle=True)
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+for batch in train_loader:
+    loss = model(input_ids=batch['input_ids'].to('cuda'), labels=batch['labels'].to('cuda')).loss
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) def __getitem__(self, idx): encoding = self.tokenizer.encode_plus(self.texts[idx], ...)
+#[test]
+fn a_dataset_that_tokenizes_each_item_needs_workers() {
+    assert_eq!(lines_of(&run(TOKENIZE_PER_ITEM), "EA101"), vec![25]);
+    // ids tokenized ahead of time: a batch is a few row lookups
+    let ahead = TOKENIZE_PER_ITEM.replace(
+        "        encoding = self.tokenizer.encode_plus(
+            self.texts[idx], max_length=self.max_len, padding='max_length', truncation=True, return_tensors='pt'
+        )
+",
+        "        encoding = self.texts[idx]\n",
+    );
+    assert!(lines_of(&run(&ahead), "EA101").is_empty());
+    // the same dataset handed to a Hugging Face Trainer without dataloader_num_workers
+    let trainer = TOKENIZE_PER_ITEM
+        .split("train_loader = ")
+        .next()
+        .unwrap()
+        .to_string()
+        + "from transformers import Trainer, TrainingArguments
+args = TrainingArguments(output_dir='out', per_device_train_batch_size=16)
+trainer = Trainer(model=model, args=args, train_dataset=BertDataset(X_train, y_train, tokenizer))
+trainer.train()
+";
+    assert_eq!(lines_of(&run(&trainer), "EA101"), vec![26]);
+}

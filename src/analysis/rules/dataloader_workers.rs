@@ -50,9 +50,11 @@ declare_rule! {
     /// loader in a file that feeds a text model token ids only (it tokenizes, hands over a
     /// dataset named for its tokens, `tokenized_datasets["train"]`, or reads batches
     /// by `input_ids`, and handles no image, audio or video, nor
-    /// names them: `for images, texts in loader:`) when it adds no per-item transform
-    /// and its collate, if any, only pads: a batch of ids is a few row lookups; nor a Hugging
-    /// Face `TrainingArguments` there that sets no per-item transform.
+    /// names them: `for images, texts in loader:`) when it adds no per-item transform (a
+    /// dataset class of the file that tokenizes each item in `__getitem__`,
+    /// `self.tokenizer.encode_plus(text, ...)`, is one) and its collate, if any, only pads: a
+    /// batch of ids is a few row lookups; nor a Hugging Face `TrainingArguments` there that
+    /// sets no per-item transform (nor trains on such a tokenizing dataset class).
     ///
     /// Reported on the line where the `DataLoader(` call starts (for a Hugging Face Trainer, the
     /// `TrainingArguments(` call).
@@ -172,7 +174,8 @@ impl Rule for DataloaderWorkers {
             && !m
                 .calls
                 .iter()
-                .any(|x| matches!(m.last_name(x), "set_transform" | "with_transform"));
+                .any(|x| matches!(m.last_name(x), "set_transform" | "with_transform"))
+            && !super::trainer_tokenizes_per_item(m);
         if let Some(c) = super::hf_args_call(m)
             && c.splat.is_none()
             && !c.star

@@ -1869,6 +1869,40 @@ pub(crate) fn token_id_loader(m: &Model<'_>, c: &Call) -> bool {
         && !m.src.contains("set_transform(")
         && !m.src.contains("with_transform(")
         && collate.is_none_or(|k| padding_collate(m, k.value, c))
+        && !tokenizes_per_item(m, c)
+}
+
+/// Is loader `c`'s dataset a class of the file whose `__getitem__` runs a tokenizer on each
+/// item (`encoding = self.tokenizer.encode_plus(text, ...)`)? Tokenizing is per-item work that
+/// worker processes would take off the training loop.
+// Ex) class BertDataset(Dataset): def __getitem__(self, idx): return self.tokenizer(self.texts[idx], ...)
+fn tokenizes_per_item(m: &Model<'_>, c: &Call) -> bool {
+    dataset_ctor(m, c).is_some_and(|ctor| class_tokenizes_per_item(m, ctor))
+}
+
+/// Does a Hugging Face `Trainer` of the file train on a dataset whose class tokenizes each item
+/// in `__getitem__` ([`tokenizes_per_item`]): `Seq2SeqTrainer(..., train_dataset=TranslationDataset(...))`?
+pub(crate) fn trainer_tokenizes_per_item(m: &Model<'_>) -> bool {
+    m.calls.iter().any(|t| {
+        m.last_name(t).ends_with("Trainer")
+            && m.kw(t, "train_dataset")
+                .and_then(|a| built_by(m, a, t, 0))
+                .is_some_and(|ctor| class_tokenizes_per_item(m, ctor))
+    })
+}
+
+/// Is dataset constructor `ctor` a class of the file whose `__getitem__` runs a tokenizer?
+fn class_tokenizes_per_item(m: &Model<'_>, ctor: &Call) -> bool {
+    let Some(getitem) = method_of(m, m.last_name(ctor), "__getitem__") else {
+        return false;
+    };
+    m.calls.iter().any(|k| {
+        k.ctx.func == Some(getitem)
+            && (matches!(
+                m.last_name(k),
+                "encode_plus" | "batch_encode_plus" | "encode" | "tokenize"
+            ) || m.text(k.func).to_ascii_lowercase().ends_with("tokenizer"))
+    })
 }
 
 /// Word starts that name images, audio or video in a [`token_batches`] check.
