@@ -578,3 +578,41 @@ trainer.train()
 ";
     assert_eq!(lines_of(&run(&trainer), "EA101"), vec![26]);
 }
+
+/// A bird-song pipeline: each audio file of a folder rendered as a spectrogram figure, and each
+/// row of a table of file names converted with a progress bar.
+const AUDIO_TO_FIGURES: &str = "import os
+import librosa
+import matplotlib.pyplot as plt
+import pandas as pd
+from tqdm import tqdm
+
+for filename in os.listdir('./dataset_audio/'):
+    y, sr = librosa.load(f'./dataset_audio/{filename}', mono=True, duration=5)
+    plt.specgram(y, NFFT=2048, Fs=2, Fc=0, noverlap=128)
+    plt.savefig(f'img_data/{filename[:-3]}.png')
+    plt.clf()
+
+df = pd.read_csv('audio/audio.csv')
+for i in tqdm(range(len(df))):
+    target = 'audio/{}'.format(df.file_name[i])
+    folder = df.label[i]
+    y, sr = librosa.load(target)
+";
+
+// Ex) for filename in os.listdir(d): y, sr = librosa.load(...); plt.savefig(...) / for i in tqdm(range(len(df))): df.file_name[i]
+#[test]
+fn a_figure_saved_per_file_and_a_column_read_by_row_under_a_progress_bar() {
+    let findings = run(AUDIO_TO_FIGURES);
+    assert!(lines_of(&findings, "EA602").contains(&7));
+    assert_eq!(lines_of(&findings, "EA601"), vec![14]);
+    // a figure shown, not saved, writes nothing per file
+    let shown =
+        AUDIO_TO_FIGURES.replace("plt.savefig(f'img_data/{filename[:-3]}.png')", "plt.show()");
+    assert!(!lines_of(&run(&shown), "EA602").contains(&7));
+    // the loop reads no column by its row: nothing row by row
+    let no_rows = AUDIO_TO_FIGURES
+        .replace("df.file_name[i]", "i")
+        .replace("df.label[i]", "i");
+    assert!(lines_of(&run(&no_rows), "EA601").is_empty());
+}

@@ -7,7 +7,8 @@ declare_rule! {
     /// ## What it does
     /// Flags row-by-row pandas: `for ... in df.iterrows()` / `itertuples()`,
     /// `df.apply(f, axis=1)` (also tqdm's `progress_apply`), and `for i in range(len(df))` (or `range(df.shape[0])`) loops
-    /// indexing `df.loc` / `df.iloc`, or a column by the row (`df["body"][i]`), also in a loop
+    /// (also in a progress bar, `tqdm(range(len(df)))`) indexing `df.loc` / `df.iloc`, or a
+    /// column by the row (`df["body"][i]`, `df.file_name[i]`), also in a loop
     /// nested in it (`for col in cols: df[col + "_x"].iloc[i]`).
     /// Not reported for a row loop that runs a model on each row (an evaluation over a table of
     /// questions, a Hugging Face `pipeline` per row, `df.apply(f, axis=1)` with a function `f`
@@ -175,13 +176,21 @@ impl Rule for PandasRowLoop {
             let indexed = m.subs.iter().any(|s| {
                 (s.loop_ as usize == li || l.span.contains(s.value)) && {
                     let v = m.text(s.value);
-                    // `df.loc[i, ...]`, or a column indexed by the row (`df["body"][i]`)
+                    // `df.loc[i, ...]`, or a column indexed by the row (`df["body"][i]`, also
+                    // as an attribute: `df.file_name[i]`)
                     v.starts_with(inner)
                         && ([".loc", ".iloc", ".at", ".iat"]
                             .iter()
                             .any(|x| v.ends_with(x))
-                            || (v.get(inner.len()..).is_some_and(|r| r.starts_with('['))
-                                && targets.contains(&m.text(s.index))))
+                            || (v.get(inner.len()..).is_some_and(|r| {
+                                r.starts_with('[')
+                                    || r.strip_prefix('.').is_some_and(|col| {
+                                        !col.is_empty()
+                                            && col
+                                                .chars()
+                                                .all(|ch| ch.is_alphanumeric() || ch == '_')
+                                    })
+                            }) && targets.contains(&m.text(s.index))))
                 }
             });
             if indexed {
@@ -200,9 +209,22 @@ impl Rule for PandasRowLoop {
 }
 
 /// The frame a `for` over its row numbers iterates: `range(len(df))`, `range(0, len(df))`,
-/// `range(df.shape[0])`, `range(0, df.shape[0])`.
+/// `range(df.shape[0])`, `range(0, df.shape[0])`, also in a progress bar.
 fn range_over_rows(t: &str) -> Option<&str> {
-    let args = t.strip_prefix("range(")?.strip_suffix(')')?;
+    // (also in a progress bar: `tqdm(range(len(df)))`, `trange(len(df))`)
+    let t = t
+        .strip_prefix("tqdm(")
+        .and_then(|r| r.strip_suffix(')'))
+        .map_or(t, str::trim);
+    let args = t
+        .strip_prefix("range(")
+        .or_else(|| t.strip_prefix("trange("))?
+        .strip_suffix(')')?;
+    range_args(args)
+}
+
+/// The frame a `range(...)`'s arguments count the rows of (`len(df)`, `0, df.shape[0]`).
+fn range_args(args: &str) -> Option<&str> {
     let last = args.strip_prefix("0,").map_or(args, str::trim_start).trim();
     last.strip_prefix("len(")
         .and_then(|s| s.strip_suffix(')'))

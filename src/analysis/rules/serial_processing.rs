@@ -20,7 +20,8 @@ declare_rule! {
     /// `cv2.VideoCapture(path)`; also in a `while` pass over the same file inside it, a
     /// compression repeated until the file is small enough), and collects (`append`, a
     /// pandas Series set by key, `tempo._set_value(song_id, t)`) or
-    /// writes a result per file (`save`, `imwrite`, pydub's `audio.export(dst)`, ...) (also from a loop nested in it, `cv2.imwrite` per frame, or
+    /// writes a result per file (`save`, `imwrite`, pydub's `audio.export(dst)`, a figure,
+    /// `plt.savefig(path)`, ...) (also from a loop nested in it, `cv2.imwrite` per frame, or
     /// stacked onto an array grown file by file, `tmp = np.vstack((tmp, x))`, whose first value,
     /// `else: tmp = x.copy()`, carries nothing the next file needs). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
@@ -531,6 +532,8 @@ const OUTPUTS: &[&str] = &[
     "write_text",
     "write_bytes",
     "imsave",
+    // (matplotlib's `plt.savefig(f"img_data/{name}.png")`: a figure rendered per file)
+    "savefig",
     "save_image",
     "savetxt",
     "savemat",
