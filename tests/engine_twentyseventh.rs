@@ -616,3 +616,113 @@ fn a_figure_saved_per_file_and_a_column_read_by_row_under_a_progress_bar() {
         .replace("df.label[i]", "i");
     assert!(lines_of(&run(&no_rows), "EA601").is_empty());
 }
+
+/// A CIFAR trainer that binds a loader at module level, never reads it (the training function
+/// builds its own each epoch), and runs `train(...)` at module level.
+const UNREAD_MODULE_LOADER: &str = "import torch
+import torchvision
+
+trainset = torchvision.datasets.CIFAR10(root='./data', train=True, download=True)
+trainloader = torch.utils.data.DataLoader(trainset, batch_size=64, shuffle=True)
+net = GhostResNet56().cuda()
+optimizer = torch.optim.Adam(net.parameters(), lr=0.0001)
+
+
+def train(resume):
+    for epoch in range(10):
+        for inputs, labels in torch.utils.data.DataLoader(trainset, batch_size=5000, num_workers=4, pin_memory=True, persistent_workers=True):
+            loss = torch.nn.functional.cross_entropy(net(inputs.cuda()), labels.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+train(resume=False)
+";
+
+// Ex) trainloader = DataLoader(trainset, ...) (never read) ... train(resume=False) at module level
+#[test]
+fn a_script_that_calls_its_own_function_does_not_export_its_loaders() {
+    let findings = run(UNREAD_MODULE_LOADER);
+    assert!(!lines_of(&findings, "EA101").contains(&5));
+    assert!(!lines_of(&findings, "EA102").contains(&5));
+    // without the call, a module of definitions: its loader may be read by an importer
+    let module = UNREAD_MODULE_LOADER.replace("\ntrain(resume=False)\n", "\n");
+    assert!(lines_of(&run(&module), "EA101").contains(&5));
+}
+
+/// A teaching seq2seq trained on random tensors at module level; its decoder input follows the
+/// input's own device.
+const FOLLOWS_OWN_DEVICE: &str = "import torch
+import torch.nn as nn
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, encoder, decoder, target_len):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+        self.target_len = target_len
+
+    def forward(self, input_seq):
+        _, hidden = self.encoder(input_seq)
+        decoder_input = torch.zeros(input_seq.size(0), 1, 10).to(input_seq.device)
+        return self.decoder(decoder_input, hidden)
+
+
+model = Seq2Seq(nn.GRU(5, 10, batch_first=True), nn.GRU(10, 10, batch_first=True), 7)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+input_seq = torch.randn(3, 7, 5)
+for epoch in range(100):
+    optimizer.zero_grad()
+    output, _ = model(input_seq)
+    loss = output.pow(2).mean()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) decoder_input = torch.zeros(...).to(input_seq.device) in a script that places nothing on a device
+#[test]
+fn a_script_that_places_nothing_copies_nothing_to_a_gpu() {
+    assert!(lines_of(&run(FOLLOWS_OWN_DEVICE), "EA304").is_empty());
+    // the model moved to the GPU: the constructor is copied every forward
+    let placed = FOLLOWS_OWN_DEVICE.replace(
+        "input_seq = torch.randn(3, 7, 5)",
+        "input_seq = torch.randn(3, 7, 5).to('cuda')",
+    );
+    assert_eq!(lines_of(&run(&placed), "EA304"), vec![14]);
+    // a module of definitions (no loop of its own): an importer may run it on the GPU
+    let module = FOLLOWS_OWN_DEVICE
+        .split("\n\nmodel = ")
+        .next()
+        .unwrap()
+        .to_string()
+        + "\n";
+    assert_eq!(lines_of(&run(&module), "EA304"), vec![14]);
+}
+
+/// A seq2seq trainer whose model object of another module takes one gradient step per batch,
+/// printing shapes every step.
+const TRAIN_STEP_METHOD: &str = "from tqdm import tqdm
+from seq2seq_attention.model import Seq2Seq_With_Attention
+
+
+def train(train_loader, epochs):
+    model = Seq2Seq_With_Attention(lr=1e-3)
+    model.send_to_device()
+    for epoch in range(epochs):
+        epoch_loss = 0
+        for n_batch, train_batch in enumerate(tqdm(train_loader)):
+            print(train_batch.src[0].shape)
+            epoch_loss += model.train_step(train_batch.src, train_batch.trg)
+    return model
+";
+
+// Ex) epoch_loss += model.train_step(src, trg) with print(batch.src[0].shape) before it
+#[test]
+fn a_train_step_method_of_another_module_is_a_training_step() {
+    assert_eq!(lines_of(&run(TRAIN_STEP_METHOD), "EA504"), vec![11]);
+    // an evaluation method: the loop infers, and a shape printed is its report
+    let eval = TRAIN_STEP_METHOD.replace("model.train_step(", "model.eval_step(");
+    assert!(lines_of(&run(&eval), "EA504").is_empty());
+}

@@ -152,7 +152,9 @@ fn markdown() -> String {
          `if i > 1: break` before its backward, is a smoke test the file-level training \
          rules do not judge. A loop \
          calling a function that does one training step, also through thin wrappers \
-         (`train_sample(...)` returning `process_sample(..., optimizer)`), is a step loop, and \
+         (`train_sample(...)` returning `process_sample(..., optimizer)`, or a method named \
+         for one on an object of another module, `model.train_step(batch)`, Keras' \
+         `model.train_on_batch(x, y)`), is a step loop, and \
          so is one running TensorFlow 1's session on a training op, `sess.run([train_op, \
          loss])` with `train_op = optimizer.minimize(loss)`; one \
          calling a function that runs a whole training pass is an epoch loop (not one calling \

@@ -2247,11 +2247,16 @@ fn loops(m: &mut Model<'_>) {
         } else if c.method.is_none() && train_fns.contains(m.text(c.func)) {
             info.backward = true;
         } else if let (Some(meth), Some(root)) = (c.method, c.recv_root)
-            && train_fns.contains(m.text(meth))
+            && (train_fns.contains(m.text(meth))
+                || matches!(
+                    m.text(meth),
+                    "train_step" | "training_step" | "train_on_batch"
+                ))
             && !m.imports.contains_key(m.text(root))
         {
             // `trainer.train_step(sample)`: a method of a class defined here that does one
-            // training step
+            // training step (or named for one on an object of another module,
+            // `model.train_step(batch, optimizer)`, Keras' `model.train_on_batch(x, y)`)
             info.backward = true;
         } else if c.method.is_none() && infer_fns.contains(m.text(c.func)) {
             info.model_call = true;

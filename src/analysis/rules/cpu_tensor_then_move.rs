@@ -45,7 +45,9 @@ declare_rule! {
     /// `forward`, or in a function called from either. A tensor built once (setup code, once
     /// per epoch, a branch for the loader's last short batch, `if x.size(0) != batch_size:`)
     /// or every N steps (`if step % 100 == 0:`) costs one small copy now and then and is not
-    /// reported; nor is a move in a file whose work runs on the CPU (or MPS) as shipped. A move is `.to(device)`
+    /// reported; nor is a move in a file whose work runs on the CPU (or MPS) as shipped (also a
+    /// script that trains at module level and places nothing on a device, its moves following
+    /// a tensor's own, `.to(input_seq.device)`). A move is `.to(device)`
     /// (also to a device ordinal, `.to(self.gpu_id)`, `.to(rank)`),
     /// `.cuda()` (also `.cuda(gpu)`), or `.type(dtype)` to a `torch.cuda` tensor type; the
     /// constructor may be scaled in parentheses first (`(torch.ones(n) * i).long().to(device)`).
@@ -123,6 +125,11 @@ impl Rule for CpuTensorThenMove {
             m.facts.device,
             crate::analysis::facts::Device::Cpu | crate::analysis::facts::Device::Mps
         ) {
+            return;
+        }
+        // nor a script that trains or infers at module level and places nothing anywhere: its
+        // only moves follow a tensor's own device (`.to(input_seq.device)`), which is the CPU's
+        if m.facts.device == crate::analysis::facts::Device::Unknown && places_nothing(m) {
             return;
         }
         let hot_funcs = super::per_step_funcs(m);
@@ -448,4 +455,24 @@ fn bound_ctor<'a>(
         Some(v) => arithmetic_ctor(m, v, 0),
         None => m.calls.get(a.rhs_call? as usize),
     }
+}
+
+/// Does the script run its step loop at module level while no call places anything on a
+/// device of its own choosing (every move is `.to(x.device)`, a tensor's own)?
+// Ex) input_seq = torch.randn(3, 7, 5); for epoch in range(100): seq2seq_model(input_seq) ... .to(input_seq.device)
+fn places_nothing(m: &crate::analysis::facts::Model<'_>) -> bool {
+    let module_steps = m
+        .loops
+        .iter()
+        .any(|l| l.info.step && l.ctx.func.is_none() && !m.dead(&l.ctx));
+    module_steps
+        && !m.calls.iter().any(|c| {
+            c.method.is_some()
+                && matches!(m.last_name(c), "to" | "cuda" | "type")
+                && crate::analysis::resolve::placement_arg(m, c)
+                && !m
+                    .pos(c, 0)
+                    .or_else(|| m.kw(c, "device"))
+                    .is_some_and(|a| m.text(a.value).ends_with(".device"))
+        })
 }

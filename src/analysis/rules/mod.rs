@@ -2628,6 +2628,15 @@ pub(crate) fn loader_read_once(m: &Model<'_>, c: &Call) -> bool {
                 && !m.dead(&c.ctx)
                 && crate::analysis::resolve::hands_optimizer(m, c)
         })
+        // (or one whose module-level code calls a function of its own, `train(resume=False)`:
+        // a script, whose loader nothing imports)
+        || m.calls.iter().any(|c| {
+            c.ctx.func.is_none()
+                && c.ctx.class.is_none()
+                && c.method.is_none()
+                && !m.dead(&c.ctx)
+                && m.plain_fn(m.text(c.func)).is_some()
+        })
         // (or one that builds a network of its own at module level, `model_gen =
         // Generator(params).to(device)`, its training loop commented out: a script, whose
         // loader nothing imports)
