@@ -726,3 +726,88 @@ fn a_train_step_method_of_another_module_is_a_training_step() {
     let eval = TRAIN_STEP_METHOD.replace("model.train_step(", "model.eval_step(");
     assert!(lines_of(&run(&eval), "EA504").is_empty());
 }
+
+/// A DCGAN script whose training function is handed the two networks and places them itself,
+/// and whose sampling command builds its own generator copy.
+const PLACED_WHERE_TRAINED: &str = "import torch
+import torch.optim as optim
+
+
+def run_training(D, G, d_optimizer, g_optimizer, dataloader, n_epochs):
+    D.cuda()
+    G.cuda()
+    for epoch in range(n_epochs):
+        for real_images, _ in dataloader:
+            real_images = real_images.cuda()
+            d_loss = D(real_images).mean() - D(G(torch.randn(64, 100, device='cuda'))).mean()
+            d_optimizer.zero_grad()
+            d_loss.backward()
+            d_optimizer.step()
+
+
+def train(args):
+    D, G = Discriminator(), Generator()
+    d_optimizer = optim.Adam(D.parameters(), lr=0.0002)
+    g_optimizer = optim.Adam(G.parameters(), lr=0.0002)
+    run_training(D, G, d_optimizer, g_optimizer, loader, 100)
+
+
+def generate(args):
+    G = Generator()
+    G.load_state_dict(torch.load('g.pth'))
+    G.cuda()
+    return G(torch.randn(16, 100, device='cuda'))
+
+
+train(None)
+generate(None)
+";
+
+// Ex) def run_training(D, G, ...): D.cuda(); G.cuda(); for epoch ... ; def generate(args): G = Generator(); G.cuda()
+#[test]
+fn the_placement_in_the_training_function_is_the_trained_models() {
+    assert_eq!(lines_of(&run(PLACED_WHERE_TRAINED), "EA203"), vec![6]);
+}
+
+/// A super-resolution trainer whose test loader is read two calls deep from the epoch loop.
+const READ_TWO_CALLS_DEEP: &str = "import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+train_loader = DataLoader(train_set, num_workers=8, batch_size=16, shuffle=True, pin_memory=True, persistent_workers=True)
+test_loader = DataLoader(test_set, num_workers=8, batch_size=16, shuffle=False, pin_memory=True)
+model = SRNet().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+
+
+def train(epoch):
+    for lr, hr in train_loader:
+        loss = (model(lr.to(device, non_blocking=True)) - hr.to(device, non_blocking=True)).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def output_img(dir_name):
+    with torch.no_grad():
+        for lr, name in test_loader:
+            save(model(lr.to(device, non_blocking=True)).cpu(), dir_name, name)
+
+
+def test_and_save(epoch):
+    output_img('out/%d' % epoch)
+
+
+for epoch in range(1, 100):
+    train(epoch)
+    test_and_save(epoch)
+";
+
+// Ex) for epoch ...: test_and_save(epoch) → output_img(dir) → for batch in test_data_loader:
+#[test]
+fn a_loader_read_a_few_calls_deep_from_the_epoch_loop_restarts_each_epoch() {
+    assert_eq!(lines_of(&run(READ_TWO_CALLS_DEEP), "EA103"), vec![6]);
+    // read once after training: nothing restarts
+    let once = READ_TWO_CALLS_DEEP.replace("    test_and_save(epoch)\n", "") + "test_and_save(0)\n";
+    assert!(lines_of(&run(&once), "EA103").is_empty());
+}

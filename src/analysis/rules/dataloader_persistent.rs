@@ -21,7 +21,8 @@ declare_rule! {
     /// after training, is not reported; returned by a function of the file, bound first or
     /// returned as built, `return DataLoader(ds_tr, ...), DataLoader(ds_te, ...)`, under the
     /// names its callers bind; passed to a
-    /// per-epoch function, also handed on from a function's epoch loop, `for epoch in ...:
+    /// per-epoch function (also read a few calls deep, `test_and_save(epoch)` calling
+    /// `output_img(dir)`, whose loop reads the loader), also handed on from a function's epoch loop, `for epoch in ...:
     /// process_samples(model, loader, ...)`; kept by an object of a class of the file and
     /// iterated in its per-epoch method, `Trainer(train_loader=train_loader)` then `for b in
     /// tqdm(self.train_loader)`; given to a Lightning `Trainer.fit`, or returned by a Lightning
@@ -329,7 +330,9 @@ fn handed_param<'m>(
 
 /// Is function `f` (by name) called from inside an epoch loop? A method, as `self.name(...)`.
 fn called_per_epoch(m: &crate::analysis::facts::Model<'_>, f: Option<u32>) -> bool {
-    super::calls_of(m, f).any(|c| in_epoch(m, c.ctx.loop_))
+    // (also a few calls deep: `for epoch in ...: test_and_save(epoch)` calling
+    // `output_img(dir)`, whose loop reads the test loader)
+    f.is_some_and(|f| runs_per_epoch(m, f, 0))
 }
 
 /// The attributes an object of a class of the file keeps loader `v` in: `CLIPTrainer(model,

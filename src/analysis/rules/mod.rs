@@ -473,10 +473,20 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
         Option<usize>,
     )>;
     let mut best: Best = None;
-    // is `name` a parameter of function `f` (a model the function is handed)?
+    // is `name` a parameter of function `f` (a model the function is handed)? Not where `f`
+    // runs the training loop itself (`def run_training(D, G, ...): D.cuda(); G.cuda(); for
+    // epoch in ...`): what it places there is the model trained, ahead of a sampling helper's
+    // own copy
+    let trains_in: std::collections::HashSet<Option<u32>> = m
+        .loops
+        .iter()
+        .filter(|l| live_train_loop(m, l))
+        .map(|l| l.ctx.func)
+        .collect();
     let handed = |f: Option<u32>, name: &str| {
-        f.and_then(|f| m.funcs.get(f as usize))
-            .is_some_and(|f| f.params.iter().any(|(p, _)| m.text(*p) == name))
+        !trains_in.contains(&f)
+            && f.and_then(|f| m.funcs.get(f as usize))
+                .is_some_and(|f| f.params.iter().any(|(p, _)| m.text(*p) == name))
     };
     fn consider(
         best: &mut Best,
