@@ -811,3 +811,41 @@ fn a_loader_read_a_few_calls_deep_from_the_epoch_loop_restarts_each_epoch() {
     let once = READ_TWO_CALLS_DEEP.replace("    test_and_save(epoch)\n", "") + "test_and_save(0)\n";
     assert!(lines_of(&run(&once), "EA103").is_empty());
 }
+
+/// A super-resolution trainer whose network comes from another module and whose He
+/// initialisation tests for convolution layers.
+const CONV_BY_INIT: &str = "import torch
+import torch.nn as nn
+from models import CARN
+
+
+def weights_init(m):
+    if isinstance(m, nn.Conv2d):
+        nn.init.kaiming_normal_(m.weight)
+
+
+net = CARN(scale=2)
+net.apply(weights_init)
+net = net.cuda()
+optimizer = torch.optim.Adam(net.parameters())
+for lr, hr in train_loader:
+    loss = (net(lr.cuda()) - hr.cuda()).abs().mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) def weights_init(m): if isinstance(m, nn.Conv2d): ... net.apply(weights_init)
+#[test]
+fn an_initialiser_applied_to_convolutions_shows_a_convolutional_network() {
+    assert_eq!(lines_of(&run(CONV_BY_INIT), "EA204"), vec![13]);
+    // an initialiser nothing applies says nothing of the network
+    let unapplied = CONV_BY_INIT.replace("net.apply(weights_init)\n", "");
+    assert!(lines_of(&run(&unapplied), "EA204").is_empty());
+    // the loop form over the model's modules
+    let modules = CONV_BY_INIT.replace(
+        "net.apply(weights_init)\n",
+        "for m in net.modules():\n    if isinstance(m, nn.Conv2d):\n        m.weight.data.normal_(0, 0.05)\n",
+    );
+    assert_eq!(lines_of(&run(&modules), "EA204"), vec![15]);
+}

@@ -1586,6 +1586,7 @@ fn precision(m: &mut Model<'_>) {
             k == s && k.parse::<u32>().map_or(true, |n| n >= 4)
         };
         if (last.starts_with("Conv") && last.ends_with('d') && !patchify())
+            || initializes_convolutions(m, c)
             || zoo_model
             // MONAI's networks (UNet, SegResNet, DynUNet, ...) are built from Conv3d/Conv2d
             || q.starts_with("monai.networks.nets.")
@@ -2103,6 +2104,43 @@ pub(crate) fn names_attack(name: &str) -> bool {
     ["attack", "fgsm", "pgd", "perturb", "adversar"]
         .iter()
         .any(|w| l.contains(w))
+}
+
+/// Is call `c` a weight initialiser's test for convolution layers, `isinstance(m, nn.Conv2d)`, in
+/// a function the file applies to a model (`net.apply(weights_init)`) or in a loop over a
+/// model's modules (`for m in model.modules():`)? The network it initialises has convolutions
+/// whose layers the file does not show.
+// Ex) def weights_init(m): if isinstance(m, nn.Conv2d): nn.init.kaiming_normal_(m.weight) ... net.apply(weights_init)
+fn initializes_convolutions(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    if c.method.is_some() || m.text(c.func) != "isinstance" {
+        return false;
+    }
+    let names_conv = m.pos(c, 1).is_some_and(|a| {
+        crate::analysis::rules::words(m.text(a.value))
+            .any(|w| w.starts_with("Conv") && (w.ends_with('d') || w.ends_with("Transpose2d")))
+    });
+    if !names_conv {
+        return false;
+    }
+    let applied = c
+        .ctx
+        .func
+        .and_then(|f| m.funcs.get(f as usize))
+        .is_some_and(|f| {
+            let name = m.text(f.name);
+            m.calls.iter().any(|k| {
+                m.last_name(k) == "apply"
+                    && k.method.is_some()
+                    && m.pos(k, 0).is_some_and(|a| m.text(a.value) == name)
+            })
+        });
+    let over_modules = c
+        .ctx
+        .loop_
+        .and_then(|l| m.loops.get(l as usize))
+        .and_then(|l| l.iter)
+        .is_some_and(|it| m.text(it).ends_with(".modules()"));
+    applied || over_modules
 }
 
 /// Does call `c` run a TensorFlow 1 session on a training op: `sess.run([train_op, loss],

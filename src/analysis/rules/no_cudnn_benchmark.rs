@@ -9,7 +9,9 @@ declare_rule! {
     /// or timm models, or a model built by a constructor named for a convolutional family:
     /// `UNet`, `ResNet18`, `EfficientNet.from_pretrained`, `FasterRCNN`, `NAFNet`, `SSD`, or
     /// built from torchvision's ResNet blocks, `Hopenet(torchvision.models.resnet.Bottleneck,
-    /// [3, 4, 6, 3], 66)`, or given a convolutional backbone, `encoder="resnet"`, or given one by name:
+    /// [3, 4, 6, 3], 66)`, or given a convolutional backbone, `encoder="resnet"`, or initialised as
+    /// one, `isinstance(m, nn.Conv2d)` in a function the file applies to the model,
+    /// `net.apply(weights_init)`, or in a loop over `model.modules()`, or given one by name:
     /// `timm.create_model("resnet50")`, also the default of the parameter it is handed, `def
     /// __init__(self, model_name="resnet34")`; not a name the command line must give, which may
     /// be a vision transformer; `build_model(args.arch)`, `getattr(models, args.arch)()` or `models.__dict__[args.arch]()` with `default="vgg16"`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
