@@ -155,9 +155,16 @@ fn a_loader_nothing_reads_under_the_main_guard_costs_nothing() {
     let a = run(UNREAD_MAIN_LOADER);
     assert_eq!(lines_of(&a, "EA101"), vec![18], "{:?}", a.findings);
     assert_eq!(lines_of(&a, "EA102"), vec![18], "{:?}", a.findings);
-    // at module level without the guard another module may import it: still flagged
-    let importable = UNREAD_MAIN_LOADER.replace("if __name__ == '__main__':\n", "if True:\n");
+    // at module level without the guard, and without the module-level call of its own
+    // `train` (which makes the file a script, twenty-seventh session), another module may
+    // import it: still flagged
+    let importable = UNREAD_MAIN_LOADER
+        .replace("if __name__ == '__main__':\n", "if True:\n")
+        .replace("    train(train_dataloader)\n", "");
     assert_eq!(lines_of(&run(&importable), "EA101"), vec![18, 19]);
+    // with that call the file is a script: its unread loader is nobody's
+    let script = UNREAD_MAIN_LOADER.replace("if __name__ == '__main__':\n", "if True:\n");
+    assert_eq!(lines_of(&run(&script), "EA101"), vec![18]);
 }
 
 /// A GAN over skins loaded into a Python list before training.
