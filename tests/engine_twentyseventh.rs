@@ -849,3 +849,44 @@ fn an_initialiser_applied_to_convolutions_shows_a_convolutional_network() {
     );
     assert_eq!(lines_of(&run(&modules), "EA204"), vec![15]);
 }
+
+/// A SegFormer trainer whose loaders are built by a function handed the pin switch, a test of
+/// the device made by the caller.
+const PIN_SWITCH_HANDED_IN: &str = "import torch
+from torch.utils.data import DataLoader
+
+
+def make_dataloaders(pin_memory: bool):
+    train_loader = DataLoader(train_ds, batch_size=16, shuffle=True, num_workers=4, pin_memory=pin_memory, persistent_workers=True)
+    return train_loader
+
+
+def main():
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    pin_memory = (device.type == 'cuda')
+    train_loader = make_dataloaders(pin_memory)
+    model = build_segformer().to(device)
+    optimizer = torch.optim.AdamW(model.parameters())
+    for epoch in range(10):
+        for batch in train_loader:
+            pixel_values = batch['pixel_values'].to(device)
+            loss = model(pixel_values).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+main()
+";
+
+// Ex) def make_dataloaders(pin_memory): DataLoader(..., pin_memory=pin_memory) ... make_dataloaders(device.type == "cuda")
+#[test]
+fn a_pin_switch_handed_in_as_a_device_test_pins_on_the_gpu_runner() {
+    assert_eq!(lines_of(&run(PIN_SWITCH_HANDED_IN), "EA303"), vec![18]);
+    // handed a switch the engine cannot read: unknown stays unknown
+    let unknown = PIN_SWITCH_HANDED_IN.replace(
+        "    pin_memory = (device.type == 'cuda')\n",
+        "    pin_memory = os.environ.get('PIN') == '1'\n",
+    );
+    assert!(lines_of(&run(&unknown), "EA303").is_empty());
+}

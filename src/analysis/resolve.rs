@@ -3700,6 +3700,7 @@ fn loader_arg_as_written(m: &Model<'_>, c: &super::facts::Call, name: &str, pos:
             && let Some(b) = m
                 .node(a.value)
                 .and_then(|n| super::as_shipped::condition(m, n, c.span.start, c.ctx.func, 0))
+                .or_else(|| switch_handed_in(m, &a, c))
         {
             return Val::Bool(b);
         }
@@ -3712,6 +3713,46 @@ fn loader_arg_as_written(m: &Model<'_>, c: &super::facts::Call, name: &str, pos:
         return splat_value(m, s, name, c);
     }
     Val::Absent
+}
+
+/// A loader switch given as a parameter of the loader's function (`def make_dataloaders(pin_memory):
+/// ... DataLoader(..., pin_memory=pin_memory)`) that the file's one plain call of that function
+/// fills with a test of the device (`make_dataloaders(pin_memory)` with `pin_memory =
+/// (device.type == "cuda")`): the test's value as shipped, read where the call is made.
+// Ex) pin_memory = (device.type == "cuda"); train_loader, val_loader = make_dataloaders(pin_memory)
+fn switch_handed_in(m: &Model<'_>, a: &super::facts::Arg, c: &super::facts::Call) -> Option<bool> {
+    if a.vkind != ValKind::Ident {
+        return None;
+    }
+    let name = m.text(a.value);
+    let f = m.funcs.get(c.ctx.func? as usize)?;
+    let p = f.params.iter().position(|(n, _)| m.text(*n) == name)?;
+    // (rebound in the function: not the value handed in)
+    if m.assigns
+        .iter()
+        .any(|x| x.ctx.func == c.ctx.func && x.targets.iter().any(|t| m.text(*t) == name))
+    {
+        return None;
+    }
+    let fname = m.text(f.name);
+    let mut callers = m
+        .calls
+        .iter()
+        .filter(|x| x.method.is_none() && m.text(x.func) == fname && !m.dead(&x.ctx));
+    let caller = callers.next()?;
+    if callers.next().is_some() {
+        return None;
+    }
+    let given = m
+        .kw(caller, name)
+        .or_else(|| m.pos(caller, p).filter(|_| p < f.positional))?;
+    super::as_shipped::condition(
+        m,
+        m.node(given.value)?,
+        caller.span.start,
+        caller.ctx.func,
+        0,
+    )
 }
 
 /// Whether a DataLoader's boolean switch (`pin_memory`, `persistent_workers`) is off as the

@@ -12,7 +12,9 @@ declare_rule! {
     /// (not under a `step % N == 0` guard nor in a branch that runs once, `if i == 0:`),
     /// when the loop iterates a `DataLoader` with `pin_memory=True` (also a test of the device
     /// that holds on the GPU runner, `pin_memory=torch.cuda.is_available()`, or a name bound to
-    /// one, `pin_memory=use_cuda`, or an integer, `{'num_workers': 1, 'pin_memory': 1}`) (or
+    /// one, `pin_memory=use_cuda`, or a parameter of the loader's function that its one call
+    /// fills with one, `make_dataloaders(pin_memory)` with `pin_memory = (device.type ==
+    /// "cuda")`, or an integer, `{'num_workers': 1, 'pin_memory': 1}`) (or
     /// draws its batch with
     /// `next(it)` from `it = iter(loader)`, or a loader the function
     /// is handed, in a file whose every DataLoader that runs pins memory, or an entry of a dict
