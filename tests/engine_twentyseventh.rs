@@ -890,3 +890,33 @@ fn a_pin_switch_handed_in_as_a_device_test_pins_on_the_gpu_runner() {
     );
     assert!(lines_of(&run(&unknown), "EA303").is_empty());
 }
+
+/// A GPT sampler that appends each sampled token to the sequence and stops at the end token.
+const SAMPLED_DECODE: &str = "import torch
+import torch.nn.functional as F
+
+model = GPT(config).cuda()
+model.eval()
+with torch.no_grad():
+    for prompt in prompts:
+        tokens = torch.tensor([encode(prompt)], device='cuda')
+        for _ in range(200):
+            logits, _ = model(tokens)
+            probs = F.softmax(logits[:, -1, :], dim=-1)
+            next_token = torch.multinomial(probs, num_samples=1)
+            tokens = torch.cat([tokens, next_token], dim=1)
+            if next_token.item() == eot_token:
+                break
+";
+
+// Ex) next_token = torch.multinomial(probs, 1); tokens = torch.cat([tokens, next_token], dim=1); if next_token.item() == eot: break
+#[test]
+fn the_stop_test_of_a_sampled_decode_is_the_decode_itself() {
+    assert!(!lines_of(&run(SAMPLED_DECODE), "EA301").contains(&14));
+    // a read of something the decode does not feed back is a sync
+    let other = SAMPLED_DECODE.replace(
+        "if next_token.item() == eot_token:",
+        "if probs.max().item() < 0.01:",
+    );
+    assert!(lines_of(&run(&other), "EA301").contains(&14));
+}

@@ -49,8 +49,10 @@ declare_rule! {
     /// builds around the model, `BeamSearch(model, tokenizer).generate(src)`), itself or through a
     /// function of the file it calls (an RL fine-tune's `rollout(model, tokenizer, q)`), reads
     /// every token back already and is left alone; a GAN's `generator.generate(n, device)` is no such loop.
-    /// So is the stop test of a hand-written greedy decode (`decoder_input =
-    /// topi.squeeze().detach()` ... `if decoder_input.item() == EOS_token: break`), and the
+    /// So is the stop test of a hand-written greedy or sampled decode (`decoder_input =
+    /// topi.squeeze().detach()` ... `if decoder_input.item() == EOS_token: break`; `next_token =
+    /// torch.multinomial(probs, 1)`, `tokens = torch.cat([tokens, next_token], dim=1)`, `if
+    /// next_token.item() == eot: break`), and the
     /// `.item()` method of a Python object built from no tensor (`val_res =
     /// utils.Averager()` ... `val_res.item()`). So is
     /// a loop that steps a simulated environment (`env.step(...)`, or an environment handed to
@@ -571,7 +573,7 @@ fn in_condition(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::fact
 
 /// Is read `c` the stop test of a hand-written decode: `if decoder_input.item() == EOS_token:
 /// break`, where the name read is rebound in loop `l`'s body and handed to a call there (the
-/// model's next input)? The decode needs the token on the host to know when to stop, as
+/// model's next input, or the sequence it is appended to, `torch.cat([tokens, next_token])`)? The decode needs the token on the host to know when to stop, as
 /// `generate()` does.
 // Ex) decoder_input = topi.squeeze().detach(); ...; if decoder_input.item() == EOS_token: break
 fn decode_stop(
@@ -603,7 +605,11 @@ fn decode_stop(
         && m.calls.iter().any(|k| {
             l.span.contains(k.span)
                 && k.span.start < c.span.start
-                && m.call_args(k).iter().any(|a| m.text(a.value) == name)
+                // (also inside a list it hands, the sequence grown token by token:
+                // `tokens = torch.cat([tokens, next_token], dim=1)`)
+                && m.call_args(k)
+                    .iter()
+                    .any(|a| super::words(m.text(a.value)).any(|w| w == name))
         })
 }
 
