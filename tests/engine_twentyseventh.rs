@@ -920,3 +920,23 @@ fn the_stop_test_of_a_sampled_decode_is_the_decode_itself() {
     );
     assert!(lines_of(&run(&other), "EA301").contains(&14));
 }
+
+/// A duplicate finder over imutils' image listing.
+const IMUTILS_LISTING: &str = "import sys
+import cv2
+from imutils import paths
+
+hashes = {}
+for imagePath in list(paths.list_images(sys.argv[1])):
+    image = cv2.imread(imagePath)
+    hashes.setdefault(image.sum(), []).append(imagePath)
+";
+
+// Ex) imagePaths = list(paths.list_images(sys.argv[1])); for imagePath in imagePaths: cv2.imread(imagePath)
+#[test]
+fn imutils_image_listing_is_a_directory_listing() {
+    assert_eq!(lines_of(&run(IMUTILS_LISTING), "EA602"), vec![6]);
+    // a list of paths held in memory, not a listing, with no per-file name: not a file loop
+    let listed = IMUTILS_LISTING.replace("list(paths.list_images(sys.argv[1]))", "sys.argv[1:]");
+    assert!(lines_of(&run(&listed), "EA602").is_empty());
+}

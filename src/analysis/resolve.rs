@@ -2887,8 +2887,10 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
             s |= S_IMAGE | S_READ
         }
         "imwrite" => s |= S_WRITE,
-        // (`librosa.util.find_files(dir)`: the audio files under a folder)
-        "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" | "find_files" => {
+        // (`librosa.util.find_files(dir)`: the audio files under a folder; imutils'
+        // `paths.list_images(dir)`)
+        "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" | "find_files"
+        | "list_images" => {
             s |= S_GLOB;
         }
         // (also a file exported, pydub's `audio.export(dst, format="wav")`)
@@ -3421,7 +3423,7 @@ pub(crate) fn is_record_loop(m: &Model<'_>, l: &super::facts::Loop) -> bool {
 }
 
 /// Calls that list a directory's entries (`librosa.util.find_files`: the audio files under a
-/// folder).
+/// folder; imutils' `paths.list_images(d)`: the images under one).
 const DIRECTORY_LISTINGS: &[&str] = &[
     "glob",
     "rglob",
@@ -3431,6 +3433,7 @@ const DIRECTORY_LISTINGS: &[&str] = &[
     "scandir",
     "walk",
     "find_files",
+    "list_images",
 ];
 
 /// A loop over a table column of paths: `for fl in train_df.train_path.values:`,

@@ -7,7 +7,8 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags a serial per-file loop in data-processing code (`for f in files:` over `glob`,
-    /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, a list of paths, the files of each
+    /// `os.listdir`, `Path.iterdir`, librosa's `find_files`, imutils' `paths.list_images`, a
+    /// list of paths, the files of each
     /// directory an `os.walk` yields, `for root, dirs, names in os.walk(d): for n in names:`
     /// (the walk also bound first, `g = os.walk(d)`); also a listing
     /// bound at module level and read by a function, `dirs = os.listdir(path)` ... `def
