@@ -940,3 +940,35 @@ fn imutils_image_listing_is_a_directory_listing() {
     let listed = IMUTILS_LISTING.replace("list(paths.list_images(sys.argv[1]))", "sys.argv[1:]");
     assert!(lines_of(&run(&listed), "EA602").is_empty());
 }
+
+/// An Ignite trainer run for many epochs over a loader with workers, and an evaluator run at
+/// the end of each epoch.
+const IGNITE_EPOCHS: &str = "import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Events, create_supervised_trainer, create_supervised_evaluator
+
+EPOCHS = 250
+model = VGG16().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(train_set, batch_size=128, shuffle=True, num_workers=4, pin_memory=True)
+val_loader = DataLoader(val_set, batch_size=128, num_workers=4, pin_memory=True)
+trainer = create_supervised_trainer(model, optimizer, criterion, device='cuda', amp_mode='amp')
+evaluator = create_supervised_evaluator(model, device='cuda')
+
+
+@trainer.on(Events.EPOCH_COMPLETED)
+def log_epoch(engine):
+    evaluator.run(val_loader)
+
+
+trainer.run(train_loader, EPOCHS)
+";
+
+// Ex) trainer.run(train_loader, EPOCHS); @trainer.on(Events.EPOCH_COMPLETED) def log_epoch(engine): evaluator.run(val_loader)
+#[test]
+fn an_ignite_engine_reads_its_loaders_every_epoch() {
+    assert_eq!(lines_of(&run(IGNITE_EPOCHS), "EA103"), vec![8, 9]);
+    // one epoch: nothing restarts (the evaluator's handler runs once too)
+    let once = IGNITE_EPOCHS.replace("EPOCHS = 250", "EPOCHS = 1");
+    assert!(lines_of(&run(&once), "EA103").is_empty());
+}

@@ -25,7 +25,9 @@ declare_rule! {
     /// `output_img(dir)`, whose loop reads the loader), also handed on from a function's epoch loop, `for epoch in ...:
     /// process_samples(model, loader, ...)`; kept by an object of a class of the file and
     /// iterated in its per-epoch method, `Trainer(train_loader=train_loader)` then `for b in
-    /// tqdm(self.train_loader)`; given to a Lightning `Trainer.fit`, or returned by a Lightning
+    /// tqdm(self.train_loader)`; given to an Ignite engine's `trainer.run(loader, epochs)` for
+    /// several epochs, or to an evaluator a handler of each completed epoch runs,
+    /// `@trainer.on(Events.EPOCH_COMPLETED)` ... `evaluator.run(val_loader)`; given to a Lightning `Trainer.fit`, or returned by a Lightning
     /// module's `train_dataloader` / `val_dataloader` hook, also bound first (`loader =
     /// DataLoader(...)` ... `return loader`), in a file whose trainer fits (its
     /// `test_dataloader` serves `trainer.test` once); or restarted in a loop each
@@ -127,6 +129,7 @@ impl Rule for DataloaderPersistent {
                     .any(|l| l.info.iterates_loader.as_deref() == Some(v) && loop_per_epoch(m, l))
                     || handed_to_epoch_loop(m, v)
                     || restarted_in_loop(m, v)
+                    || ignite_runs_per_epoch(m, v)
                     // (handed to a call made once per epoch: in the epoch loop, or at the top
                     // of a function it calls, `def train_epoch(self): pbar =
                     // tqdm(self.train_loader)`)
@@ -326,6 +329,51 @@ fn handed_param<'m>(
         })?
     })?;
     Some((u32::try_from(fi).ok()?, param))
+}
+
+/// Does an Ignite engine iterate loader `v` once per epoch: the trainer run for several epochs,
+/// `trainer.run(loader, epochs)` (not a known single one: `run(loader)` alone runs one), or an
+/// evaluator run by a handler of each completed epoch (`@trainer.on(Events.EPOCH_COMPLETED)`
+/// ... `evaluator.run(val_loader)`)?
+// Ex) trainer.run(train_loader, EPOCHS); @trainer.on(Events.EPOCH_COMPLETED) def log_epoch(engine): evaluator.run(val_loader)
+fn ignite_runs_per_epoch(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool {
+    if !m.imports.values().any(|q| q.starts_with("ignite")) {
+        return false;
+    }
+    let runs = || {
+        m.calls
+            .iter()
+            .filter(|c| c.method.is_some() && m.last_name(c) == "run" && !m.dead(&c.ctx))
+    };
+    // (a run given several epochs, or a number the engine cannot read)
+    let several_epochs = |c: &crate::analysis::facts::Call| {
+        m.kw(c, "max_epochs")
+            .or_else(|| m.pos(c, 1))
+            .is_some_and(|e| {
+                !matches!(
+                    m.resolve(&e, c.span.start, c.ctx.func),
+                    crate::analysis::facts::Val::Int(n) if n <= 1
+                )
+            })
+    };
+    let trainer_epochs = runs().any(several_epochs);
+    runs().any(|c| {
+        m.pos(c, 0).is_some_and(|a| m.text(a.value) == v)
+            && (several_epochs(c)
+                || trainer_epochs
+                    && c.ctx
+                        .func
+                        .and_then(|f| m.funcs.get(f as usize))
+                        .and_then(|f| m.node(f.name))
+                        .and_then(|n| n.parent())
+                        .and_then(|def| def.parent())
+                        .is_some_and(|d| {
+                            d.node_kind() == "decorated_definition"
+                                && m.node_text(d).split_once("def ").is_some_and(
+                                    |(decorators, _)| decorators.contains("EPOCH_COMPLETED"),
+                                )
+                        }))
+    })
 }
 
 /// Is function `f` (by name) called from inside an epoch loop? A method, as `self.name(...)`.
