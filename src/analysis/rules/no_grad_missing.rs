@@ -203,7 +203,9 @@ impl Rule for NoGradMissing {
                 .take_while(|c| c.span.start < l.span.end)
                 .any(|c| {
                     let name = m.last_name(c).to_ascii_lowercase();
-                    !c.ctx.no_grad && GRADIENT_WORDS.iter().any(|w| name.contains(w))
+                    !c.ctx.no_grad
+                        && (crate::analysis::resolve::names_attack(&name)
+                            || GRADIENT_WORDS.iter().any(|w| name.contains(w)))
                 });
             if needs_grad {
                 continue;
@@ -472,11 +474,12 @@ fn pipeline(m: &crate::analysis::facts::Model<'_>, name: &str) -> bool {
     })
 }
 
-/// Words of a function's name that say it differentiates through the model (an attack, a
-/// saliency or Grad-CAM map): a loop calling one needs autograd on.
-const GRADIENT_WORDS: [&str; 9] = [
-    "attack", "gradient", "fgsm", "pgd", "perturb", "adversar", "saliency", "gradcam", "grad_cam",
-];
+/// Words of a function's name that say it differentiates through the model for a map of its
+/// input (saliency, Grad-CAM), besides an adversarial attack's ([`names_attack`]): a loop
+/// calling one needs autograd on.
+///
+/// [`names_attack`]: crate::analysis::resolve::names_attack
+const GRADIENT_WORDS: [&str; 4] = ["gradient", "saliency", "gradcam", "grad_cam"];
 
 /// Does the model whose parameters `iter` walks (`model.parameters()`) get a new layer after
 /// byte `at` (`model.fc = nn.Linear(num_ftrs, 2)`, the transfer-learning tutorial's head)? Its
