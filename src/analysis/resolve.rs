@@ -111,17 +111,27 @@ fn argparse(m: &mut Model<'_>) {
             continue;
         }
         let mut dest: Option<String> = None;
+        // (with no `--` option, argparse takes the first short one without its dash:
+        // `-data_root` is `args.data_root`)
+        let mut short: Option<String> = None;
         for a in m.call_args(c).iter().filter(|a| a.name.is_none()) {
             let Some(n) = m.node(a.value) else { continue };
             let Some(s) = string_value(n, m.src) else {
                 continue;
             };
             if let Some(long) = s.strip_prefix("--") {
-                dest = Some(long.replace('-', "_"));
-            } else if !s.starts_with('-') && dest.is_none() {
+                if dest.is_none() {
+                    dest = Some(long.replace('-', "_"));
+                }
+            } else if let Some(one) = s.strip_prefix('-') {
+                if short.is_none() {
+                    short = Some(one.replace('-', "_"));
+                }
+            } else if dest.is_none() {
                 dest = Some(s.replace('-', "_"));
             }
         }
+        let mut dest = dest.or(short);
         if let Some(d) = m.kw(c, "dest")
             && let Some(n) = m.node(d.value)
             && let Some(s) = string_value(n, m.src)
@@ -2460,10 +2470,13 @@ fn loops(m: &mut Model<'_>) {
     }
     // `hydragnn.train.train_validate_test(model, optimizer, ...)` outside any loop: a training
     // function of another module handed the optimizer runs the whole training
+    // (also a method of an object built from an imported class: `runner = Runner(...)` ...
+    // `runner.train(model=model, optimizer=optimizer)`)
     delegated |= m.calls.iter().any(|c| {
         let imported = c.method.is_none()
-            || c.recv_root
-                .is_some_and(|r| m.imports.contains_key(m.text(r)));
+            || c.recv_root.is_some_and(|r| {
+                m.imports.contains_key(m.text(r)) || imported_instance(m, m.text(r))
+            });
         let name = m.last_name(c).to_ascii_lowercase();
         // (not a factory that builds a trainer, which trains only when run:
         // `create_supervised_trainer(model, optimizer, ...)`)
@@ -3124,6 +3137,28 @@ pub(crate) fn object_trained(m: &Model<'_>, ci: usize) -> bool {
         })
 }
 
+/// Is `name` bound (once at least, and never to anything else) to an instance of a class
+/// imported from another module, `runner = Runner(...)` with `from runner import Runner`?
+fn imported_instance(m: &Model<'_>, name: &str) -> bool {
+    let mut binds = m
+        .assigns
+        .iter()
+        .filter(|a| a.targets.len() == 1 && !a.augmented && m.text(a.left) == name)
+        .peekable();
+    binds.peek().is_some()
+        && binds.all(|a| {
+            a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|k| {
+                    let class = m.text(k.func);
+                    k.method.is_none()
+                        && class.starts_with(|ch: char| ch.is_ascii_uppercase())
+                        && m.imports.contains_key(class)
+                        && !m.defined.contains(class)
+                })
+        })
+}
+
 /// Does call `c` hand an optimizer variable to its callee (`train_one_epoch(model, optimizer,
 /// loader)`, `loss_scaler(loss, optimizer)`)?
 pub(crate) fn hands_optimizer(m: &Model<'_>, c: &super::facts::Call) -> bool {
@@ -3138,9 +3173,9 @@ pub(crate) fn torch_optimizer(q: &str) -> bool {
     q.starts_with("torch.optim.") && !q.contains("lr_scheduler") && !q.contains("swa_utils")
 }
 
-/// A call that builds an optimizer: one of `torch.optim` or `bitsandbytes.optim`, or a
-/// constructor named like one (`AdamW(...)` imported from elsewhere, `BertAdam(...)`,
-/// `FusedAdam(...)`).
+/// A call that builds an optimizer: one of `torch.optim` or `bitsandbytes.optim` (also one
+/// looked up by name, `getattr(optim, name)(...)`), or a constructor named like one
+/// (`AdamW(...)` imported from elsewhere, `BertAdam(...)`, `FusedAdam(...)`).
 pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
     let last = m.last_name(c);
     let q = m.qual(c);
@@ -3172,6 +3207,23 @@ pub(crate) fn optimizer_ctor(m: &Model<'_>, c: &super::facts::Call) -> bool {
         // a helper named for building one (`optimizer = build_optimizer(model, cfg)`,
         // `utils.get_optimizer(args, params)`), not a method of another object
         || ((c.method.is_none() || c.dotted) && optimizer_builder(last))
+        || optimizer_by_name(m, c)
+}
+
+/// Is call `c` an optimizer class of `torch.optim` looked up by name, `getattr(optim,
+/// best_params["optimizer"])(model.parameters(), lr=lr)`?
+fn optimizer_by_name(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let Some(inner) = m.text(c.func).strip_prefix("getattr(") else {
+        return false;
+    };
+    let module = inner.split(',').next().unwrap_or_default().trim();
+    let (head, rest) = module.split_once('.').unwrap_or((module, ""));
+    let qualified = match m.imports.get(head) {
+        Some(q) if rest.is_empty() => q.clone(),
+        Some(q) => format!("{q}.{rest}"),
+        None => return false,
+    };
+    qualified == "torch.optim"
 }
 
 /// The verbs that start the names of helpers building an object (`build_optimizer`,

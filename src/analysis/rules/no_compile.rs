@@ -30,7 +30,8 @@ declare_rule! {
     /// `text_encoder.to(accelerator.device)`; for a Lightning script, where the module `trainer.fit(model)`
     /// trains is built: `model = LitClassifier(cfg)`); the fix compiles it on the next line (for
     /// a Hugging Face Trainer, the `TrainingArguments(` call, unless the script moves the model
-    /// itself before it, `model.to(device)`: there). An Ignite script whose trainer
+    /// itself before it, `model.to(device)`, also in a function of the file called first,
+    /// `self.setup_model()`: there). An Ignite script whose trainer
     /// runs (`create_supervised_trainer(model, ...)` or `Engine(step)`, then `trainer.run(...)`)
     /// is judged like one with its own loop.
     ///
@@ -141,7 +142,8 @@ impl Rule for NoCompile {
         let anchor =
             if super::first_train_loop(m).is_none() && !m.delegated_train && !framework_loop {
                 // a Hugging Face Trainer script: reported where it moves the model itself
-                // (`model.to(device)` before `TrainingArguments(...)`, in the same scope; not a
+                // (`model.to(device)` before `TrainingArguments(...)`, in the same scope or in a
+                // function of the file that scope calls first, `self.setup_model()`; not a
                 // `device_map` load, nor an evaluation copy in a method), else at
                 // `TrainingArguments`
                 super::model_placement(m).filter(|(line, _, _)| {
@@ -150,8 +152,13 @@ impl Rule for NoCompile {
                             c.line == *line
                                 && c.method.is_some()
                                 && matches!(m.last_name(c), "to" | "cuda")
-                                && c.ctx.func == args.ctx.func
-                                && c.span.start < args.span.start
+                                && ((c.ctx.func == args.ctx.func && c.span.start < args.span.start)
+                                    || (c.ctx.func.is_some()
+                                        && c.ctx.func != args.ctx.func
+                                        && super::calls_of(m, c.ctx.func).any(|k| {
+                                            k.ctx.func == args.ctx.func
+                                                && k.span.start < args.span.start
+                                        })))
                         })
                     })
                 })

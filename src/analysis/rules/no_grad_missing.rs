@@ -39,7 +39,8 @@ declare_rule! {
     /// none. `Variable(x, volatile=True)` (PyTorch
     /// 0.3's no-grad mode) does not count as disabling autograd: it has done nothing since 0.4.
     ///
-    /// Reported on the `for` line of the evaluation loop.
+    /// Reported on the `for` line of the evaluation loop; loops nested in a reported one are
+    /// not reported again (a sliding window's row and column loops inside the loop over images).
     ///
     /// ## Why is this slow?
     /// With autograd on, every forward records the graph and keeps the activations it would
@@ -136,6 +137,9 @@ impl Rule for NoGradMissing {
             .calls
             .iter()
             .any(|c| c.ctx.func.is_none() && m.last_name(c) == "backward");
+        // loops already reported: a nest is reported once, on its outermost evaluation loop
+        // (loops are numbered in source order, so an enclosing loop comes first)
+        let mut reported: Vec<u32> = Vec::new();
         for (li, l) in m.loops.iter().enumerate() {
             // (nor a loop behind a switch that is off as shipped, `if args.task_name == "mnli":`)
             // (nor a loop whose body always breaks off: one batch shown, `for X, y in
@@ -237,6 +241,9 @@ impl Rule for NoGradMissing {
             if (trains_here || in_step) && !eval_called {
                 continue;
             }
+            if inside_reported(m, l, &reported) {
+                continue;
+            }
             if by_phase {
                 // wrapping the loop in `no_grad` would stop its training phase: the fix is
                 // `torch.set_grad_enabled(phase == 'train')` around the forward, by hand
@@ -247,6 +254,7 @@ impl Rule for NoGradMissing {
                     None => "evaluation phase runs the model with autograd on: wrap the forward in `with torch.set_grad_enabled(phase == 'train'):`".to_string(),
                 };
                 cx.at(&Self::META, l.line, l.col, l.end_line, message, None);
+                reported.extend(u32::try_from(li).ok());
                 continue;
             }
             // (also `val` as a word of the name: `do_val`, `val_model`, `run_val_epoch`)
@@ -266,8 +274,29 @@ impl Rule for NoGradMissing {
                 "evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)".to_string(),
                 wrap_fix(m, l.span.start, l.span.end),
             );
+            reported.extend(u32::try_from(li).ok());
         }
     }
+}
+
+/// Does loop `l` sit inside a loop this rule has already reported? Its `no_grad` (and the fix
+/// that wraps the outer loop) covers the inner one: a sliding window's row and column loops
+/// inside the loop over images are one finding.
+// Ex) for file in files: ... for y in range(0, h, s): for x in range(0, w, s): model(crop)
+fn inside_reported(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    reported: &[u32],
+) -> bool {
+    let mut cur = l.parent;
+    for _ in 0..256 {
+        let Some(p) = cur else { return false };
+        if reported.contains(&p) {
+            return true;
+        }
+        cur = m.loops.get(p as usize).and_then(|x| x.parent);
+    }
+    false
 }
 
 /// Does loop `l` train in one phase and evaluate in another: it iterates a loader chosen by

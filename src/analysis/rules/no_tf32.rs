@@ -49,6 +49,7 @@ declare_rule! {
     /// recurrent layers. Not reported for a convolutional or recurrent network without
     /// attention (its layers, or its name: `resnet50()`, `MobileNet()`, `nn.LSTM`, `DecoderRNN`,
     /// `BiLSTM_CRF`; a U-Net by any name, `AttentionUNet`, whose attention gates are 1x1
+    /// convolutions; fast neural style's `TransformerNet` in a style-transfer script, residual
     /// convolutions): cuDNN runs convolutions and LSTM / GRU / RNN layers in TF32 already
     /// (`torch.backends.cudnn.allow_tf32` defaults to `True`; on an H200 a 2×1024 LSTM ran
     /// 2.43x faster with it and no faster with the matmul switch, BENCHMARKS.md), and the
@@ -59,7 +60,8 @@ declare_rule! {
     /// args.test:`): it builds its model and stops. Nor for a float64
     /// model (`.double()`): TF32 does not touch fp64 matmuls. Nor for a file whose training
     /// runs in another module: a function handed the optimizer (`train_one_epoch(model,
-    /// optimizer, loader)`), or a trainer class of the repository's own code built with the
+    /// optimizer, loader)`, also a method of an object of an imported class, `runner =
+    /// Runner(...)` ... `runner.train(model=model, optimizer=optimizer)`), or a trainer class of the repository's own code built with the
     /// model in a file that builds no optimizer (`trainer = Trainer(model=model, config=cfg)`
     /// from `src.trainer_ddp`, then `trainer.train()`): its precision settings are that
     /// module's.
@@ -524,6 +526,16 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         if n.node_kind() == "identifier" && text.to_ascii_lowercase().contains("unet") {
             continue;
         }
+        // fast neural style's image transformation network, `TransformerNet` (PyTorch's
+        // example, copied widely), is residual convolutions: in a style-transfer script the
+        // name says nothing of attention
+        // Ex) from models import TransformerNet, VGG16 ... transformer = TransformerNet().to(device)
+        if n.node_kind() == "identifier"
+            && (text == "TransformerNet" || bound_to(m, n, "TransformerNet"))
+            && style_transfer(m.src)
+        {
+            continue;
+        }
         // the parts of a name: `BiLSTM_CRF` → `BiLSTM`, `CRF`; `DecoderRNN` → `Decoder`, `RNN`
         let parts = || {
             text.split(|ch: char| !ch.is_ascii_alphanumeric())
@@ -720,4 +732,27 @@ fn option_off(m: &crate::analysis::facts::Model<'_>, text: &str) -> bool {
 /// builds.
 fn source_path(text: &str) -> bool {
     text.trim_end_matches(['"', '\'']).ends_with(".py")
+}
+
+/// Is identifier `n` a variable the file binds only to instances of class `class`
+/// (`transformer = TransformerNet().to(device)`)?
+fn bound_to(m: &crate::analysis::facts::Model<'_>, n: tree_sitter::Node<'_>, class: &str) -> bool {
+    let name = m.node_text(n);
+    let mut bindings = m
+        .assigns
+        .iter()
+        .filter(|a| a.targets.len() == 1 && m.text(a.left) == name)
+        .peekable();
+    bindings.peek().is_some()
+        && bindings.all(|a| {
+            m.text(a.value)
+                .strip_prefix(class)
+                .is_some_and(|rest| rest.starts_with('('))
+        })
+}
+
+/// Is this a neural style-transfer script: it names styles (`style_image`, `--style-weight`)
+/// and Gram matrices, the loss fast neural style trains with?
+fn style_transfer(src: &str) -> bool {
+    src.contains("style") && src.contains("gram")
 }

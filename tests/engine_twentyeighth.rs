@@ -1,0 +1,262 @@
+//! The twenty-eighth accuracy round: shapes from the blind waves of the twenty-eighth session
+//! (g736 onward) that the engine read wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A sliding-window segmentation script: for each image, row and column loops run the model
+/// on every crop, with autograd on.
+const SLIDING_WINDOW: &str = "import os
+import numpy as np
+import torch
+from PIL import Image
+
+
+def get_predict(img, model, device):
+    img = torch.from_numpy(img).unsqueeze(0).float().to(device)
+    return torch.argmax(model(img), 1).byte().cpu().numpy()
+
+
+def main(model_path, image_path):
+    model = torch.load(model_path).to(torch.device('cuda'))
+    model.eval()
+    for file in os.listdir(image_path):
+        image = np.array(Image.open(os.path.join(image_path, file)))
+        out = np.zeros(image.shape[:2], np.uint8)
+        for y in range(0, image.shape[0] - 1024, 512):
+            for x in range(0, image.shape[1] - 1024, 512):
+                out[y:y + 1024, x:x + 1024] = get_predict(image[y:y + 1024, x:x + 1024], model, 'cuda')
+            out[y:y + 1024, -1024:] = get_predict(image[y:y + 1024, -1024:], model, 'cuda')
+        for x in range(0, image.shape[1] - 1024, 512):
+            out[-1024:, x:x + 1024] = get_predict(image[-1024:, x:x + 1024], model, 'cuda')
+        out[-1024:, -1024:] = get_predict(image[-1024:, -1024:], model, 'cuda')
+        Image.fromarray(out).save(file + '_pred.png')
+
+
+if __name__ == '__main__':
+    main('model.pth', 'images')
+";
+
+// Ex) for file in files: ... for y in range(...): for x in range(...): get_predict(crop, model)
+#[test]
+fn a_nest_of_evaluation_loops_is_reported_once_on_the_outermost() {
+    let findings = run(SLIDING_WINDOW);
+    assert_eq!(lines_of(&findings, "EA401"), vec![15]);
+    // each loop of the nest on its own, as before, when nothing encloses them: the row loop
+    // (with its right-edge crop) holds the column loop
+    let (start, end) = (
+        SLIDING_WINDOW.find("    for file in").unwrap(),
+        SLIDING_WINDOW.find("        Image.fromarray").unwrap(),
+    );
+    let rows: String = SLIDING_WINDOW[start..end]
+        .lines()
+        .filter(|l| {
+            !l.starts_with("    for file")
+                && !l.trim_start().starts_with("image =")
+                && !l.trim_start().starts_with("out = ")
+        })
+        .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+        .collect();
+    let flat = SLIDING_WINDOW.replace(&SLIDING_WINDOW[start..end], &format!("    image = np.array(Image.open(image_path))\n    out = np.zeros(image.shape[:2], np.uint8)\n{rows}"));
+    let flat_lines = lines_of(&run(&flat), "EA401");
+    assert_eq!(flat_lines, vec![17, 21], "{flat}");
+}
+
+/// A LoRA trainer class whose `train()` sets the model up (placing it) through a method of its
+/// own, then hands it to a Hugging Face Trainer.
+const TRAINER_SETUP_METHOD: &str = "import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+
+class LoraTrainer:
+    def __init__(self, config):
+        self.config = config
+        self.device = torch.device('cuda')
+
+    def setup_model(self):
+        base = AutoModelForCausalLM.from_pretrained(self.config['model_name'])
+        self.model = get_peft_model(base, LoraConfig(r=8))
+        self.model.to(self.device)
+
+    def train(self, dataset):
+        self.setup_model()
+        args = TrainingArguments(output_dir='out', num_train_epochs=3, fp16=True)
+        trainer = Trainer(model=self.model, args=args, train_dataset=dataset)
+        trainer.train()
+
+
+if __name__ == '__main__':
+    LoraTrainer({'model_name': 'gpt2'}).train(load_data())
+";
+
+// Ex) def train(self): self.setup_model() ... TrainingArguments(...)
+#[test]
+fn a_trainer_script_placing_its_model_in_a_setup_method_is_anchored_at_the_move() {
+    assert_eq!(lines_of(&run(TRAINER_SETUP_METHOD), "EA203"), vec![14]);
+    // a move in a method called after the arguments is not the training model's
+    let after = TRAINER_SETUP_METHOD.replace(
+        "        self.setup_model()\n        args = TrainingArguments(output_dir='out', num_train_epochs=3, fp16=True)\n",
+        "        args = TrainingArguments(output_dir='out', num_train_epochs=3, fp16=True)\n        self.setup_model()\n",
+    );
+    assert_eq!(lines_of(&run(&after), "EA203"), vec![17]);
+}
+
+/// A conversion script whose input folder is a single-dash option with no default.
+const SINGLE_DASH_OPTION: &str = "import argparse
+import os
+import numpy as np
+import cv2
+
+parser = argparse.ArgumentParser()
+parser.add_argument('-data_root', type=str, default=None, help='data root')
+args = parser.parse_args()
+
+if args.data_root is not None:
+    files = [os.path.join(args.data_root, f) for f in os.listdir(args.data_root)]
+    for f in files:
+        x = np.load(f)['segs'].astype(np.uint8) * 255
+        cv2.imwrite(f.replace('npz', 'png'), x)
+";
+
+// Ex) parser.add_argument('-data_root', default=None) ... if args.data_root is not None:
+#[test]
+fn a_single_dash_option_names_its_argument() {
+    assert!(lines_of(&run(SINGLE_DASH_OPTION), "EA602").is_empty());
+    // with a default, the loop runs as shipped
+    let set = SINGLE_DASH_OPTION.replace("default=None", "default='data'");
+    assert_eq!(lines_of(&run(&set), "EA602"), vec![12]);
+}
+
+/// Fast neural style: an imported `TransformerNet` (residual convolutions) trained against a
+/// frozen VGG16's Gram matrices.
+const STYLE_TRANSFER: &str = "import torch
+from torch.optim import Adam
+from torch.utils.data import DataLoader
+from torchvision import datasets
+from models import TransformerNet, VGG16
+from utils import gram_matrix, train_transform
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+dataloader = DataLoader(datasets.ImageFolder('data', train_transform(256)), batch_size=16,
+                        num_workers=4, pin_memory=True, persistent_workers=True)
+transformer = TransformerNet().to(device)
+vgg = VGG16(requires_grad=False).to(device)
+optimizer = Adam(transformer.parameters(), 1e-3)
+gram_style = [gram_matrix(y) for y in vgg(style_image.to(device))]
+for epoch in range(2):
+    for images, _ in dataloader:
+        images = images.to(device, non_blocking=True)
+        optimizer.zero_grad()
+        features = vgg(transformer(images))
+        style_loss = sum(((gram_matrix(f) - g) ** 2).mean() for f, g in zip(features, gram_style))
+        style_loss.backward()
+        optimizer.step()
+";
+
+// Ex) from models import TransformerNet, VGG16 ... transformer = TransformerNet().to(device)
+#[test]
+fn fast_neural_styles_transformer_net_is_no_attention_model() {
+    assert!(lines_of(&run(STYLE_TRANSFER), "EA202").is_empty());
+    // outside a style-transfer script the name still names a transformer
+    let other = STYLE_TRANSFER
+        .replace("gram_matrix", "pairwise")
+        .replace("gram_style", "targets")
+        .replace("style_loss", "loss")
+        .replace("style_image", "reference");
+    assert_eq!(lines_of(&run(&other), "EA202"), vec![11]);
+}
+
+/// A forecasting script whose optimizer class is looked up by name in `torch.optim`; a
+/// checkpoint loader earlier in the file places its own copy of the model.
+const OPTIMIZER_BY_NAME: &str = "import torch
+from torch import nn, optim
+from torch.utils.data import DataLoader
+from model import GRUForecast
+
+device = torch.device('cuda')
+
+
+def load_model_if_exists(path, params):
+    if not path.exists():
+        return None
+    model = GRUForecast(hidden_size=params['hidden_size']).to(device)
+    model.load_state_dict(torch.load(path)['model_state'])
+    return model
+
+
+def train_final(data, params, path):
+    model = load_model_if_exists(path, params)
+    if model is not None:
+        return model
+    loader = DataLoader(data, batch_size=params['batch_size'], num_workers=4, pin_memory=True,
+                        persistent_workers=True)
+    model = GRUForecast(hidden_size=params['hidden_size']).to(device)
+    optimizer = getattr(optim, params['optimizer'])(model.parameters(), lr=params['lr'])
+    for epoch in range(100):
+        for x, y in loader:
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return model
+
+
+if __name__ == '__main__':
+    train_final(load_data(), {'hidden_size': 64, 'batch_size': 64, 'optimizer': 'Adam', 'lr': 1e-3}, ckpt)
+";
+
+// Ex) optimizer = getattr(optim, best_params['optimizer'])(model.parameters(), lr=lr)
+#[test]
+fn an_optimizer_looked_up_by_name_trains_its_model() {
+    assert_eq!(lines_of(&run(OPTIMIZER_BY_NAME), "EA203"), vec![23]);
+    // a `getattr` on another module builds no optimizer: the first placement stays the anchor
+    let other = OPTIMIZER_BY_NAME.replace("getattr(optim,", "getattr(schedules,");
+    assert_eq!(lines_of(&run(&other), "EA203"), vec![12]);
+}
+
+/// A language-model launcher: it builds a transformer and its optimizer, then hands both to a
+/// runner object of the repository's own code.
+const RUNNER_OBJECT: &str = "import argparse
+import torch as tc
+from model import PreactivationTranformer
+from runner import Runner
+
+
+def create_model(n_vocab, device):
+    return PreactivationTranformer(n_vocab=n_vocab, n_emb=200, n_heads=4, n_layers=12).to(device)
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--mode', choices=['train', 'generate'], default='train')
+    args = parser.parse_args()
+    device = 'cuda' if tc.cuda.is_available() else 'cpu'
+    model = create_model(30000, device)
+    optimizer = tc.optim.AdamW(model.parameters(), lr=2.5e-4)
+    runner = Runner(batch_size=128, max_tokens=100)
+    if args.mode == 'train':
+        runner.train(max_steps=19500, model=model, optimizer=optimizer, device=device)
+";
+
+// Ex) runner = Runner(...) ... runner.train(model=model, optimizer=optimizer)
+#[test]
+fn an_imported_runner_handed_the_optimizer_trains_in_another_module() {
+    let findings = run(RUNNER_OBJECT);
+    // its precision settings are the runner's module's; the model it hands over is still
+    // not compiled
+    assert!(lines_of(&findings, "EA202").is_empty());
+    assert_eq!(lines_of(&findings, "EA203"), vec![16]);
+    // an object of unknown origin (a helper's result) is not known to train anything
+    let unknown = RUNNER_OBJECT.replace("Runner(batch_size", "make_runner(batch_size");
+    assert!(lines_of(&run(&unknown), "EA203").is_empty());
+}
