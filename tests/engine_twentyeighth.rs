@@ -260,3 +260,74 @@ fn an_imported_runner_handed_the_optimizer_trains_in_another_module() {
     let unknown = RUNNER_OBJECT.replace("Runner(batch_size", "make_runner(batch_size");
     assert!(lines_of(&run(&unknown), "EA203").is_empty());
 }
+
+/// A notebook exported as a script: the same small network class is built twice with other
+/// sizes, one experiment after the other.
+const BUILT_TWICE: &str = "import torch
+
+device = torch.device('cuda')
+
+
+class Net(torch.nn.Module):
+    def __init__(self, hidden, layers, inputs, outputs=1):
+        super().__init__()
+        self.input_layer = torch.nn.Linear(inputs, hidden)
+        self.hidden_layer = torch.nn.Linear(hidden, hidden)
+        self.output_layer = torch.nn.Linear(hidden, outputs)
+        self.activation = torch.nn.Tanh()
+
+    def forward(self, x):
+        x = self.activation(self.input_layer(x))
+        x = self.activation(self.hidden_layer(x))
+        return self.output_layer(x)
+
+
+x = torch.linspace(0, 1, 100, device=device).unsqueeze(1)
+u_nn = Net(hidden=16, layers=2, inputs=1).to(device)
+print(u_nn(x))
+
+u_nn = Net(hidden=32, layers=1, inputs=1).to(device)
+optimizer = torch.optim.Adam(u_nn.parameters())
+for i in range(5000):
+    optimizer.zero_grad()
+    loss = ((u_nn(x) - torch.sin(x)) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) u_nn = Net(hidden=16, ...) ... u_nn = Net(hidden=32, ...): the larger build is the size
+#[test]
+fn a_class_built_twice_with_other_sizes_is_sized_by_the_larger() {
+    assert!(lines_of(&run(BUILT_TWICE), "EA202").is_empty());
+    // a second build too large for the exemption is reported
+    let large = BUILT_TWICE.replace("Net(hidden=32,", "Net(hidden=4096,");
+    assert!(!lines_of(&run(&large), "EA202").is_empty());
+}
+
+/// A U-Net step that copies its masks to the device, then "copies" them again inside autocast.
+const MOVED_TWICE: &str = "import torch
+from torch.utils.data import DataLoader
+
+DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'
+loader = DataLoader(train_ds, batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True)
+model = UNet().to(DEVICE)
+optimizer = torch.optim.Adam(model.parameters())
+scaler = torch.amp.GradScaler()
+for epoch in range(10):
+    for data, targets in loader:
+        data = data.to(device=DEVICE, non_blocking=True)
+        targets = targets.unsqueeze(1).to(device=DEVICE)
+        with torch.autocast(device_type=DEVICE, dtype=torch.float16):
+            targets = targets.to(device=DEVICE).squeeze(1)
+            loss = torch.nn.functional.cross_entropy(model(data), targets)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+";
+
+// Ex) targets = targets.unsqueeze(1).to(device=DEVICE) ... targets = targets.to(device=DEVICE)
+#[test]
+fn a_batch_copied_again_copies_nothing() {
+    assert_eq!(lines_of(&run(MOVED_TWICE), "EA303"), vec![12]);
+}

@@ -27,7 +27,9 @@ declare_rule! {
     /// before the copy (`data = torch.stack(data)`, `torch.cat`, any `torch.` function, arithmetic `x = (x - m) / s`,
     /// a function of the file that builds a tensor, `lab = to_one_hot(lab)`; not `data =
     /// Variable(data)`, the same tensor since PyTorch 0.4), in any branch, is a new tensor outside the
-    /// pinned buffers: `non_blocking=True` would not make its copy asynchronous. A loader
+    /// pinned buffers: `non_blocking=True` would not make its copy asynchronous. A batch
+    /// already copied earlier in the iteration (`targets = targets.to(device)` again) copies
+    /// nothing. A loader
     /// handed to Accelerate's `prepare` (or Fabric's `setup_dataloaders`) delivers its batches
     /// on the device already: the loop's `.to(device)` copies nothing.
     ///
@@ -234,7 +236,7 @@ impl Rule for H2dBlocking {
                 || drawn
                     .as_ref()
                     .is_some_and(|(_, names)| names.contains(&root));
-            if !batch || rebuilt(m, l, c, root) {
+            if !batch || rebuilt(m, l, c, root) || already_moved(m, l, c, root) {
                 continue;
             }
             let fix = add_kwarg(m, c, "non_blocking=True").map(|e| Fix {
@@ -310,6 +312,39 @@ fn rebuilt(
                 // `x = (x - mean) / std`: arithmetic makes a new tensor
                 || m.node(a.value).is_some_and(|v| v.node_kind() == "binary_operator"))
     })
+}
+
+/// Was `name` rebound in the loop body before `c` (and after the loop's start) to a copy on
+/// the device, `targets = targets.long().to(device)` ... `targets = targets.to(device)`? The
+/// second `.to()` copies nothing.
+// Ex) targets = targets.to(device=DEVICE) ... with autocast(...): targets = targets.to(device=DEVICE).squeeze(1)
+fn already_moved(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    name: &str,
+) -> bool {
+    // the last binding of `name` before the copy decides
+    let Some(last) = m
+        .assigns
+        .iter()
+        .filter(|a| {
+            l.span.contains(a.span)
+                && a.span.end <= c.span.start
+                && a.targets.iter().any(|t| m.text(*t) == name)
+        })
+        .last()
+    else {
+        return false;
+    };
+    last.targets.len() == 1
+        && m.calls.iter().any(|k| {
+            last.span.contains(k.span)
+                && k.span != c.span
+                && k.method.is_some()
+                && matches!(m.last_name(k), "to" | "cuda")
+                && crate::analysis::resolve::placement_arg(m, k)
+        })
 }
 
 /// Is `c` a call of a plain function of the file whose body builds a tensor with a torch

@@ -3080,9 +3080,9 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
     // every model variable is an instance of one of these classes (`Net().to(device)` too),
     // or a sequence of layers built on the spot
     let mut any = false;
-    // the construction of each local class, where it is built once: its arguments size the
-    // layers its `__init__` builds from its parameters (`Net(hidden_dim=32)`)
-    let mut ctors: Vec<(&str, Option<&Call>)> = Vec::new();
+    // the constructions of each local class, each distinct set of arguments once: their
+    // arguments size the layers its `__init__` builds from its parameters (`Net(hidden_dim=32)`)
+    let mut ctors: Vec<(&str, Vec<&Call>)> = Vec::new();
     for a in &m.assigns {
         // (a module's own layers, `self.fc = nn.Linear(...)`, are what is counted below)
         if a.targets.len() != 1
@@ -3171,9 +3171,11 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
             let args = |k: &Call| m.text(k.args_span).split_whitespace().collect::<String>();
             match ctors.iter_mut().find(|(k, _)| *k == class) {
                 // built twice with the same arguments (on the CPU, then again for the GPU)
-                Some((_, Some(prev))) if args(prev) == args(call) => {}
-                Some(seen) => seen.1 = None, // built twice: no single set of sizes
-                None => ctors.push((class, Some(call))),
+                Some((_, seen)) if seen.iter().any(|prev| args(prev) == args(call)) => {}
+                // built again with other sizes (a notebook's second experiment): the largest
+                // counts
+                Some((_, seen)) => seen.push(call),
+                None => ctors.push((class, vec![call])),
             }
         }
         any = true;
@@ -3181,111 +3183,119 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
     if !any {
         return None;
     }
-    for c in &m.calls {
-        // the layers a module builds in its `__init__`
-        let init = c
-            .ctx
-            .class
-            .filter(|k| classes.contains(&(*k as usize)))
-            .and_then(|k| {
+    // the parameters of local class `class` built by `ctor` (`None`: sized by the defaults)
+    let class_params = |class: usize, ctor: Option<&Call>| -> Option<u64> {
+        let mut total: u64 = 0;
+        for c in &m.calls {
+            // the layers a module builds in its `__init__`
+            let init = c.ctx.class.filter(|k| *k as usize == class).and_then(|k| {
                 let f = m.funcs.get(c.ctx.func? as usize)?;
                 (m.text(f.name) == "__init__").then_some((k, f))
             });
-        if let Some((k, f)) = init {
-            // a size named by a parameter of `__init__`: the argument of the one construction,
-            // else the parameter's default
-            let ctor = m
-                .classes
-                .get(k as usize)
-                .and_then(|class| ctors.iter().find(|(n, _)| *n == m.text(class.name)))
-                .and_then(|(_, call)| *call);
-            let param = |name: &str| -> Option<u64> {
-                // `self.latent_size`, bound in `__init__` from a parameter or a literal
-                let name = match name.strip_prefix("self.") {
-                    Some(_) => {
-                        let bound = m.assigns.iter().find(|b| {
-                            b.ctx.func == c.ctx.func
-                                && b.targets.len() == 1
-                                && !b.augmented
-                                && m.text(b.left) == name
-                                && b.span.end <= c.span.start
-                        })?;
-                        let v = m.text(bound.value);
-                        if let Some(n) = literal_int(v) {
-                            return Some(n);
+            if let Some((_, f)) = init {
+                // a size named by a parameter of `__init__`: the argument of the construction,
+                // else the parameter's default
+                let param = |name: &str| -> Option<u64> {
+                    // `self.latent_size`, bound in `__init__` from a parameter or a literal
+                    let name = match name.strip_prefix("self.") {
+                        Some(_) => {
+                            let bound = m.assigns.iter().find(|b| {
+                                b.ctx.func == c.ctx.func
+                                    && b.targets.len() == 1
+                                    && !b.augmented
+                                    && m.text(b.left) == name
+                                    && b.span.end <= c.span.start
+                            })?;
+                            let v = m.text(bound.value);
+                            if let Some(n) = literal_int(v) {
+                                return Some(n);
+                            }
+                            v
                         }
-                        v
-                    }
-                    None => name,
-                };
-                // (or a constant the module binds once, `HIDDEN_SIZE = 64`)
-                let Some(j) = f.params.iter().position(|(p, _)| m.text(*p) == name) else {
-                    return module_int(m, name);
-                };
-                let given = ctor.and_then(|call| {
-                    m.kw(call, name).or_else(|| {
-                        // `self` is not passed
-                        (j >= 1 && j < f.positional)
-                            .then(|| m.pos(call, j - 1))
-                            .flatten()
-                    })
-                });
-                match (given, ctor) {
-                    // a literal, or a constant of the file (`DemandModel(WINDOW_SIZE)`)
-                    (Some(a), Some(call)) => literal_int(m.text(a.value))
-                        .or_else(|| match m.resolve(&a, call.span.start, call.ctx.func) {
-                            Val::Int(n) => u64::try_from(n).ok(),
-                            _ => None,
+                        None => name,
+                    };
+                    // (or a constant the module binds once, `HIDDEN_SIZE = 64`)
+                    let Some(j) = f.params.iter().position(|(p, _)| m.text(*p) == name) else {
+                        return module_int(m, name);
+                    };
+                    let given = ctor.and_then(|call| {
+                        m.kw(call, name).or_else(|| {
+                            // `self` is not passed
+                            (j >= 1 && j < f.positional)
+                                .then(|| m.pos(call, j - 1))
+                                .flatten()
                         })
-                        .or_else(|| graph_width_in(m, m.text(a.value)))
-                        // (through the name it is bound to, `input_dim =
-                        // train_dataset[0].x.shape[1]`)
-                        .or_else(|| {
-                            let b = super::as_shipped::binding(
-                                m,
-                                m.text(a.value),
-                                call.span.start,
-                                call.ctx.func,
-                            )?;
-                            graph_width_in(m, m.text(b.value))
-                        }),
-                    (Some(a), None) => literal_int(m.text(a.value)),
-                    (None, Some(_)) => f
-                        .params
-                        .get(j)
-                        .and_then(|(_, d)| *d)
-                        .and_then(|(d, _)| literal_int(m.text(d))),
-                    (None, None) => None,
+                    });
+                    match (given, ctor) {
+                        // a literal, or a constant of the file (`DemandModel(WINDOW_SIZE)`)
+                        (Some(a), Some(call)) => literal_int(m.text(a.value))
+                            .or_else(|| match m.resolve(&a, call.span.start, call.ctx.func) {
+                                Val::Int(n) => u64::try_from(n).ok(),
+                                _ => None,
+                            })
+                            .or_else(|| graph_width_in(m, m.text(a.value)))
+                            // (through the name it is bound to, `input_dim =
+                            // train_dataset[0].x.shape[1]`)
+                            .or_else(|| {
+                                let b = super::as_shipped::binding(
+                                    m,
+                                    m.text(a.value),
+                                    call.span.start,
+                                    call.ctx.func,
+                                )?;
+                                graph_width_in(m, m.text(b.value))
+                            }),
+                        (Some(a), None) => literal_int(m.text(a.value)),
+                        (None, Some(_)) => f
+                            .params
+                            .get(j)
+                            .and_then(|(_, d)| *d)
+                            .and_then(|(d, _)| literal_int(m.text(d))),
+                        (None, None) => None,
+                    }
+                };
+                // (a call inside a layer's arguments sizes it, `nn.Linear(np.prod(shape), 64)`,
+                // or is the layer a wrapper of this file initialises, `layer_init(nn.Linear(...))`:
+                // the layer counts, the calls around and inside it do not)
+                let nested = m
+                    .calls
+                    .iter()
+                    .any(|k| k.ctx.func == c.ctx.func && k.args_span.contains(c.span));
+                let wraps_layer = c.method.is_none()
+                    && m.funcs
+                        .iter()
+                        .any(|g| g.class.is_none() && m.text(g.name) == m.text(c.func))
+                    && m.calls
+                        .iter()
+                        .any(|k| c.args_span.contains(k.span) && torch_layer(m, k));
+                if wraps_layer {
+                    continue;
                 }
-            };
-            // (a call inside a layer's arguments sizes it, `nn.Linear(np.prod(shape), 64)`,
-            // or is the layer a wrapper of this file initialises, `layer_init(nn.Linear(...))`:
-            // the layer counts, the calls around and inside it do not)
-            let nested = m
-                .calls
-                .iter()
-                .any(|k| k.ctx.func == c.ctx.func && k.args_span.contains(c.span));
-            let wraps_layer = c.method.is_none()
-                && m.funcs
-                    .iter()
-                    .any(|g| g.class.is_none() && m.text(g.name) == m.text(c.func))
-                && m.calls
-                    .iter()
-                    .any(|k| c.args_span.contains(k.span) && torch_layer(m, k));
-            if wraps_layer {
-                continue;
+                // `conv_block(3, 64)`: a function of the file that builds layers from its
+                // arguments; what it builds counts, sized by this call
+                if let Some(fi) = layer_helper(m, c) {
+                    total = total.checked_add(helper_params(m, c, fi, &param)?)?;
+                    continue;
+                }
+                if nested && !torch_layer(m, c) {
+                    continue;
+                }
+                total = total.checked_add(layer_params(m, c, &param)?)?;
             }
-            // `conv_block(3, 64)`: a function of the file that builds layers from its
-            // arguments; what it builds counts, sized by this call
-            if let Some(fi) = layer_helper(m, c) {
-                total = total.checked_add(helper_params(m, c, fi, &param)?)?;
-                continue;
-            }
-            if nested && !torch_layer(m, c) {
-                continue;
-            }
-            total = total.checked_add(layer_params(m, c, &param)?)?;
         }
+        Some(total)
+    };
+    for &class in &classes {
+        let name = m.classes.get(class).map(|k| m.text(k.name));
+        let built: Vec<Option<&Call>> = match ctors.iter().find(|(n, _)| Some(*n) == name) {
+            Some((_, calls)) if !calls.is_empty() => calls.iter().map(|c| Some(*c)).collect(),
+            _ => vec![None],
+        };
+        let mut largest: u64 = 0;
+        for ctor in built {
+            largest = largest.max(class_params(class, ctor)?);
+        }
+        total = total.checked_add(largest)?;
     }
     Some(total)
 }
