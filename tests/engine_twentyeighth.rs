@@ -331,3 +331,42 @@ for epoch in range(10):
 fn a_batch_copied_again_copies_nothing() {
     assert_eq!(lines_of(&run(MOVED_TWICE), "EA303"), vec![12]);
 }
+
+/// PyTorch 2.6's tutorials pick the device with `torch.accelerator`: CUDA on the GPU runner.
+const ACCELERATOR_DEVICE: &str = "import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+device = (
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available()
+    else \"cpu\"
+)
+print(f\"Using {device} device\")
+train_loader = DataLoader(train_ds, batch_size=64, shuffle=True)
+model = UNet(in_channels=3, out_channels=3).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for epoch in range(20):
+    model.train()
+    for images, masks in train_loader:
+        images, masks = images.to(device), masks.to(device)
+        loss = nn.functional.cross_entropy(model(images), masks)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+#[test]
+fn the_machines_accelerator_is_cuda_on_the_runner() {
+    let findings = run(ACCELERATOR_DEVICE);
+    assert_eq!(lines_of(&findings, "EA102"), vec![11]);
+    assert_eq!(lines_of(&findings, "EA203"), vec![12]);
+    assert_eq!(lines_of(&findings, "EA201"), vec![16]);
+    // a device written out as the CPU stays there
+    let cpu = ACCELERATOR_DEVICE.replace(
+        "torch.accelerator.current_accelerator().type\n    if torch.accelerator.is_available()\n    else \"cpu\"",
+        "\"cpu\"",
+    );
+    assert!(lines_of(&run(&cpu), "EA203").is_empty());
+}

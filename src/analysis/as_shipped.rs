@@ -70,7 +70,11 @@ pub(crate) fn condition(
                 field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0);
             // (before the device is decided, `is_available()` is not known: the switches
             // resolved then must not take it as false)
-            if !(no_args && (t == "is_available" || t.ends_with("cuda.is_available"))) {
+            if !(no_args
+                && (t == "is_available"
+                    || t.ends_with("cuda.is_available")
+                    || t == "torch.accelerator.is_available"))
+            {
                 return None;
             }
             match m.facts.device {

@@ -166,7 +166,9 @@ fn markdown() -> String {
          that loop's.\n\n\
          The GPU rules need a file that runs on CUDA: it names `cuda` (a device string, \
          `.cuda()`, also a model's `net.cuda()` in a file that imports torch only through its \
-         own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), uses a launcher that places work on GPUs (Accelerate, \
+         own modules, `torch.cuda.*`, `torch.set_default_tensor_type('torch.cuda.FloatTensor')`; also PyTorch \
+         2.6's `torch.accelerator.current_accelerator()` chosen when \
+         `torch.accelerator.is_available()`, CUDA on the GPU runner), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments` (and TRL's `SFTConfig`, `RewardConfig`, `DPOConfig`, ...) unless `no_cuda=True` / `use_cpu=True`, DDP, `device_map`, Lightning 2's `Trainer()`, which picks the GPU \
          itself, or a Lightning 1.x `Trainer(gpus=n)`, `n` not 0 or None as shipped, whose `accelerator=` names only the \
          distributed strategy; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \

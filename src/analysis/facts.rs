@@ -502,6 +502,9 @@ pub(crate) fn mps_available_call(node: Node<'_>, src: &str) -> bool {
 /// settles it once the file's device is known)?
 pub(crate) fn cuda_available_call(node: Node<'_>, src: &str) -> bool {
     backend_available_call(node, src, "cuda.is_available")
+        // (`torch.accelerator.is_available()`, PyTorch 2.6's test of whichever accelerator
+        // the machine has: CUDA on the GPU runner)
+        || backend_available_call(node, src, "torch.accelerator.is_available")
 }
 
 /// A call without arguments of a function whose dotted name ends with `suffix`.

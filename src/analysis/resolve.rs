@@ -1241,9 +1241,10 @@ fn gpu_text(s: &str) -> bool {
     s.contains("cuda") || s.contains("gpu")
 }
 
-/// Does source text `t` hold a quoted CUDA device string (`"cuda"`, `'cuda:0'`)?
+/// Does source text `t` hold a quoted CUDA device string (`"cuda"`, `'cuda:0'`), or name the
+/// machine's accelerator, `torch.accelerator.current_accelerator()` (CUDA on the GPU runner)?
 pub(crate) fn quotes_cuda(t: &str) -> bool {
-    t.contains("\"cuda") || t.contains("'cuda")
+    t.contains("\"cuda") || t.contains("'cuda") || t.contains("accelerator.current_accelerator(")
 }
 
 /// The largest source [`unread_binding`] scans.
