@@ -370,3 +370,46 @@ fn the_machines_accelerator_is_cuda_on_the_runner() {
     );
     assert!(lines_of(&run(&cpu), "EA203").is_empty());
 }
+
+/// A k-fold trainer: each fold builds its loaders through a helper (handed half the machine's
+/// cores) and trains them for several epochs through functions handed the loaders.
+const FOLD_LOADERS: &str = "import multiprocessing
+import torch
+
+
+def get_loaders(dataset, train_idx, valid_idx, batch_size, num_workers):
+    train_loader = torch.utils.data.DataLoader(torch.utils.data.Subset(dataset, train_idx), batch_size=batch_size, num_workers=num_workers, pin_memory=True, shuffle=True)
+    val_loader = torch.utils.data.DataLoader(torch.utils.data.Subset(dataset, valid_idx), batch_size=batch_size, num_workers=num_workers, pin_memory=True)
+    return train_loader, val_loader
+
+
+def train_epoch(loader, model, optimizer):
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main(dataset, folds):
+    for fold, (train_idx, valid_idx) in enumerate(folds):
+        model = Net().cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        train_loader, val_loader = get_loaders(dataset, train_idx, valid_idx, 64, multiprocessing.cpu_count() // 2)
+        for epoch in range(30):
+            train_epoch(train_loader, model, optimizer)
+
+
+if __name__ == '__main__':
+    main(load_dataset(), load_folds())
+";
+
+// Ex) for fold in ...: train_loader, val_loader = get_loaders(..., cpu_count() // 2); for epoch in ...: train(train_loader, ...)
+#[test]
+fn a_folds_loaders_built_by_a_helper_restart_every_epoch() {
+    assert_eq!(lines_of(&run(FOLD_LOADERS), "EA103"), vec![6]);
+    // without a worker the helper is handed, nothing restarts
+    let none = FOLD_LOADERS.replace("multiprocessing.cpu_count() // 2", "0");
+    assert!(lines_of(&run(&none), "EA103").is_empty());
+}

@@ -1371,7 +1371,18 @@ pub(crate) fn at_least(
         "parenthesized_expression" => at_least(m, node.named_child(0)?, at, func, next),
         "identifier" => match binding(m, m.node_text(node), at, func) {
             Some(a) => at_least(m, m.node(a.value)?, a.span.start, a.ctx.func, next),
-            None => m.resolve_expr(Span::of(node), at, func).int(),
+            None => m.resolve_expr(Span::of(node), at, func).int().or_else(|| {
+                // a parameter the function's one call fills, `get_loaders(ds, 64,
+                // cpu_count() // 2)`: the least that argument holds where it is passed
+                let (given, caller) = super::resolve::handed_in(m, m.node_text(node), func)?;
+                at_least(
+                    m,
+                    m.node(given.value)?,
+                    caller.span.start,
+                    caller.ctx.func,
+                    next,
+                )
+            }),
         },
         // `args.num_workers` with `default=mp.cpu_count() - 1`: the option's default, unless
         // the file assigns the attribute

@@ -3780,13 +3780,35 @@ fn switch_handed_in(m: &Model<'_>, a: &super::facts::Arg, c: &super::facts::Call
     if a.vkind != ValKind::Ident {
         return None;
     }
-    let name = m.text(a.value);
-    let f = m.funcs.get(c.ctx.func? as usize)?;
+    let (given, caller) = handed_in(m, m.text(a.value), c.ctx.func)?;
+    super::as_shipped::condition(
+        m,
+        m.node(given.value)?,
+        caller.span.start,
+        caller.ctx.func,
+        0,
+    )
+}
+
+/// What the file's one plain call of function `func` (in a branch that runs as shipped) passes
+/// for its parameter `name`, with that call: `get_loaders(ds, 64, cpu_count() // 2)` for
+/// `num_workers` of `def get_loaders(ds, batch_size, num_workers)`. `None` when `name` is no
+/// parameter of `func`, the function rebinds it, or the file calls it in several places (or
+/// none, or as a method).
+pub(crate) fn handed_in<'m>(
+    m: &'m Model<'_>,
+    name: &str,
+    func: Option<u32>,
+) -> Option<(super::facts::Arg, &'m super::facts::Call)> {
+    let f = m.funcs.get(func? as usize)?;
+    if f.class.is_some() {
+        return None;
+    }
     let p = f.params.iter().position(|(n, _)| m.text(*n) == name)?;
     // (rebound in the function: not the value handed in)
     if m.assigns
         .iter()
-        .any(|x| x.ctx.func == c.ctx.func && x.targets.iter().any(|t| m.text(*t) == name))
+        .any(|x| x.ctx.func == func && x.targets.iter().any(|t| m.text(*t) == name))
     {
         return None;
     }
@@ -3802,13 +3824,7 @@ fn switch_handed_in(m: &Model<'_>, a: &super::facts::Arg, c: &super::facts::Call
     let given = m
         .kw(caller, name)
         .or_else(|| m.pos(caller, p).filter(|_| p < f.positional))?;
-    super::as_shipped::condition(
-        m,
-        m.node(given.value)?,
-        caller.span.start,
-        caller.ctx.func,
-        0,
-    )
+    Some((given, caller))
 }
 
 /// Whether a DataLoader's boolean switch (`pin_memory`, `persistent_workers`) is off as the

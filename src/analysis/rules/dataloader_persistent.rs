@@ -9,7 +9,8 @@ declare_rule! {
     /// ## What it does
     /// Flags a `DataLoader` with `num_workers > 0` as shipped (a constant, or a floor such as
     /// `min(os.cpu_count(), 8)` or `int(cpu_count() * 0.7)`, taking a GPU machine's cores as at
-    /// least two) and no `persistent_workers` (or `persistent_workers=False` written in the call), when it
+    /// least two; also a parameter of the loader's function that its one call fills with
+    /// such, `get_loaders(ds, 64, cpu_count() // 2)`) and no `persistent_workers` (or `persistent_workers=False` written in the call), when it
     /// is iterated once per epoch (in an epoch loop, also through the name a phase chooses it
     /// by, `dataloader = trainloader if phase == 'train' else testloader`, or a dict of loaders
     /// read by phase, `dataloaders = {'train': train_loader, 'val': val_loader}` or
@@ -36,7 +37,9 @@ declare_rule! {
     /// nothing; one over `range(args.epoch)` with `default=-1` runs none. Not reported for a loader over indices (`DataLoader(range(n),
     /// batch_size)`: its batches are integers), nor for a loader built anew for each pass (inside
     /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
-    /// cross-validation fold and read by the fold's own epoch loop is reported. Nor when an epoch
+    /// cross-validation fold and read by the fold's own epoch loop is reported (also built by a
+    /// function of the file the fold calls, `train_loader, val_loader = get_loaders(...)`, or
+    /// handed each epoch to a function that reads it, `train(trainloader, model, ...)`). Nor when an epoch
     /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`, also in
     /// a function the epoch loop hands the loader to: `loader.dataset.load_next_buffer()`, or
     /// in a function each epoch runs, some calls deep, on the dataset's name: `train(epoch)`
@@ -431,21 +434,61 @@ fn built_per_epoch(
 
 /// Is the loader `v`, built in a loop (a cross-validation fold), iterated by an epoch loop
 /// nested in that loop? Then each fold's loader serves several epochs, and its workers restart
-/// at each of them.
+/// at each of them. Also where a function of the file builds and returns it, called in such a
+/// loop (`for fold in ...: train_loader, val_loader = get_loaders(...)`).
 // Ex) for fold in range(5): train_loader = DataLoader(...) ... for epoch in range(n): for d in train_loader:
 fn epochs_inside(
     m: &crate::analysis::facts::Model<'_>,
     c: &crate::analysis::facts::Call,
     v: &str,
 ) -> bool {
-    let Some(home) = c.ctx.loop_.and_then(|h| m.loops.get(h as usize)) else {
+    if let Some(home) = c.ctx.loop_.and_then(|h| m.loops.get(h as usize)) {
+        return epoch_iterates_within(m, home, v);
+    }
+    // (built by a function of the file that the fold's loop calls, under the names it binds)
+    let Some(f) = c.ctx.func.and_then(|f| m.funcs.get(f as usize)) else {
         return false;
+    };
+    let function = m.text(f.name);
+    let names = super::returned_to(m, v, c.ctx.func);
+    m.assigns.iter().any(|a| {
+        a.rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|k| k.method.is_none() && m.text(k.func) == function)
+            && a.ctx
+                .loop_
+                .and_then(|h| m.loops.get(h as usize))
+                .is_some_and(|home| {
+                    a.targets
+                        .iter()
+                        .map(|t| m.text(*t))
+                        .filter(|t| names.contains(t))
+                        .any(|name| epoch_iterates_within(m, home, name))
+                })
+    })
+}
+
+/// Does an epoch loop nested in loop `home` (not `home` itself) hold a loop over loader `v`,
+/// or hand `v` to a call each epoch (`train(trainloader, model, ...)`)?
+fn epoch_iterates_within(
+    m: &crate::analysis::facts::Model<'_>,
+    home: &crate::analysis::facts::Loop,
+    v: &str,
+) -> bool {
+    let nested_epoch = |e: &crate::analysis::facts::Loop| {
+        e.info.epoch && e.span != home.span && home.span.contains(e.span)
     };
     m.loops.iter().any(|l| {
         l.info.iterates_loader.as_deref() == Some(v)
             && l.parent
                 .and_then(|p| m.loops.get(p as usize))
-                .is_some_and(|e| e.info.epoch && e.span != home.span && home.span.contains(e.span))
+                .is_some_and(nested_epoch)
+    }) || m.calls.iter().any(|o| {
+        o.ctx
+            .loop_
+            .and_then(|e| m.loops.get(e as usize))
+            .is_some_and(nested_epoch)
+            && m.call_args(o).iter().any(|a| m.text(a.value) == v)
     })
 }
 
