@@ -413,3 +413,36 @@ fn a_folds_loaders_built_by_a_helper_restart_every_epoch() {
     let none = FOLD_LOADERS.replace("multiprocessing.cpu_count() // 2", "0");
     assert!(lines_of(&run(&none), "EA103").is_empty());
 }
+
+/// BYOL pre-training whose only placement sits under a multi-GPU switch that is off: the
+/// backbone and its wrapper are built and never moved in this configuration.
+const PLACED_ONLY_WHEN_OFF: &str = "import torch
+import torchvision
+
+device = torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
+n_gpu = 1
+train_loader = torch.utils.data.DataLoader(ds, batch_size=256, num_workers=8, pin_memory=True, persistent_workers=True)
+resnet = torchvision.models.resnet50(pretrained=False)
+model = BYOL(resnet, image_size=224, hidden_layer='avgpool')
+if n_gpu > 1:
+    model = torch.nn.DataParallel(model)
+    model = model.to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=3e-4)
+for epoch in range(100):
+    for (x_i, x_j), _ in train_loader:
+        x_i = x_i.to(device, non_blocking=True)
+        x_j = x_j.to(device, non_blocking=True)
+        loss = model(x_i, x_j)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) if n_gpu > 1: model = model.to(device) with n_gpu = 1: anchored where the network is built
+#[test]
+fn a_placement_under_a_switch_that_is_off_is_no_anchor() {
+    assert_eq!(lines_of(&run(PLACED_ONLY_WHEN_OFF), "EA204"), vec![7]);
+    // with the switch on, the placement is the anchor
+    let on = PLACED_ONLY_WHEN_OFF.replace("n_gpu = 1", "n_gpu = 2");
+    assert_eq!(lines_of(&run(&on), "EA204"), vec![11]);
+}

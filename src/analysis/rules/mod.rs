@@ -744,7 +744,9 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
             );
         }
     }
-    best.map(|(_, _, l, c, a)| (l, c, a))
+    // (a placement only under a switch that is off as shipped, `if n_gpu > 1: model =
+    // model.to(device)` with `n_gpu = 1`, places nothing: the anchor falls back to the build)
+    best.filter(|b| b.0.1).map(|(_, _, l, c, a)| (l, c, a))
 }
 
 /// Is `name` a class defined in this file that is a torch module: its bases name `Module`, an

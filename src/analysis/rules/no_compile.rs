@@ -24,7 +24,8 @@ declare_rule! {
     /// Reported where the trained model is placed on the device (`model = Net().to(device)`,
     /// `model.cuda()`; also where the function that runs the training loop places a model it is
     /// handed, `def run_training(D, G, ...): D.cuda()`, ahead of a sampling helper's own copy),
-    /// else where it is built (not at `accelerator.prepare(model)` /
+    /// else (a placement only under a switch that is off as shipped, `if n_gpu > 1:` with
+    /// `n_gpu = 1`, being none) where it is built (not at `accelerator.prepare(model)` /
     /// `fabric.setup(model)` / `deepspeed.initialize(model=net)`: a trained model handed to them is anchored where it is built (the last build before, when it is unconditional),
     /// ahead of a frozen one the file moves itself, as DreamBooth's U-Net ahead of
     /// `text_encoder.to(accelerator.device)`; for a Lightning script, where the module `trainer.fit(model)`

@@ -34,7 +34,8 @@ declare_rule! {
     /// batch 1024, BENCHMARKS.md).
     ///
     /// Reported where the model is placed on the device (`model = Net().to(device)`,
-    /// `model.cuda()`), else where it is built (not at `accelerator.prepare(model)` /
+    /// `model.cuda()`), else (a placement only under a switch that is off as shipped, `if n_gpu > 1:` with
+    /// `n_gpu = 1`, being none) where it is built (not at `accelerator.prepare(model)` /
     /// `fabric.setup(model)` / `deepspeed.initialize(model=net)`: a trained model handed to them is anchored where it is built (the last build before, when it is unconditional),
     /// ahead of a frozen one the file moves itself; for a Lightning script, where the module `trainer.fit(model)`
     /// trains is built). Where the same code places a network of a convolutional family and a
