@@ -446,3 +446,72 @@ fn a_placement_under_a_switch_that_is_off_is_no_anchor() {
     let on = PLACED_ONLY_WHEN_OFF.replace("n_gpu = 1", "n_gpu = 2");
     assert_eq!(lines_of(&run(&on), "EA204"), vec![11]);
 }
+
+/// A minimal Lightning runner: the module and data module come from the repository's own files,
+/// and a bare `pytorch_lightning.Trainer` fits it.
+const BARE_LIGHTNING_TRAINER: &str = "import os
+
+import pytorch_lightning as pl
+
+from data_loader_mnist import MNISTDataModule
+from mnist import LitModel
+
+
+def model_train():
+    data_module = MNISTDataModule(data_dir=os.path.join(os.getcwd(), 'mnist_data'))
+    trainer = pl.Trainer(max_epochs=10)
+    model = LitModel()
+    trainer.fit(model, datamodule=data_module)
+    trainer.save_checkpoint('best.ckpt')
+
+
+if __name__ == '__main__':
+    model_train()
+";
+
+// Ex) trainer = pl.Trainer(max_epochs=10); trainer.fit(model, datamodule=dm)
+#[test]
+fn a_bare_pytorch_lightning_trainer_is_lightning_2s_on_the_gpu() {
+    let findings = run(BARE_LIGHTNING_TRAINER);
+    assert_eq!(lines_of(&findings, "EA201"), vec![11]);
+    assert_eq!(lines_of(&findings, "EA203"), vec![12]);
+    // a file written for Lightning 1.x (an API 2.x removed) trains on the CPU unless told
+    let old = BARE_LIGHTNING_TRAINER.replace(
+        "pl.Trainer(max_epochs=10)",
+        "pl.Trainer(max_epochs=10, progress_bar_refresh_rate=20)",
+    );
+    assert!(lines_of(&run(&old), "EA203").is_empty());
+}
+
+/// A U^2-Net trained with Lightning, its trainer and module built and returned by a helper.
+const RETURNED_MODULE: &str = "import argparse
+import torch
+import pytorch_lightning as pl
+from model import U2NetPL
+
+
+def load_model(args):
+    u2net = U2NetPL(pretrained=args.pretrained_path, lr=args.lr)
+    trainer = pl.Trainer(devices=torch.cuda.device_count(), strategy='ddp', accelerator='gpu',
+                         max_epochs=args.max_epoch)
+    return trainer, u2net
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--max_epoch', type=int, default=100)
+    parser.add_argument('--lr', type=float, default=1e-4)
+    parser.add_argument('--pretrained_path', type=str, default='')
+    args = parser.parse_args()
+    trainer, model = load_model(args)
+    trainer.fit(model, train_loader(args), val_loader(args))
+";
+
+// Ex) trainer, model = load_model(args) ... def load_model(args): u2net = U2NetPL(...); return trainer, u2net
+#[test]
+fn a_module_a_helper_builds_and_returns_is_anchored_where_it_is_built() {
+    let findings = run(RETURNED_MODULE);
+    assert_eq!(lines_of(&findings, "EA203"), vec![8]);
+    // U^2-Net is a convolutional network
+    assert_eq!(lines_of(&findings, "EA204"), vec![8]);
+}

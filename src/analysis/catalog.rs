@@ -170,7 +170,8 @@ fn markdown() -> String {
          2.6's `torch.accelerator.current_accelerator()` chosen when \
          `torch.accelerator.is_available()`, CUDA on the GPU runner), uses a launcher that places work on GPUs (Accelerate, \
          `TrainingArguments` (and TRL's `SFTConfig`, `RewardConfig`, `DPOConfig`, ...) unless `no_cuda=True` / `use_cpu=True`, DDP, `device_map`, Lightning 2's `Trainer()`, which picks the GPU \
-         itself, or a Lightning 1.x `Trainer(gpus=n)`, `n` not 0 or None as shipped, whose `accelerator=` names only the \
+         itself (also `pytorch_lightning.Trainer()` in a file that uses nothing only Lightning 1.x \
+         has, `gpus=`, `training_epoch_end`, `resume_from_checkpoint=`, ...), or a Lightning 1.x `Trainer(gpus=n)`, `n` not 0 or None as shipped, whose `accelerator=` names only the \
          distributed strategy; not DDP over Gloo, PyTorch's CPU backend, unless the work moves to a device \
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module, not a model's or a tensor's own, \

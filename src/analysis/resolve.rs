@@ -1031,7 +1031,10 @@ fn device(m: &mut Model<'_>) {
                 } else if last == "Trainer"
                     && (q.starts_with("lightning.")
                         || m.kw(c, "precision")
-                            .is_some_and(|a| m.text(a.value).contains("-mixed")))
+                            .is_some_and(|a| m.text(a.value).contains("-mixed"))
+                        // (`pytorch_lightning.Trainer(max_epochs=10)` in a file that uses
+                        // nothing only Lightning 1.x has: the Lightning the runner installs)
+                        || (q.starts_with("pytorch_lightning.") && !lightning_1_only(m)))
                 {
                     // Lightning 2's `Trainer()` picks its accelerator itself (`"auto"`: the
                     // GPU when there is one): the `lightning` package, or a 2.x precision
@@ -1239,6 +1242,32 @@ fn vision_transformer(name: &str) -> bool {
 fn gpu_text(s: &str) -> bool {
     let s = s.to_ascii_lowercase();
     s.contains("cuda") || s.contains("gpu")
+}
+
+/// Does the file use something only Lightning 1.x has (`gpus=`, `training_epoch_end`,
+/// `resume_from_checkpoint=`, `progress_bar_refresh_rate=`, ...)? Then its bare `Trainer()`
+/// is 1.x's, which trains on the CPU unless told otherwise.
+fn lightning_1_only(m: &Model<'_>) -> bool {
+    const ONLY_1X: &[&str] = &[
+        "gpus=",
+        "tpu_cores",
+        "training_epoch_end",
+        "validation_epoch_end",
+        "test_epoch_end",
+        "resume_from_checkpoint",
+        "progress_bar_refresh_rate",
+        "weights_summary",
+        "distributed_backend",
+        "auto_lr_find",
+        "auto_scale_batch_size",
+        "checkpoint_callback=",
+        "flush_logs_every_n_steps",
+        "amp_level",
+        "amp_backend",
+        "add_argparse_args",
+        "from_argparse_args",
+    ];
+    ONLY_1X.iter().any(|w| m.src.contains(w))
 }
 
 /// Does source text `t` hold a quoted CUDA device string (`"cuda"`, `'cuda:0'`), or name the

@@ -1245,6 +1245,9 @@ fn lightning_model(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
     match arg.vkind {
         ValKind::Ident => {
             let a = build_site(m, m.text(arg.value), fit)?;
+            // (`trainer, model = load_model(args)`: where the function of the file builds what
+            // it returns there, `u2net = U2NetPL(...)` ... `return trainer, u2net`)
+            let a = returned_build(m, a, m.text(arg.value)).unwrap_or(a);
             let i = m.assigns.iter().position(|x| std::ptr::eq(x, a))?;
             let col = m.node(a.span).map_or(1, |n| n.start_position().column + 1);
             Some((a.line, col, Some(i)))
@@ -1256,6 +1259,53 @@ fn lightning_model(m: &Model<'_>) -> Option<(usize, usize, Option<usize>)> {
         }
         _ => None,
     }
+}
+
+/// Where the function of the file that assignment `a` calls builds the value `a` binds to
+/// `name`: `trainer, model = load_model(args)` with `def load_model(args): u2net =
+/// U2NetPL(...); ...; return trainer, u2net` is the binding of `u2net`.
+fn returned_build<'a>(
+    m: &'a Model<'_>,
+    a: &super::facts::Assign,
+    name: &str,
+) -> Option<&'a super::facts::Assign> {
+    let call = m.calls.get(a.rhs_call? as usize)?;
+    if call.method.is_some() {
+        return None;
+    }
+    let fi = m.plain_fn(m.text(call.func))?;
+    let f = m.funcs.get(fi)?;
+    let value = m
+        .node(f.name)
+        .and_then(|n| n.parent())
+        .and_then(first_return)?;
+    let returned = match a.targets.as_slice() {
+        [_] => value,
+        targets => {
+            let k = targets.iter().position(|t| m.text(*t) == name)?;
+            let elements = super::facts::elements(value);
+            if !matches!(value.node_kind(), "expression_list" | "tuple")
+                || elements.len() != targets.len()
+            {
+                return None;
+            }
+            *elements.get(k)?
+        }
+    };
+    if returned.node_kind() != "identifier" {
+        return None;
+    }
+    let inner = m.node_text(returned);
+    m.assigns
+        .iter()
+        .filter(|b| {
+            b.ctx.func == u32::try_from(fi).ok()
+                && b.targets.len() == 1
+                && m.text(b.left) == inner
+                && b.rhs_call.is_some()
+                && b.span.end <= value.start_byte()
+        })
+        .last()
 }
 
 /// A Lightning `Trainer(...)` / Fabric call whose keywords are all visible: the one bound to
@@ -3609,6 +3659,7 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
 /// `CAResNet18`, `mobilenet_v2`, `EfficientNet.from_name`, `UNet`, `EncoderCNN`).
 const CONV_FAMILIES: &[&str] = &[
     "resnet",
+    "u2net",
     "resnext",
     "mobilenet",
     "efficientnet",
