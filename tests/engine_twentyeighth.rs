@@ -515,3 +515,46 @@ fn a_module_a_helper_builds_and_returns_is_anchored_where_it_is_built() {
     // U^2-Net is a convolutional network
     assert_eq!(lines_of(&findings, "EA204"), vec![8]);
 }
+
+/// A NER trainer whose device option defaults to the CPU; CUDA's generator is seeded only when
+/// the option names a GPU, tested by its prefix.
+const PREFIX_TESTED_DEVICE: &str = "import argparse
+import random
+import torch
+
+
+def set_seed(opt, seed):
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if opt.device.startswith(\"cuda\"):
+        print(\"using GPU...\", torch.cuda.current_device())
+        torch.cuda.manual_seed_all(seed)
+
+
+def train(opt, model, batches):
+    model.to(opt.device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(100):
+        for batch in batches:
+            loss = model(*batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--device', type=str, default=\"cpu\", choices=['cpu', 'cuda:0', 'cuda:1'])
+    opt = parser.parse_args()
+    set_seed(opt, 42)
+    train(opt, NNCRF(opt), load_batches())
+";
+
+// Ex) parser.add_argument('--device', default="cpu") ... if opt.device.startswith("cuda"): torch.cuda.manual_seed_all(seed)
+#[test]
+fn a_device_option_tested_by_its_prefix_keeps_its_default() {
+    assert!(lines_of(&run(PREFIX_TESTED_DEVICE), "EA201").is_empty());
+    // with a GPU as the default, the file trains on CUDA
+    let gpu = PREFIX_TESTED_DEVICE.replace("default=\"cpu\"", "default=\"cuda:0\"");
+    assert_eq!(lines_of(&run(&gpu), "EA201"), vec![18]);
+}

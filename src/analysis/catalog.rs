@@ -181,7 +181,8 @@ fn markdown() -> String {
          device=\"cpu\")`) — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
          moves to a `device` defined elsewhere). ONNX Runtime's device strings, \
          `OrtValue.ortvalue_from_numpy(img, 'cuda', 0)`, place its own buffers, not PyTorch's \
-         work; nor does a parameter defaulting to `'cuda'` that every call in the file \
+         work; a device name a string is tested for, `if opt.device.startswith('cuda'):` (with \
+         `--device` defaulting to `'cpu'`, a branch that does not run), names none; nor does a parameter defaulting to `'cuda'` that every call in the file \
          passes, `nn_setup(arch, device=device)`; a result copied back, `embeddings.to('cpu')`, \
          places nothing on the CPU either (a model moved there does). A device chosen and \
          never read (or only printed), a CUDA device behind a switch that is off as shipped \

@@ -989,6 +989,24 @@ impl<'s> Walker<'s> {
             // `torch.backends.mps.is_available()`: a backend the audited runner never has; and
             // `torch.cuda.is_available()`, whose `else` is the CPU fallback of a CUDA file
             "call" if mps_available_call(node, src) || cuda_available_call(node, src) => true,
+            // `opt.device.startswith("cuda")`: a switch's string tested by its prefix or suffix
+            "call"
+                if field::get(node, field::FUNCTION).is_some_and(|f| {
+                    f.node_kind() == "attribute"
+                        && f.child_by_field_name("attribute").is_some_and(|a| {
+                            matches!(
+                                src.get(a.start_byte()..a.end_byte()),
+                                Some("startswith" | "endswith")
+                            )
+                        })
+                        && field::get(f, field::OBJECT).is_some_and(|o| Self::switch_like(o, src))
+                }) && field::get(node, field::ARGUMENTS).is_some_and(|a| {
+                    a.named_child_count() == 1
+                        && a.named_child(0).is_some_and(|x| x.node_kind() == "string")
+                }) =>
+            {
+                true
+            }
             // `args.dataset.lower()`: a switch case-folded or stripped
             "call" => field::get(node, field::FUNCTION).is_some_and(|f| {
                 f.node_kind() == "attribute"

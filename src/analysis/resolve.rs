@@ -1085,8 +1085,14 @@ fn device(m: &mut Model<'_>) {
         // action='store_true')` says nothing of where the work runs; nor does ONNX Runtime's
         // device of its own buffers, `OrtValue.ortvalue_from_numpy(img, 'cuda', 0)`)
         let onnx_runtime = q.starts_with("onnxruntime.");
+        // (nor a string method testing a device name, `opt.device.startswith("cuda")`)
+        let string_test = c.method.is_some()
+            && matches!(
+                last,
+                "startswith" | "endswith" | "find" | "index" | "count" | "replace" | "split"
+            );
         for a in m.call_args(c) {
-            if a.vkind == ValKind::Str && !adds_option(m, c) && !onnx_runtime {
+            if a.vkind == ValKind::Str && !adds_option(m, c) && !onnx_runtime && !string_test {
                 let t = m.text(a.value).trim_matches(['"', '\'']);
                 if t == "cuda" || t.starts_with("cuda:") {
                     see("cuda");
@@ -4109,6 +4115,15 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         // `elif torch.backends.mps.is_available():` (PyTorch's ImageNet example): Apple's
         // GPU backend is never there on the Linux GPU runner the file is audited for
         "call" if super::facts::mps_available_call(node, m.src) => Some(false),
+        // `opt.device.startswith("cuda")` with `--device` defaulting to `"cpu"`
+        "call"
+            if node
+                .child_by_field_name("function")
+                .and_then(|f| f.child_by_field_name("attribute"))
+                .is_some_and(|a| matches!(m.node_text(a), "startswith" | "endswith")) =>
+        {
+            super::as_shipped::condition(m, node, g.at, g.func, 0)
+        }
         // `args.inference or (args.render_validation and epoch % k == 0)`: false when each side
         // is; a side an `and` joins is false when one of its switches is
         "boolean_operator" | "parenthesized_expression" | "not_operator" => {
