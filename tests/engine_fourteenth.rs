@@ -338,18 +338,19 @@ trainer.fit(lit, loader)
 fn a_lightning_2_trainer_without_an_accelerator_runs_on_the_gpu() {
     let a = run(LIGHTNING_AUTO);
     assert!(!lines_of(&a, "EA203").is_empty(), "{:?}", a.findings);
-    // pytorch_lightning 1.x: the CPU unless `gpus=` is given
+    // the `pytorch_lightning` package the runner installs is 2.x as well: the GPU
     let old = LIGHTNING_AUTO.replace("from lightning import", "from pytorch_lightning import");
-    assert!(lines_of(&run(&old), "EA203").is_empty());
-    // ... unless a 2.x precision string says which version it is
-    let mixed = old.replace(
+    assert!(!lines_of(&run(&old), "EA203").is_empty());
+    // ... unless the file uses an API only 1.x had: the CPU unless `gpus=` is given
+    let one_x = old.replace(
         "Trainer(max_epochs=5)",
-        "Trainer(max_epochs=5, precision='32-true')",
+        "Trainer(max_epochs=5, progress_bar_refresh_rate=20)",
     );
-    assert!(lines_of(&run(&mixed), "EA203").is_empty());
-    let mixed = old.replace(
-        "Trainer(max_epochs=5)",
-        "Trainer(max_epochs=5, precision='bf16-mixed')",
+    assert!(lines_of(&run(&one_x), "EA203").is_empty());
+    // a 2.x precision string says which version it is, whatever else the file holds
+    let mixed = one_x.replace(
+        "progress_bar_refresh_rate=20)",
+        "progress_bar_refresh_rate=20, precision='bf16-mixed')",
     );
     assert!(!lines_of(&run(&mixed), "EA203").is_empty());
 }

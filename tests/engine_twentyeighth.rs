@@ -558,3 +558,40 @@ fn a_device_option_tested_by_its_prefix_keeps_its_default() {
     let gpu = PREFIX_TESTED_DEVICE.replace("default=\"cpu\"", "default=\"cuda:0\"");
     assert_eq!(lines_of(&run(&gpu), "EA201"), vec![18]);
 }
+
+/// A logistic regression that picks a CUDA device in an `if` / `else` and never moves anything
+/// to it: the work stays on the CPU.
+const UNUSED_DEVICE_BRANCH: &str = "import torch
+import torch.nn as nn
+
+if torch.cuda.is_available():
+    print('CUDA is available! We can use GPU acceleration.')
+    device = torch.device('cuda')
+else:
+    device = torch.device('cpu')
+
+x_train = torch.randn(455, 30)
+y_train = torch.randint(0, 2, (455, 1)).float()
+model = nn.Sequential(nn.Linear(30, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 1))
+criterion = nn.BCEWithLogitsLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(1000):
+    loss = criterion(model(x_train), y_train)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+";
+
+// Ex) if torch.cuda.is_available(): device = torch.device("cuda") ... and no `.to(device)`
+#[test]
+fn a_device_chosen_in_branches_and_never_used_places_nothing() {
+    assert!(lines_of(&run(UNUSED_DEVICE_BRANCH), "EA201").is_empty());
+    // moved there, the model trains on CUDA
+    let moved = UNUSED_DEVICE_BRANCH
+        .replace("nn.Linear(4096, 1))", "nn.Linear(4096, 1)).to(device)")
+        .replace(
+            "model(x_train), y_train",
+            "model(x_train.to(device)), y_train.to(device)",
+        );
+    assert_eq!(lines_of(&run(&moved), "EA201"), vec![15]);
+}

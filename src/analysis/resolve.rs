@@ -1091,8 +1091,21 @@ fn device(m: &mut Model<'_>) {
                 last,
                 "startswith" | "endswith" | "find" | "index" | "count" | "replace" | "split"
             );
+        // (`torch.device("cuda")` was read above, where an unread choice places nothing:
+        // `if torch.cuda.is_available(): device = torch.device("cuda")` and no move after)
+        let device_ctor = last == "device"
+            && q.starts_with("torch")
+            && !m
+                .calls
+                .iter()
+                .any(|k| m.last_name(k) == "to" && m.pos(k, 0).is_some_and(|a| a.value == c.span));
         for a in m.call_args(c) {
-            if a.vkind == ValKind::Str && !adds_option(m, c) && !onnx_runtime && !string_test {
+            if a.vkind == ValKind::Str
+                && !adds_option(m, c)
+                && !onnx_runtime
+                && !string_test
+                && !device_ctor
+            {
                 let t = m.text(a.value).trim_matches(['"', '\'']);
                 if t == "cuda" || t.starts_with("cuda:") {
                     see("cuda");

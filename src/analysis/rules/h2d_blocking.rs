@@ -337,7 +337,19 @@ fn already_moved(
     else {
         return false;
     };
+    // (on every path to the copy: a binding in the `if` branch says nothing of the `else`'s
+    // copy, `if device == 'cuda': x = x.to(device, non_blocking=True) else: x = x.to(device)`)
+    let mut block = m.node(last.span).and_then(|n| n.parent());
+    for _ in 0..64 {
+        match block {
+            Some(b) if b.node_kind() != "block" => block = b.parent(),
+            _ => break,
+        }
+    }
+    let encloses =
+        block.is_some_and(|b| b.start_byte() <= c.span.start && c.span.end <= b.end_byte());
     last.targets.len() == 1
+        && encloses
         && m.calls.iter().any(|k| {
             last.span.contains(k.span)
                 && k.span != c.span
