@@ -595,3 +595,46 @@ fn a_device_chosen_in_branches_and_never_used_places_nothing() {
         );
     assert_eq!(lines_of(&run(&moved), "EA201"), vec![15]);
 }
+
+/// A translation script: a CSV column batched by a DataLoader, each batch decoded by a helper
+/// with the model's `generate`, the result written back to a CSV.
+const GENERATE_IN_HELPER: &str = "import pandas as pd
+import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained('facebook/nllb-200-distilled-1.3B')
+model = AutoModelForSeq2SeqLM.from_pretrained('facebook/nllb-200-distilled-1.3B').to('cuda').eval()
+df = pd.read_csv('./edos.csv')
+
+
+def batch_translation(batch_texts):
+    inputs = tokenizer(batch_texts, return_tensors='pt', padding=True, truncation=True).to('cuda')
+    tokens = model.generate(**inputs, max_length=70)
+    return tokenizer.batch_decode(tokens, skip_special_tokens=True)
+
+
+class TextDataset(torch.utils.data.Dataset):
+    def __init__(self, texts):
+        self.texts = texts
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, idx):
+        return self.texts[idx]
+
+
+loader = DataLoader(TextDataset(df['text'].tolist()), batch_size=8, shuffle=False)
+translated = []
+for batch in loader:
+    translated.extend(batch_translation(batch))
+df['translated_text'] = translated
+df.to_csv('./edos_translated.csv', index=False)
+";
+
+// Ex) for batch in loader: translated.extend(batch_translation(batch)) with model.generate inside
+#[test]
+fn a_loop_decoding_through_a_helper_runs_the_model() {
+    assert_eq!(lines_of(&run(GENERATE_IN_HELPER), "EA202"), vec![7]);
+}

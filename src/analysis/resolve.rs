@@ -3082,12 +3082,28 @@ fn classify(m: &mut Model<'_>) {
     }
     // `for path in images: label = predict_image(path, model)` with a function of the file
     // that runs the model without autograd: the loop runs the model, one call per item
+    // (also one that decodes with a model's `generate(...)`, which runs without autograd:
+    // `for batch in loader: translated = batch_translation(batch)`)
+    let generates: std::collections::HashSet<u32> = m
+        .calls
+        .iter()
+        .filter(|c| {
+            c.method.is_some()
+                && m.last_name(c) == "generate"
+                && c.recv
+                    .is_some_and(|r| m.var_kind(m.text(r)) == Some(VarKind::Model))
+        })
+        .filter_map(|c| c.ctx.func)
+        .collect();
     let runs_model_fn: std::collections::HashSet<&str> = m
         .funcs
         .iter()
         .zip(&per_fn)
-        .filter(|(_, s)| **s & S_NOGRAD_MODEL != 0)
-        .map(|(f, _)| m.text(f.name))
+        .enumerate()
+        .filter(|(i, (_, s))| {
+            **s & S_NOGRAD_MODEL != 0 || u32::try_from(*i).is_ok_and(|i| generates.contains(&i))
+        })
+        .map(|(_, (f, _))| m.text(f.name))
         .collect();
     for c in &m.calls {
         let in_step_loop = c
