@@ -638,3 +638,39 @@ df.to_csv('./edos_translated.csv', index=False)
 fn a_loop_decoding_through_a_helper_runs_the_model() {
     assert_eq!(lines_of(&run(GENERATE_IN_HELPER), "EA202"), vec![7]);
 }
+
+/// Segment Anything over a folder: the model from its registry, moved to the GPU, wrapped in
+/// the automatic mask generator that runs it on each decoded image.
+const SAM_MASK_GENERATOR: &str = "import glob
+import cv2
+from matplotlib import pyplot as plt
+from segment_anything import sam_model_registry, SamAutomaticMaskGenerator
+
+sam = sam_model_registry['vit_b'](checkpoint='sam_vit_b.pth')
+sam = sam.cuda()
+mask_generator = SamAutomaticMaskGenerator(sam)
+for fname in glob.glob('photos/*.jpg'):
+    img = cv2.imread(fname)
+    masks = mask_generator.generate(img)
+    plt.imshow(img)
+    plt.savefig(fname.replace('photos', 'photos_sam'))
+    plt.close()
+";
+
+// Ex) mask_generator = SamAutomaticMaskGenerator(sam) ... for f in files: img = cv2.imread(f); mask_generator.generate(img)
+#[test]
+fn a_library_object_built_around_the_model_runs_it() {
+    let findings = run(SAM_MASK_GENERATOR);
+    assert_eq!(lines_of(&findings, "EA502"), vec![10]);
+    assert_eq!(lines_of(&findings, "EA202"), vec![7]);
+    // the loop drives the model: it is no plain per-file loop
+    assert!(lines_of(&findings, "EA602").is_empty());
+    // a logger handed the model runs nothing
+    let logged = SAM_MASK_GENERATOR
+        .replace("SamAutomaticMaskGenerator(sam)", "ModelLogger(sam)")
+        .replace(
+            "from segment_anything import sam_model_registry, SamAutomaticMaskGenerator",
+            "from segment_anything import sam_model_registry\nfrom tools import ModelLogger",
+        );
+    assert!(lines_of(&run(&logged), "EA502").is_empty());
+}

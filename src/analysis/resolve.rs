@@ -323,6 +323,8 @@ fn kinds(m: &mut Model<'_>) {
         } else if model_factory(&q)
             // (a TorchScript module: `unet = torch.jit.load(path, map_location=DEVICE)`)
             || q == "torch.jit.load"
+            // (Segment Anything's `sam_model_registry["vit_b"](checkpoint=path)`)
+            || (c.method.is_none() && m.text(c.func).starts_with("sam_model_registry["))
             || is_sentence_model(&q)
             || local_modules.contains(&m.text(c.func))
             || torch_nn_module(&q, last)
@@ -353,6 +355,10 @@ fn kinds(m: &mut Model<'_>) {
             && TENSOR_CTORS.contains(&last)
         {
             Some(VarKind::Tensor)
+        } else if model_wrapper(m, c, first_arg_kind) {
+            // `mask_generator = SamAutomaticMaskGenerator(sam)`: a library's object that runs
+            // the model it is handed
+            Some(VarKind::Model)
         } else {
             None
         };
@@ -686,6 +692,39 @@ fn annotation_kind(ty: &str) -> Option<VarKind> {
         "GradScaler" => Some(VarKind::Scaler),
         _ => None,
     }
+}
+
+/// Is call `c` an imported class built around the model it is handed first (`SamPredictor(sam)`,
+/// `SamAutomaticMaskGenerator(sam)`): an object that runs that model when called? Not one that
+/// trains, logs, saves or schedules it (`Trainer(model)`, `ModelCheckpoint(model)`), nor a
+/// loss or metric over it.
+fn model_wrapper(m: &Model<'_>, c: &super::facts::Call, first_arg: Option<VarKind>) -> bool {
+    const NOT_RUNNERS: &[&str] = &[
+        "train",
+        "runner",
+        "logger",
+        "saver",
+        "checkpoint",
+        "schedul",
+        "profil",
+        "summary",
+        "writer",
+        "callback",
+        "hook",
+        "optim",
+        "ema",
+        "averag",
+        "pruner",
+        "quantiz",
+    ];
+    let name = m.text(c.func);
+    let lower = name.to_ascii_lowercase();
+    first_arg == Some(VarKind::Model)
+        && c.method.is_none()
+        && module_class_name(name)
+        && m.imports.contains_key(name)
+        && !m.qual(c).starts_with("torch")
+        && !NOT_RUNNERS.iter().any(|w| lower.contains(w))
 }
 
 /// A class instantiated by name ([`is_module_ctor`]) or through an imported module

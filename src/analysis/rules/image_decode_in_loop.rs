@@ -6,7 +6,9 @@ declare_rule! {
     /// Flags image decoding (`PIL.Image.open`, `cv2.imread`, `imageio.imread`,
     /// `torchvision.io.read_image`) inside a loop that also runs the model (by any method of
     /// it, also a model a hub repository's entry point returns: `zoe = torch.hub.load(repo,
-    /// "ZoeD_N")` ... `zoe.infer_pil(image)`; or directly holds
+    /// "ZoeD_N")` ... `zoe.infer_pil(image)`, or a library's object built around the model,
+    /// `mask_generator = SamAutomaticMaskGenerator(sam)` ... `mask_generator.generate(img)`;
+    /// or directly holds
     /// an inference loop: one image in, a loop over its faces or tiles), or in a function of
     /// the file such a loop calls per step, outside a `Dataset.__getitem__`. Not in a loop of a
     /// few known items (`for f in sample_files[:4]:`, `random.sample(paths, k=3)`, a validation preview).
