@@ -674,3 +674,38 @@ fn a_library_object_built_around_the_model_runs_it() {
         );
     assert!(lines_of(&run(&logged), "EA502").is_empty());
 }
+
+/// An I3D trainer whose phase loop switches the model with `train(True)` / `train(False)`.
+const TRAIN_FALSE_PHASE: &str = "import torch
+from torch.utils.data import DataLoader
+
+i3d = InceptionI3d(400, in_channels=3).cuda()
+optimizer = torch.optim.SGD(i3d.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+dataloaders = {'train': DataLoader(train_ds, batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True),
+               'val': DataLoader(val_ds, batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True)}
+for epoch in range(50):
+    for phase in ['train', 'val']:
+        if phase == 'train':
+            i3d.train(True)
+        else:
+            i3d.train(False)
+        for data in dataloaders[phase]:
+            inputs, labels = data
+            inputs = inputs.cuda(non_blocking=True)
+            labels = labels.cuda(non_blocking=True)
+            loss = criterion(i3d(inputs), labels)
+            if phase == 'train':
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+";
+
+// Ex) for phase in ['train', 'val']: ... else: i3d.train(False) ... for data in dataloaders[phase]:
+#[test]
+fn train_false_switches_the_model_to_evaluation() {
+    assert_eq!(lines_of(&run(TRAIN_FALSE_PHASE), "EA401"), vec![15]);
+    // `train(True)` for both phases evaluates nothing
+    let both = TRAIN_FALSE_PHASE.replace("i3d.train(False)", "i3d.train(True)");
+    assert!(lines_of(&run(&both), "EA401").is_empty());
+}

@@ -8,7 +8,7 @@ use crate::declare_rule;
 declare_rule! {
     /// ## What it does
     /// Flags, in a file that runs on CUDA, an evaluation or inference loop (the model is in
-    /// `eval()` mode, or the function is
+    /// `eval()` mode, also through `model.train(False)`, or the function is
     /// an eval/test/predict one, also `val` as a word of its name, `do_val`, `val_model`, or the file only infers) that calls the model with autograd
     /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it (nor a decorator named
     /// for it, `@make_nograd_func`). A loop in a function
@@ -235,9 +235,9 @@ impl Rule for NoGradMissing {
                     c.ctx.func == l.ctx.func
                         && c.method.is_some()
                         && matches!(m.last_name(c), "eval" | "train")
-                        && m.call_args(c).is_empty()
+                        && (m.call_args(c).is_empty() || eval_by_train_false(m, c))
                 })
-                .is_some_and(|c| m.last_name(c) == "eval");
+                .is_some_and(|c| m.last_name(c) == "eval" || eval_by_train_false(m, c));
             if (trains_here || in_step) && !eval_called {
                 continue;
             }
@@ -340,11 +340,12 @@ fn evaluates_by_phase(
                 "set_grad_enabled" | "no_grad" | "inference_mode" | "enable_grad"
             )
     });
+    // (also `model.train(False)`, the same switch)
     let eval_before = m.calls.iter().any(|c| {
         outer.span.contains(c.span)
             && c.span.end <= l.span.start
             && c.method.is_some()
-            && m.last_name(c) == "eval"
+            && (m.last_name(c) == "eval" || eval_by_train_false(m, c))
     });
     evaluates && by_phase && !switches_grad && eval_before && backward_under_test(m, l, phase)
 }
@@ -526,4 +527,14 @@ fn new_head_after(m: &crate::analysis::facts::Model<'_>, iter: &str, at: usize) 
                 .and_then(|c| m.calls.get(c as usize))
                 .is_some_and(|c| super::torch_layer(m, c))
     })
+}
+
+/// Is `c` a module's `.train(False)`, the same switch as `.eval()`?
+fn eval_by_train_false(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    c.method.is_some()
+        && m.last_name(c) == "train"
+        && matches!(m.call_args(c), [a] if a.name.is_none() && m.text(a.value) == "False")
 }
