@@ -709,3 +709,42 @@ fn train_false_switches_the_model_to_evaluation() {
     let both = TRAIN_FALSE_PHASE.replace("i3d.train(False)", "i3d.train(True)");
     assert!(lines_of(&run(&both), "EA401").is_empty());
 }
+
+/// A Hydra entry point training a Lightning wrapper of a U-Net: the accelerator comes from the
+/// run's configuration.
+const HYDRA_LIGHTNING: &str = "import hydra
+import pytorch_lightning as pl
+from omegaconf import OmegaConf
+from torch.utils.data import DataLoader
+from models.unet import Unet
+from wrappers import UnetTrainingWrapper
+
+
+@hydra.main(config_path='configs', config_name='config-default', version_base='1.3.2')
+def train(cfg: OmegaConf):
+    train_dataloader = DataLoader(train_ds(cfg), batch_size=cfg.train.batch_size, num_workers=cfg.train.num_workers)
+    unet = Unet(in_channels=cfg.unet.in_channels, out_channels=cfg.unet.out_channels)
+    unet_wrapper = UnetTrainingWrapper(unet, lr=cfg.train.lr)
+    trainer = pl.Trainer(max_epochs=cfg.train.num_epochs, accelerator=cfg.train.accelerator,
+                         precision=cfg.train.precision, log_every_n_steps=cfg.logger.log_every_n_steps,
+                         progress_bar_refresh_rate=20)
+    trainer.fit(unet_wrapper, train_dataloaders=train_dataloader)
+
+
+if __name__ == '__main__':
+    train()
+";
+
+// Ex) @hydra.main(...) def train(cfg): ... pl.Trainer(accelerator=cfg.train.accelerator)
+#[test]
+fn a_hydra_configs_accelerator_is_the_runners_gpu() {
+    let findings = run(HYDRA_LIGHTNING);
+    assert_eq!(lines_of(&findings, "EA102"), vec![11]);
+    assert_eq!(lines_of(&findings, "EA204"), vec![13]);
+    // a plain function's parameter is not Hydra's configuration
+    let plain = HYDRA_LIGHTNING.replace(
+        "@hydra.main(config_path='configs', config_name='config-default', version_base='1.3.2')\n",
+        "",
+    );
+    assert!(lines_of(&run(&plain), "EA102").is_empty());
+}

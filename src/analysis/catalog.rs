@@ -176,7 +176,8 @@ fn markdown() -> String {
          ordinal, `.to(rank)`, a GPU whatever the backend), or moves its work with `.to(device)` to a \
          device it is handed (a parameter, a value of a config module, not a model's or a tensor's own, \
          `.to(self.model.device)`, which follows where that one is; also a Lightning \
-         `Trainer(accelerator=config.ACCELERATOR)`) while saying nothing of \
+         `Trainer(accelerator=config.ACCELERATOR)`, or one from the configuration a Hydra entry point is handed, \
+         `@hydra.main(...) def train(cfg):` ... `accelerator=cfg.train.accelerator`) while saying nothing of \
          `cpu` or `mps` (nor defaulting a device parameter to one, `def train(..., \
          device=\"cpu\")`) — code written to move work onto an accelerator (also a fragment, a notebook's cell, that \
          moves to a `device` defined elsewhere). ONNX Runtime's device strings, \

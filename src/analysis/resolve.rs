@@ -1039,13 +1039,14 @@ fn device(m: &mut Model<'_>) {
                         });
                 // `accelerator=config.ACCELERATOR`: a value of a config module the file is
                 // handed, as `.to(config.DEVICE)` (a GPU unless the file names the CPU)
+                // (also the config a Hydra entry point is handed, `@hydra.main(...) def
+                // train(cfg):` ... `accelerator=cfg.train.accelerator`)
                 let from_config = m.kw(c, "accelerator").is_some_and(|a| {
                     a.vkind == ValKind::Attr
                         && matches!(m.resolve(&a, c.span.start, c.ctx.func), Val::Unknown)
-                        && m.text(a.value)
-                            .split('.')
-                            .next()
-                            .is_some_and(|root| m.imports.contains_key(root))
+                        && m.text(a.value).split('.').next().is_some_and(|root| {
+                            m.imports.contains_key(root) || hydra_config(m, c.ctx.func, root)
+                        })
                 });
                 if from_config {
                     handed = true;
@@ -1300,6 +1301,21 @@ fn vision_transformer(name: &str) -> bool {
 fn gpu_text(s: &str) -> bool {
     let s = s.to_ascii_lowercase();
     s.contains("cuda") || s.contains("gpu")
+}
+
+/// Is `name` the parameter of function `func` that Hydra fills with the run's configuration
+/// (`@hydra.main(config_path=..., config_name=...)` on `def train(cfg):`)?
+fn hydra_config(m: &Model<'_>, func: Option<u32>, name: &str) -> bool {
+    let Some(f) = func.and_then(|f| m.funcs.get(f as usize)) else {
+        return false;
+    };
+    f.params.iter().any(|(p, _)| m.text(*p) == name)
+        && m.node(f.name)
+            .and_then(|n| n.parent())
+            .and_then(|def| def.parent())
+            .is_some_and(|d| {
+                d.node_kind() == "decorated_definition" && m.node_text(d).contains("hydra.main(")
+            })
 }
 
 /// Does the file use something only Lightning 1.x has (`gpus=`, `training_epoch_end`,
