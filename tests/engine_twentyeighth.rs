@@ -748,3 +748,43 @@ fn a_hydra_configs_accelerator_is_the_runners_gpu() {
     );
     assert!(lines_of(&run(&plain), "EA102").is_empty());
 }
+
+/// A GAN script whose trainer object (of the repository's own code) runs one step per network:
+/// `discriminator_trainstep` and `generator_trainstep`.
+const GAN_TRAINSTEPS: &str = "import torch
+from torch import nn
+from gan_training.train import Trainer
+from gan_training.config import build_models, build_optimizers, load_config
+
+config = load_config('configs/celebA.yaml')
+device = torch.device('cuda:0')
+train_loader = torch.utils.data.DataLoader(train_dataset, batch_size=64, num_workers=8, shuffle=True, pin_memory=True, persistent_workers=True)
+generator, discriminator = build_models(config)
+generator = generator.to(device)
+discriminator = discriminator.to(device)
+g_optimizer, d_optimizer = build_optimizers(generator, discriminator, config)
+trainer = Trainer(generator, discriminator, g_optimizer, d_optimizer)
+it = 0
+while True:
+    for x_real, y in train_loader:
+        it += 1
+        x_real, y = x_real.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        z = torch.randn(64, 256, device=device)
+        dloss, reg = trainer.discriminator_trainstep(x_real, y, z)
+        if (it + 1) % 2 == 0:
+            gloss = trainer.generator_trainstep(y, z)
+        print('it %4d d_loss = %.4f' % (it, dloss))
+";
+
+// Ex) dloss, reg = trainer.discriminator_trainstep(x_real, y, z)
+#[test]
+fn a_gan_trainers_per_network_train_steps_train() {
+    let findings = run(GAN_TRAINSTEPS);
+    assert_eq!(lines_of(&findings, "EA201"), vec![16]);
+    assert_eq!(lines_of(&findings, "EA504"), vec![23]);
+    // a method named for something else trains nothing
+    let other = GAN_TRAINSTEPS
+        .replace("discriminator_trainstep", "discriminator_summary")
+        .replace("generator_trainstep", "generator_summary");
+    assert!(lines_of(&run(&other), "EA201").is_empty());
+}

@@ -2403,12 +2403,18 @@ fn loops(m: &mut Model<'_>) {
                 || matches!(
                     m.text(meth),
                     "train_step" | "training_step" | "train_on_batch"
-                ))
+                )
+                // (one per network of a GAN: `trainer.discriminator_trainstep(x, y, z)`,
+                // `generator_train_step`)
+                || ["_trainstep", "_train_step"]
+                    .iter()
+                    .any(|s| m.text(meth).ends_with(s)))
             && !m.imports.contains_key(m.text(root))
         {
             // `trainer.train_step(sample)`: a method of a class defined here that does one
             // training step (or named for one on an object of another module,
-            // `model.train_step(batch, optimizer)`, Keras' `model.train_on_batch(x, y)`)
+            // `model.train_step(batch, optimizer)`, Keras' `model.train_on_batch(x, y)`,
+            // `trainer.generator_trainstep(y, z)`)
             info.backward = true;
         } else if c.method.is_none() && infer_fns.contains(m.text(c.func)) {
             info.model_call = true;
