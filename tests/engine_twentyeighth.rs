@@ -788,3 +788,35 @@ fn a_gan_trainers_per_network_train_steps_train() {
         .replace("generator_trainstep", "generator_summary");
     assert!(lines_of(&run(&other), "EA201").is_empty());
 }
+
+/// A K-FAC CIFAR script: the network comes from the repository's factory, named by an option
+/// that defaults to a VGG.
+const NETWORK_FACTORY: &str = "import argparse
+import torch
+from utils.network_utils import get_network
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--network', default='vgg16_bn', type=str)
+parser.add_argument('--device', default='cuda', type=str)
+args = parser.parse_args()
+net = get_network(args.network, depth=19, num_classes=10)
+net = net.to(args.device)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+trainloader = torch.utils.data.DataLoader(trainset, batch_size=128, num_workers=4, pin_memory=True, persistent_workers=True)
+for epoch in range(200):
+    for inputs, targets in trainloader:
+        inputs, targets = inputs.to(args.device, non_blocking=True), targets.to(args.device, non_blocking=True)
+        loss = torch.nn.functional.cross_entropy(net(inputs), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) net = get_network(args.network, ...) with `--network` defaulting to 'vgg16_bn'
+#[test]
+fn a_network_factory_named_a_convolutional_family_builds_one() {
+    assert_eq!(lines_of(&run(NETWORK_FACTORY), "EA204"), vec![10]);
+    // a factory handed a transformer's name builds no convolutional network
+    let vit = NETWORK_FACTORY.replace("'vgg16_bn'", "'vit_b_16'");
+    assert!(lines_of(&run(&vit), "EA204").is_empty());
+}

@@ -3794,7 +3794,14 @@ pub(crate) fn convolutional(m: &Model<'_>) -> bool {
             conv_ctor(m, c)
                 // (`getattr(models, args.arch)(num_classes=10)` with `default="WideResNet34"`,
                 // `prepare_model(config["model"])`)
+                // (also a network factory, `get_network(args.network)` with
+                // `default='vgg16_bn'`, `build_net(cfg.arch)`)
                 || ((last.to_ascii_lowercase().contains("model")
+                    || last.to_ascii_lowercase().contains("network")
+                    || matches!(
+                        last.trim_start_matches('_'),
+                        "get_net" | "build_net" | "create_net" | "make_net"
+                    )
                     || matches!(last, "from_pretrained" | "from_name" | "load" | "getattr"))
                     && m.call_args(c)
                         .iter()

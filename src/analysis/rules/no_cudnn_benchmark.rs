@@ -14,7 +14,7 @@ declare_rule! {
     /// `net.apply(weights_init)`, or in a loop over `model.modules()`, or given one by name:
     /// `timm.create_model("resnet50")`, also the default of the parameter it is handed, `def
     /// __init__(self, model_name="resnet34")`; not a name the command line must give, which may
-    /// be a vision transformer; `build_model(args.arch)`, `getattr(models, args.arch)()` or `models.__dict__[args.arch]()` with `default="vgg16"`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
+    /// be a vision transformer; `build_model(args.arch)`, `get_network(args.network)`, `getattr(models, args.arch)()` or `models.__dict__[args.arch]()` with `default="vgg16"`) and never sets `torch.backends.cudnn.benchmark`. Files that ask for
     /// deterministic algorithms (`torch.backends.cudnn.deterministic = True`, or set from a
     /// flag whose default is true) are left alone, as is a script whose every step loop sits
     /// behind a switch that is off by default (`if args.train:`, `if args.test:`): it builds its
