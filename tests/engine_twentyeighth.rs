@@ -820,3 +820,41 @@ fn a_network_factory_named_a_convolutional_family_builds_one() {
     let vit = NETWORK_FACTORY.replace("'vgg16_bn'", "'vit_b_16'");
     assert!(lines_of(&run(&vit), "EA204").is_empty());
 }
+
+/// The DCGAN tutorial's initialiser: it tests each module's class name for `Conv` and is applied
+/// to a generator whose layers live in another file.
+const CLASSNAME_INIT: &str = "import torch
+import torch.nn as nn
+from models import Generator, Discriminator
+
+
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find('Conv') != -1:
+        nn.init.normal_(m.weight.data, 0.0, 0.02)
+    elif classname.find('BatchNorm') != -1:
+        nn.init.normal_(m.weight.data, 1.0, 0.02)
+
+
+device = torch.device('cuda:0')
+netG = Generator(ngpu=1).to(device)
+netG.apply(weights_init)
+optimizerG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+loader = torch.utils.data.DataLoader(ds, batch_size=128, num_workers=2, pin_memory=True, persistent_workers=True)
+for epoch in range(5):
+    for data, _ in loader:
+        noise = torch.randn(128, 100, 1, 1, device=device)
+        loss = netG(noise).mean()
+        optimizerG.zero_grad()
+        loss.backward()
+        optimizerG.step()
+";
+
+// Ex) classname = m.__class__.__name__; if classname.find('Conv') != -1: ... netG.apply(weights_init)
+#[test]
+fn an_initialiser_testing_class_names_for_conv_shows_convolutions() {
+    assert_eq!(lines_of(&run(CLASSNAME_INIT), "EA204"), vec![15]);
+    // an initialiser of linear layers only shows none
+    let linear = CLASSNAME_INIT.replace("classname.find('Conv')", "classname.find('Linear')");
+    assert!(lines_of(&run(&linear), "EA204").is_empty());
+}

@@ -2220,20 +2220,36 @@ pub(crate) fn names_attack(name: &str) -> bool {
         .any(|w| l.contains(w))
 }
 
-/// Is call `c` a weight initialiser's test for convolution layers, `isinstance(m, nn.Conv2d)`, in
+/// Is call `c` a weight initialiser's test for convolution layers, `isinstance(m, nn.Conv2d)`
+/// (or `classname.find('Conv')` of `m.__class__.__name__`), in
 /// a function the file applies to a model (`net.apply(weights_init)`) or in a loop over a
 /// model's modules (`for m in model.modules():`)? The network it initialises has convolutions
 /// whose layers the file does not show.
 // Ex) def weights_init(m): if isinstance(m, nn.Conv2d): nn.init.kaiming_normal_(m.weight) ... net.apply(weights_init)
 fn initializes_convolutions(m: &Model<'_>, c: &super::facts::Call) -> bool {
-    if c.method.is_some() || m.text(c.func) != "isinstance" {
-        return false;
-    }
-    let names_conv = m.pos(c, 1).is_some_and(|a| {
-        crate::analysis::rules::words(m.text(a.value))
-            .any(|w| w.starts_with("Conv") && (w.ends_with('d') || w.ends_with("Transpose2d")))
-    });
-    if !names_conv {
+    let isinstance_conv = c.method.is_none()
+        && m.text(c.func) == "isinstance"
+        && m.pos(c, 1).is_some_and(|a| {
+            crate::analysis::rules::words(m.text(a.value))
+                .any(|w| w.starts_with("Conv") && (w.ends_with('d') || w.ends_with("Transpose2d")))
+        });
+    // (also the DCGAN tutorial's test of the class name, `classname = m.__class__.__name__`
+    // ... `if classname.find('Conv') != -1:`)
+    let class_name_conv = c.method.is_some()
+        && m.last_name(c) == "find"
+        && m.pos(c, 0)
+            .and_then(|a| m.node(a.value))
+            .and_then(|n| super::facts::string_value(n, m.src))
+            .is_some_and(|v| v.starts_with("Conv"))
+        && c.recv.is_some_and(|r| {
+            let name = m.text(r);
+            m.assigns.iter().any(|a| {
+                a.ctx.func == c.ctx.func
+                    && m.text(a.left) == name
+                    && m.text(a.value).ends_with("__class__.__name__")
+            })
+        });
+    if !(isinstance_conv || class_name_conv) {
         return false;
     }
     let applied = c

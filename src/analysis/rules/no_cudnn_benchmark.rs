@@ -10,7 +10,7 @@ declare_rule! {
     /// `UNet`, `ResNet18`, `EfficientNet.from_pretrained`, `FasterRCNN`, `NAFNet`, `SSD`, or
     /// built from torchvision's ResNet blocks, `Hopenet(torchvision.models.resnet.Bottleneck,
     /// [3, 4, 6, 3], 66)`, or given a convolutional backbone, `encoder="resnet"`, or initialised as
-    /// one, `isinstance(m, nn.Conv2d)` in a function the file applies to the model,
+    /// one, `isinstance(m, nn.Conv2d)` (or the DCGAN tutorial's `classname.find('Conv')`) in a function the file applies to the model,
     /// `net.apply(weights_init)`, or in a loop over `model.modules()`, or given one by name:
     /// `timm.create_model("resnet50")`, also the default of the parameter it is handed, `def
     /// __init__(self, model_name="resnet34")`; not a name the command line must give, which may
