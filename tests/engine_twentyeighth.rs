@@ -858,3 +858,29 @@ fn an_initialiser_testing_class_names_for_conv_shows_convolutions() {
     let linear = CLASSNAME_INIT.replace("classname.find('Conv')", "classname.find('Linear')");
     assert!(lines_of(&run(&linear), "EA204").is_empty());
 }
+
+/// A temporal convolutional network trained on price windows.
+const TEMPORAL_CONV: &str = "import torch
+from model import TCN
+
+device = torch.device('cuda')
+loader = torch.utils.data.DataLoader(windows, batch_size=256, num_workers=4, pin_memory=True, persistent_workers=True)
+net = TCN(hidden_dim=64, num_levels=4).to(device)
+optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+for epoch in range(50):
+    for x, y in loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) net = TCN(hidden_dim=64, num_levels=4).to(device)
+#[test]
+fn a_temporal_convolutional_network_is_convolutional() {
+    let findings = run(TEMPORAL_CONV);
+    assert_eq!(lines_of(&findings, "EA204"), vec![6]);
+    // its matmuls are cuDNN's convolutions: no TF32 finding
+    assert!(lines_of(&findings, "EA202").is_empty());
+}

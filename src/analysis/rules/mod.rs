@@ -3701,6 +3701,10 @@ const CONV_FAMILIES: &[&str] = &[
     "edsr",
     "rcan",
     "csrnet",
+    // temporal convolutional networks over sequences (`TCN(...)`, `TemporalConvNet`, WaveNet)
+    "tcn",
+    "temporalconv",
+    "wavenet",
     // video networks of 3D convolutions
     "c3d",
     "r2plus1d",
