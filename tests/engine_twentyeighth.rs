@@ -884,3 +884,29 @@ fn a_temporal_convolutional_network_is_convolutional() {
     // its matmuls are cuDNN's convolutions: no TF32 finding
     assert!(lines_of(&findings, "EA202").is_empty());
 }
+
+/// A pix2pix-style trainer of the repository's own code: each batch is set as input and
+/// `optimize_parameters()` runs the forward, backward and step.
+const OPTIMIZE_PARAMETERS: &str = "import torch
+from trainer import TrainerDDP
+
+model = TrainerDDP(opt, 0)
+model.model.cuda(0)
+train_loader = torch.utils.data.DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+for epoch in range(opt.epoch):
+    model.train()
+    for i, (img, label) in enumerate(train_loader):
+        model.set_input((img, label))
+        model.forward()
+        loss = model.get_loss()
+        model.optimize_parameters()
+";
+
+// Ex) model.set_input(batch); model.optimize_parameters()
+#[test]
+fn optimize_parameters_is_a_training_step() {
+    let findings = run(OPTIMIZE_PARAMETERS);
+    assert_eq!(lines_of(&findings, "EA201"), vec![9]);
+    // a training loop, not an evaluation one
+    assert!(lines_of(&findings, "EA401").is_empty());
+}

@@ -154,7 +154,8 @@ fn markdown() -> String {
          calling a function that does one training step, also through thin wrappers \
          (`train_sample(...)` returning `process_sample(..., optimizer)`, or a method named \
          for one on an object of another module, `model.train_step(batch)`, Keras' \
-         `model.train_on_batch(x, y)`, a GAN trainer's `trainer.generator_trainstep(y, z)`), is \
+         `model.train_on_batch(x, y)`, a GAN trainer's `trainer.generator_trainstep(y, z)`, pix2pix's \
+         `model.optimize_parameters()`), is \
          a step loop, and \
          so is one running TensorFlow 1's session on a training op, `sess.run([train_op, \
          loss])` with `train_op = optimizer.minimize(loss)`; one \

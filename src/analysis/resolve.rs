@@ -2418,7 +2418,7 @@ fn loops(m: &mut Model<'_>) {
             && (train_fns.contains(m.text(meth))
                 || matches!(
                     m.text(meth),
-                    "train_step" | "training_step" | "train_on_batch"
+                    "train_step" | "training_step" | "train_on_batch" | "optimize_parameters"
                 )
                 // (one per network of a GAN: `trainer.discriminator_trainstep(x, y, z)`,
                 // `generator_train_step`)
@@ -2430,7 +2430,8 @@ fn loops(m: &mut Model<'_>) {
             // `trainer.train_step(sample)`: a method of a class defined here that does one
             // training step (or named for one on an object of another module,
             // `model.train_step(batch, optimizer)`, Keras' `model.train_on_batch(x, y)`,
-            // `trainer.generator_trainstep(y, z)`)
+            // `trainer.generator_trainstep(y, z)`, the pix2pix / CycleGAN framework's
+            // `model.optimize_parameters()`)
             info.backward = true;
         } else if c.method.is_none() && infer_fns.contains(m.text(c.func)) {
             info.model_call = true;
