@@ -910,3 +910,49 @@ fn optimize_parameters_is_a_training_step() {
     // a training loop, not an evaluation one
     assert!(lines_of(&findings, "EA401").is_empty());
 }
+
+/// A speech-commands script: its accuracy helper runs the model over a loader with autograd on.
+const ACCURACY_HELPER: &str = "import torch
+
+use_cuda = torch.cuda.is_available()
+model = VGG1d().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+
+
+def train(model, dataloader):
+    model.train()
+    for data, target in dataloader:
+        loss = torch.nn.functional.cross_entropy(model(data.cuda()), target.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def cal_accuracy(model, dataloader):
+    correct = 0
+    for data, target in dataloader:
+        if use_cuda:
+            data, target = data.cuda(), target.cuda()
+        pred = model(data).argmax(1)
+        correct += pred.eq(target).sum()
+    return int(correct) / len(dataloader.dataset)
+
+
+if __name__ == '__main__':
+    for epoch in range(10):
+        train(model, train_loader)
+    model.eval()
+    print(cal_accuracy(model, test_loader))
+";
+
+// Ex) def cal_accuracy(model, dataloader): for data, target in dataloader: model(data)
+#[test]
+fn an_accuracy_helper_is_an_evaluation() {
+    assert_eq!(lines_of(&run(ACCURACY_HELPER), "EA401"), vec![19]);
+    // under no_grad, nothing to report
+    let guarded = ACCURACY_HELPER.replace(
+        "    print(cal_accuracy(model, test_loader))",
+        "    with torch.no_grad():\n        print(cal_accuracy(model, test_loader))",
+    );
+    assert!(lines_of(&run(&guarded), "EA401").is_empty());
+}

@@ -9,7 +9,8 @@ declare_rule! {
     /// ## What it does
     /// Flags, in a file that runs on CUDA, an evaluation or inference loop (the model is in
     /// `eval()` mode, also through `model.train(False)`, or the function is
-    /// an eval/test/predict one, also `val` as a word of its name, `do_val`, `val_model`, or the file only infers) that calls the model with autograd
+    /// an eval/test/predict one, also `val` as a word of its name, `do_val`, `val_model`, or one named for the
+    /// accuracy it computes, `cal_accuracy(model, loader)`, or the file only infers) that calls the model with autograd
     /// enabled: no `torch.no_grad()` / `torch.inference_mode()` around it (nor a decorator named
     /// for it, `@make_nograd_func`). A loop in a function
     /// that also trains (calls backward) is one only when the function puts the model in
@@ -79,7 +80,7 @@ declare_rule! {
 }
 
 const EVAL_NAMES: &[&str] = &[
-    "eval", "valid", "test", "predict", "infer", "score", "embed",
+    "eval", "valid", "test", "predict", "infer", "score", "embed", "accuracy",
 ];
 
 impl Rule for NoGradMissing {
