@@ -956,3 +956,42 @@ fn an_accuracy_helper_is_an_evaluation() {
     );
     assert!(lines_of(&run(&guarded), "EA401").is_empty());
 }
+
+/// A BirdCLEF inference model: a timm backbone named by the configuration, and a linear head.
+const OPAQUE_BACKBONE: &str = "import timm
+import torch
+import torch.nn as nn
+
+
+class BirdModel(nn.Module):
+    def __init__(self, config, num_classes):
+        super().__init__()
+        self.backbone = timm.create_model(config.model_name, pretrained=False, in_chans=1)
+        self.classifier = nn.Linear(self.backbone.num_features, num_classes)
+
+    def forward(self, x):
+        return self.classifier(self.backbone(x))
+
+
+def predict(config, loader, num_classes):
+    model = BirdModel(config, num_classes).to('cuda')
+    model.eval()
+    outputs = []
+    with torch.no_grad():
+        for x in loader:
+            outputs.append(model(x.to('cuda', non_blocking=True)))
+    return outputs
+
+
+if __name__ == '__main__':
+    predict(load_config(), load_loader(), 206)
+";
+
+// Ex) self.backbone = timm.create_model(config.model_name, ...); self.classifier = nn.Linear(d, n)
+#[test]
+fn a_linear_head_on_a_backbone_named_by_the_configuration_shows_no_matmul_network() {
+    assert!(lines_of(&run(OPAQUE_BACKBONE), "EA202").is_empty());
+    // a backbone named in the file is read by its name
+    let vit = OPAQUE_BACKBONE.replace("config.model_name", "'vit_base_patch16_224'");
+    assert_eq!(lines_of(&run(&vit), "EA202"), vec![17]);
+}

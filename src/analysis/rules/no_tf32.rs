@@ -56,7 +56,9 @@ declare_rule! {
     /// 2.43x faster with it and no faster with the matmul switch, BENCHMARKS.md), and the
     /// matmul setting only reaches its few Linear layers. Nor for a model whose layers the
     /// file does not show (`from models import Net`), also one handed in and given a new
-    /// head, `model.classifier[6] = nn.Linear(num_ftrs, num_classes)`: it may be either. Nor for a script whose
+    /// head, `model.classifier[6] = nn.Linear(num_ftrs, num_classes)`, or a module of the file
+    /// around a timm backbone its configuration names, `timm.create_model(config.model_name)`
+    /// beside `nn.Linear(d, n)`: it may be either. Nor for a script whose
     /// every step loop sits behind a switch that is off by default (`if args.train:`, `if
     /// args.test:`): it builds its model and stops. Nor for a float64
     /// model (`.double()`): TF32 does not touch fp64 matmuls. Nor for a file whose training
@@ -608,6 +610,41 @@ fn new_head(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::C
             && (target.contains('.') || target.contains('['))
             && !target.starts_with("self.")
             && !target.starts_with("self[")
+    }) || beside_opaque_backbone(m, c)
+}
+
+/// Is call `c` (an `nn.Linear`) built in the `__init__` of a module class that also builds a
+/// backbone by a name the file does not settle (`self.backbone =
+/// timm.create_model(config.model_name, ...)`)? Then it is that backbone's head, and the
+/// backbone may be convolutional.
+// Ex) self.backbone = timm.create_model(config.model_name, pretrained=False) ... self.classifier = nn.Linear(d, n)
+fn beside_opaque_backbone(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let Some(f) = c.ctx.func else { return false };
+    if c.ctx.class.is_none()
+        || m.funcs
+            .get(f as usize)
+            .is_none_or(|x| m.text(x.name) != "__init__")
+    {
+        return false;
+    }
+    m.calls.iter().any(|k| {
+        k.ctx.func == Some(f)
+            && k.span != c.span
+            && matches!(
+                m.qual(k).as_ref(),
+                "timm.create_model" | "timm.models.create_model"
+            )
+            && m.pos(k, 0)
+                .or_else(|| m.kw(k, "model_name"))
+                .is_some_and(|a| {
+                    !matches!(
+                        m.resolve(&a, k.span.start, k.ctx.func),
+                        crate::analysis::facts::Val::Str(_)
+                    )
+                })
     })
 }
 
