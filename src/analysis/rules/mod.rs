@@ -1279,19 +1279,7 @@ fn returned_build<'a>(
         .node(f.name)
         .and_then(|n| n.parent())
         .and_then(first_return)?;
-    let returned = match a.targets.as_slice() {
-        [_] => value,
-        targets => {
-            let k = targets.iter().position(|t| m.text(*t) == name)?;
-            let elements = super::facts::elements(value);
-            if !matches!(value.node_kind(), "expression_list" | "tuple")
-                || elements.len() != targets.len()
-            {
-                return None;
-            }
-            *elements.get(k)?
-        }
-    };
+    let returned = bound_part(m, &a.targets, name, value)?;
     if returned.node_kind() != "identifier" {
         return None;
     }
@@ -3505,6 +3493,30 @@ fn env_width(text: &str) -> bool {
         || NAMES.contains(&text.rsplit('.').next().unwrap_or(text))
 }
 
+/// The part of `value` that targets `targets` bind to `name`: the whole value for one target,
+/// else the element at `name`'s place in a tuple of as many (`INPUT_SIZE, HIDDEN_SIZE = 1, 64`,
+/// `return trainer, u2net`).
+fn bound_part<'t>(
+    m: &Model<'_>,
+    targets: &[super::facts::Span],
+    name: &str,
+    value: tree_sitter::Node<'t>,
+) -> Option<tree_sitter::Node<'t>> {
+    match targets {
+        [_] => Some(value),
+        targets => {
+            let i = targets.iter().position(|t| m.text(*t) == name)?;
+            let elements = super::facts::elements(value);
+            if !matches!(value.node_kind(), "expression_list" | "tuple")
+                || elements.len() != targets.len()
+            {
+                return None;
+            }
+            elements.get(i).copied()
+        }
+    }
+}
+
 /// The integer a module-level constant holds: bound once in the whole file, at module level,
 /// to an integer written out (also as one of several names bound at once, `INPUT_SIZE,
 /// HIDDEN_SIZE = 1, 64`).
@@ -3518,20 +3530,7 @@ fn module_int(m: &Model<'_>, name: &str) -> Option<u64> {
         if found.is_some() || a.ctx.func.is_some() || a.ctx.class.is_some() || a.augmented {
             return None;
         }
-        let value = m.node(a.value)?;
-        let v = match a.targets.as_slice() {
-            [_] => value,
-            targets => {
-                let i = targets.iter().position(|t| m.text(*t) == name)?;
-                let elements = super::facts::elements(value);
-                if !matches!(value.node_kind(), "expression_list" | "tuple")
-                    || elements.len() != targets.len()
-                {
-                    return None;
-                }
-                *elements.get(i)?
-            }
-        };
+        let v = bound_part(m, &a.targets, name, m.node(a.value)?)?;
         found = Some(literal_int(m.node_text(v))?);
     }
     found

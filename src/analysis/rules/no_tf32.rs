@@ -735,18 +735,27 @@ fn uses_of(m: &crate::analysis::facts::Model<'_>, name: &str) -> (usize, usize) 
 /// Is identifier `n` a variable the file binds only to a transform pipeline (`transformer =
 /// T.Compose([...])` ... `transformer(graph)`)? Its name says nothing of a model.
 fn bound_to_transform(m: &crate::analysis::facts::Model<'_>, n: tree_sitter::Node<'_>) -> bool {
+    bound_only(m, n, |a| {
+        a.rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|c| m.last_name(c) == "Compose" || m.qual(c).contains("transforms."))
+    })
+}
+
+/// Is identifier `n` a variable the file binds (once at least) only with assignments `each`
+/// accepts?
+fn bound_only(
+    m: &crate::analysis::facts::Model<'_>,
+    n: tree_sitter::Node<'_>,
+    each: impl Fn(&crate::analysis::facts::Assign) -> bool,
+) -> bool {
     let name = m.node_text(n);
     let mut bindings = m
         .assigns
         .iter()
         .filter(|a| a.targets.len() == 1 && m.text(a.left) == name)
         .peekable();
-    bindings.peek().is_some()
-        && bindings.all(|a| {
-            a.rhs_call
-                .and_then(|i| m.calls.get(i as usize))
-                .is_some_and(|c| m.last_name(c) == "Compose" || m.qual(c).contains("transforms."))
-        })
+    bindings.peek().is_some() && bindings.all(each)
 }
 
 /// Is string literal `text` (quotes included) a long option's name, `'--decoder_attention_type'`,
@@ -775,18 +784,11 @@ fn source_path(text: &str) -> bool {
 /// Is identifier `n` a variable the file binds only to instances of class `class`
 /// (`transformer = TransformerNet().to(device)`)?
 fn bound_to(m: &crate::analysis::facts::Model<'_>, n: tree_sitter::Node<'_>, class: &str) -> bool {
-    let name = m.node_text(n);
-    let mut bindings = m
-        .assigns
-        .iter()
-        .filter(|a| a.targets.len() == 1 && m.text(a.left) == name)
-        .peekable();
-    bindings.peek().is_some()
-        && bindings.all(|a| {
-            m.text(a.value)
-                .strip_prefix(class)
-                .is_some_and(|rest| rest.starts_with('('))
-        })
+    bound_only(m, n, |a| {
+        m.text(a.value)
+            .strip_prefix(class)
+            .is_some_and(|rest| rest.starts_with('('))
+    })
 }
 
 /// Is this a neural style-transfer script: it names styles (`style_image`, `--style-weight`)
