@@ -68,16 +68,9 @@ pub(crate) fn condition(
             let t = m.node_text(f);
             // `opt.device.startswith("cuda")` with `--device` defaulting to `"cpu"`: a test of a
             // string the script ships with
-            if f.node_kind() == "attribute"
-                && let Some(method) = f.child_by_field_name("attribute").map(|a| m.node_text(a))
-                && matches!(method, "startswith" | "endswith")
-                && let Some(args) = field::get(node, field::ARGUMENTS)
-                && args.named_child_count() == 1
-                && let Some(lit) = args
-                    .named_child(0)
-                    .and_then(|a| super::facts::string_value(a, m.src))
-                && let Some(recv) = field::get(f, field::OBJECT)
-                && let Val::Str(v) = super::resolve::resolve_with_options(m, recv, at, func)
+            if let Some((method, tested, arg)) = super::facts::affix_test(node, m.src)
+                && let Some(lit) = super::facts::string_value(arg, m.src)
+                && let Val::Str(v) = super::resolve::resolve_with_options(m, tested, at, func)
             {
                 return Some(if method == "startswith" {
                     v.starts_with(lit.as_ref())
@@ -89,10 +82,7 @@ pub(crate) fn condition(
                 field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0);
             // (before the device is decided, `is_available()` is not known: the switches
             // resolved then must not take it as false)
-            if !(no_args
-                && (t == "is_available"
-                    || t.ends_with("cuda.is_available")
-                    || t == "torch.accelerator.is_available"))
+            if !((no_args && t == "is_available") || super::facts::cuda_available_call(node, m.src))
             {
                 return None;
             }

@@ -517,6 +517,26 @@ fn backend_available_call(node: Node<'_>, src: &str, suffix: &str) -> bool {
         && field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0)
 }
 
+/// A test of a string's prefix or suffix with one argument, `opt.device.startswith("cuda")`:
+/// the method (`"startswith"` / `"endswith"`), the string tested and the argument.
+pub(crate) fn affix_test<'t>(
+    node: Node<'t>,
+    src: &str,
+) -> Option<(&'static str, Node<'t>, Node<'t>)> {
+    if node.node_kind() != "call" {
+        return None;
+    }
+    let f = field::get(node, field::FUNCTION).filter(|f| f.node_kind() == "attribute")?;
+    let attr = f.child_by_field_name("attribute")?;
+    let method = match src.get(attr.start_byte()..attr.end_byte())? {
+        "startswith" => "startswith",
+        "endswith" => "endswith",
+        _ => return None,
+    };
+    let args = field::get(node, field::ARGUMENTS).filter(|a| a.named_child_count() == 1)?;
+    Some((method, field::get(f, field::OBJECT)?, args.named_child(0)?))
+}
+
 /// The elements of a tuple or expression list (`a, b = f(x), \\\n g(y)`): its named children
 /// without the extras the grammar lets in between, a line continuation or a comment.
 pub(crate) fn elements(list: Node<'_>) -> Vec<Node<'_>> {
@@ -991,18 +1011,8 @@ impl<'s> Walker<'s> {
             "call" if mps_available_call(node, src) || cuda_available_call(node, src) => true,
             // `opt.device.startswith("cuda")`: a switch's string tested by its prefix or suffix
             "call"
-                if field::get(node, field::FUNCTION).is_some_and(|f| {
-                    f.node_kind() == "attribute"
-                        && f.child_by_field_name("attribute").is_some_and(|a| {
-                            matches!(
-                                src.get(a.start_byte()..a.end_byte()),
-                                Some("startswith" | "endswith")
-                            )
-                        })
-                        && field::get(f, field::OBJECT).is_some_and(|o| Self::switch_like(o, src))
-                }) && field::get(node, field::ARGUMENTS).is_some_and(|a| {
-                    a.named_child_count() == 1
-                        && a.named_child(0).is_some_and(|x| x.node_kind() == "string")
+                if affix_test(node, src).is_some_and(|(_, tested, arg)| {
+                    arg.node_kind() == "string" && Self::switch_like(tested, src)
                 }) =>
             {
                 true
@@ -2543,6 +2553,28 @@ impl<'s> Model<'s> {
 
     /// Does code in this context never run as shipped: it sits in a branch of a switch that
     /// is off by default (or the `else` of one that is on), at any depth?
+    /// Does a decorator of function `func` hold `needle` (`@hydra.main(...)`,
+    /// `@trainer.on(Events.EPOCH_COMPLETED)`)?
+    pub(crate) fn decorated_with(&self, func: Option<u32>, needle: &str) -> bool {
+        let Some(def) = func
+            .and_then(|f| self.funcs.get(f as usize))
+            .and_then(|f| self.node(f.name))
+            .and_then(|n| n.parent())
+        else {
+            return false;
+        };
+        let Some(decorated) = def
+            .parent()
+            .filter(|d| d.node_kind() == "decorated_definition")
+        else {
+            return false;
+        };
+        let mut cursor = decorated.walk();
+        decorated
+            .named_children(&mut cursor)
+            .any(|d| d.node_kind() == "decorator" && self.node_text(d).contains(needle))
+    }
+
     pub(crate) fn dead(&self, ctx: &Ctx) -> bool {
         let mut cur = ctx.guard;
         for _ in 0..256 {

@@ -871,12 +871,7 @@ fn device(m: &mut Model<'_>) {
         let q = m.qual(c);
         match last {
             // (`y.to(torch.device('cpu'))` copies a result back: not where the work runs)
-            "device"
-                if q.starts_with("torch")
-                    && !m.calls.iter().any(|k| {
-                        m.last_name(k) == "to" && m.pos(k, 0).is_some_and(|a| a.value == c.span)
-                    }) =>
-            {
+            "device" if q.starts_with("torch") && !handed_to_to(m, c) => {
                 // a choice nobody reads places nothing on the GPU (a `cpu` one still says where
                 // the file means to run)
                 let unread = m
@@ -1133,12 +1128,7 @@ fn device(m: &mut Model<'_>) {
             );
         // (`torch.device("cuda")` was read above, where an unread choice places nothing:
         // `if torch.cuda.is_available(): device = torch.device("cuda")` and no move after)
-        let device_ctor = last == "device"
-            && q.starts_with("torch")
-            && !m
-                .calls
-                .iter()
-                .any(|k| m.last_name(k) == "to" && m.pos(k, 0).is_some_and(|a| a.value == c.span));
+        let device_ctor = last == "device" && q.starts_with("torch") && !handed_to_to(m, c);
         for a in m.call_args(c) {
             if a.vkind == ValKind::Str
                 && !adds_option(m, c)
@@ -1303,19 +1293,20 @@ fn gpu_text(s: &str) -> bool {
     s.contains("cuda") || s.contains("gpu")
 }
 
+/// Is call `c` the device a `.to(...)` is handed, `y.to(torch.device('cpu'))`?
+fn handed_to_to(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    m.calls
+        .iter()
+        .any(|k| m.last_name(k) == "to" && m.pos(k, 0).is_some_and(|a| a.value == c.span))
+}
+
 /// Is `name` the parameter of function `func` that Hydra fills with the run's configuration
 /// (`@hydra.main(config_path=..., config_name=...)` on `def train(cfg):`)?
 fn hydra_config(m: &Model<'_>, func: Option<u32>, name: &str) -> bool {
     let Some(f) = func.and_then(|f| m.funcs.get(f as usize)) else {
         return false;
     };
-    f.params.iter().any(|(p, _)| m.text(*p) == name)
-        && m.node(f.name)
-            .and_then(|n| n.parent())
-            .and_then(|def| def.parent())
-            .is_some_and(|d| {
-                d.node_kind() == "decorated_definition" && m.node_text(d).contains("hydra.main(")
-            })
+    f.params.iter().any(|(p, _)| m.text(*p) == name) && m.decorated_with(func, "hydra.main(")
 }
 
 /// Does the file use something only Lightning 1.x has (`gpus=`, `training_epoch_end`,
@@ -4223,12 +4214,7 @@ fn switch_value(m: &Model<'_>, g: &Guard) -> Option<bool> {
         // GPU backend is never there on the Linux GPU runner the file is audited for
         "call" if super::facts::mps_available_call(node, m.src) => Some(false),
         // `opt.device.startswith("cuda")` with `--device` defaulting to `"cpu"`
-        "call"
-            if node
-                .child_by_field_name("function")
-                .and_then(|f| f.child_by_field_name("attribute"))
-                .is_some_and(|a| matches!(m.node_text(a), "startswith" | "endswith")) =>
-        {
+        "call" if super::facts::affix_test(node, m.src).is_some() => {
             super::as_shipped::condition(m, node, g.at, g.func, 0)
         }
         // `args.inference or (args.render_validation and epoch % k == 0)`: false when each side

@@ -363,19 +363,7 @@ fn ignite_runs_per_epoch(m: &crate::analysis::facts::Model<'_>, v: &str) -> bool
     runs().any(|c| {
         m.pos(c, 0).is_some_and(|a| m.text(a.value) == v)
             && (several_epochs(c)
-                || trainer_epochs
-                    && c.ctx
-                        .func
-                        .and_then(|f| m.funcs.get(f as usize))
-                        .and_then(|f| m.node(f.name))
-                        .and_then(|n| n.parent())
-                        .and_then(|def| def.parent())
-                        .is_some_and(|d| {
-                            d.node_kind() == "decorated_definition"
-                                && m.node_text(d).split_once("def ").is_some_and(
-                                    |(decorators, _)| decorators.contains("EPOCH_COMPLETED"),
-                                )
-                        }))
+                || trainer_epochs && m.decorated_with(c.ctx.func, "EPOCH_COMPLETED"))
     })
 }
 
