@@ -1579,12 +1579,21 @@ fn precision(m: &mut Model<'_>) {
             "from_pretrained" => {
                 from_pretrained = true;
                 // the model's code comes from the hub and picks its own dtype (Qwen's selects
-                // bf16 by itself) unless the call names one
+                // bf16 by itself) unless the call names one (or names a checkpoint of an
+                // encoder family that Transformers implements itself, which has no code on
+                // the hub: `"emilyalsentzer/Bio_ClinicalBERT"`)
                 if m.kw(c, "trust_remote_code")
                     .is_some_and(|a| a.vkind == ValKind::True)
                     && m.kw(c, "torch_dtype")
                         .or_else(|| m.kw(c, "dtype"))
                         .is_none()
+                    && !m
+                        .pos(c, 0)
+                        .or_else(|| m.kw(c, "pretrained_model_name_or_path"))
+                        .is_some_and(|a| {
+                            matches!(m.resolve(&a, c.span.start, c.ctx.func),
+                                Val::Str(name) if built_in_encoder(&name))
+                        })
                 {
                     p.unresolved = true;
                 }
@@ -2142,6 +2151,58 @@ fn model_method(m: &Model<'_>, c: &super::facts::Call) -> bool {
     true
 }
 
+/// Is a call another module's inference helper handed the model and this iteration's input:
+/// `labels = predict(model, extractor, img, args.device)` in a frame loop, with `predict`
+/// imported from the project's utilities? The helper runs the model once per call (what it
+/// does inside, autograd included, the file does not show, so this only marks the loop as
+/// one that runs the model).
+fn delegated_inference(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let name = m.last_name(c);
+    let verb = name == "predict"
+        || name == "inference"
+        || name == "infer"
+        || ["predict_", "infer_", "inference_", "run_inference"]
+            .iter()
+            .any(|p| name.starts_with(p));
+    if !verb || !m.torch || c.ctx.loop_.is_none() || m.defined.contains(name) {
+        return false;
+    }
+    // a function, not a method of a model or of an object of this file
+    if c.method.is_some() && c.recv.is_none_or(|r| !m.imports.contains_key(m.text(r))) {
+        return false;
+    }
+    let args = m.call_args(c);
+    args.iter()
+        .any(|a| a.vkind == ValKind::Ident && m.var_kind(m.text(a.value)) == Some(VarKind::Model))
+        && args.iter().any(|a| {
+            m.var_kind(m.text(a.value)) != Some(VarKind::Model)
+                && per_iteration(m, c, m.text(a.value))
+        })
+}
+
+/// Does a Hub checkpoint name an encoder family that Transformers implements in its own code
+/// (BERT, RoBERTa, DeBERTa, ELECTRA, ALBERT, DistilBERT, XLM-R, MPNet, T5, BART): loading it
+/// runs no code from the hub, `trust_remote_code=True` or not, and it loads in fp32.
+fn built_in_encoder(name: &str) -> bool {
+    const FAMILIES: &[&str] = &[
+        "bert", "roberta", "deberta", "electra", "albert", "xlm-r", "mpnet", "t5-", "bart",
+    ];
+    let base = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    FAMILIES.iter().any(|f| base.contains(f))
+}
+
+/// The model a placement chain starts from: `model` of `model.to(args.device)` or
+/// `model.cuda()`; any other text as it is.
+fn placed_root(recv: &str) -> &str {
+    [".to(", ".cuda(", ".half(", ".float("]
+        .iter()
+        .filter_map(|p| recv.find(p))
+        .min()
+        .filter(|_| recv.ends_with(')'))
+        .and_then(|i| recv.get(..i))
+        .unwrap_or(recv)
+}
+
 /// Does a call, outside any loop of its function, run the model on what the function is
 /// given: `output = model(inputs)`, `model.transcribe(filename)` in `def predict(filename):`?
 /// Such a function does one inference step; a loop that calls it drives the model.
@@ -2424,7 +2485,9 @@ fn loops(m: &mut Model<'_>) {
             // `trainer.generator_trainstep(y, z)`, the pix2pix / CycleGAN framework's
             // `model.optimize_parameters()`)
             info.backward = true;
-        } else if c.method.is_none() && infer_fns.contains(m.text(c.func)) {
+        } else if (c.method.is_none() && infer_fns.contains(m.text(c.func)))
+            || delegated_inference(m, c)
+        {
             info.model_call = true;
         } else if m
             .pos(c, 0)
@@ -2968,7 +3031,10 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "train" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => {
             s |= S_TRAIN_CALL
         }
-        "eval" if c.method.is_some() && m.var_kind(recv) == Some(VarKind::Model) => s |= S_EVAL,
+        // (also through a placement chained before it, `model.to(args.device).eval()`)
+        "eval" if c.method.is_some() && m.var_kind(placed_root(recv)) == Some(VarKind::Model) => {
+            s |= S_EVAL
+        }
         "Trainer" | "Seq2SeqTrainer" | "SFTTrainer" | "RewardTrainer" | "DPOTrainer"
         | "ORPOTrainer" | "KTOTrainer" | "CPOTrainer" | "GRPOTrainer" => {
             s |= S_HF_TRAINER;
@@ -3058,6 +3124,7 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         && l.info.step
         && m.torch
         && (runs_model(m, c)
+            || delegated_inference(m, c)
             || (l.info.iterates_loader.is_some()
                 && c.method.is_some()
                 && matches!(last, "cuda" | "to")))
@@ -3516,6 +3583,29 @@ fn parameter_owners<'s>(m: &Model<'s>, arg: &'s str, at: usize) -> Vec<&'s str> 
                     .map_or(0, |j| j + 1);
                 if let Some(owner) = head.get(start..).filter(|o| !o.is_empty()) {
                     owners.push(owner);
+                }
+            }
+            // `get_require_updated_params(model, is_fixed)`, `add_weight_decay(net, 1e-4)`: a
+            // helper named for the parameters it selects, handed the model
+            if let Some(open) = text.find('(')
+                && text.ends_with(')')
+                && let Some(callee) = text.get(..open)
+                && callee
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '.')
+            {
+                let last = callee
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                if (last.contains("param") || last.contains("weight_decay"))
+                    && !last.ends_with("parameters")
+                {
+                    owners.extend(
+                        crate::analysis::rules::words(text.get(open..).unwrap_or_default())
+                            .filter(|w| m.var_kind(w) == Some(VarKind::Model)),
+                    );
                 }
             }
             // the latest binding of each word, and the augmentations after it (`params +=

@@ -3124,9 +3124,15 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
     // arguments size the layers its `__init__` builds from its parameters (`Net(hidden_dim=32)`)
     let mut ctors: Vec<(&str, Vec<&Call>)> = Vec::new();
     for a in &m.assigns {
-        // (a module's own layers, `self.fc = nn.Linear(...)`, are what is counted below)
+        // (a module's own layers, `self.fc = nn.Linear(...)`, are what is counted below; the
+        // networks an agent class of the file builds, `self._behavior_net = Net().to(dev)` in
+        // `class DQN:`, are models like any other)
         if a.targets.len() != 1
-            || a.ctx.class.is_some()
+            || a.ctx.class.is_some_and(|k| {
+                m.classes
+                    .get(k as usize)
+                    .is_none_or(|k| local_module_class(m, m.text(k.name)))
+            })
             || m.kinds.get(m.text(a.left)) != Some(&VarKind::Model)
         {
             continue;

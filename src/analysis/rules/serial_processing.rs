@@ -23,7 +23,8 @@ declare_rule! {
     /// pandas Series set by key, `tempo._set_value(song_id, t)`) or
     /// writes a result per file (`save`, `imwrite`, pydub's `audio.export(dst)`, a figure,
     /// `plt.savefig(path)`, ...) (also from a loop nested in it, `cv2.imwrite` per frame, or
-    /// stacked onto an array grown file by file, `tmp = np.vstack((tmp, x))`, whose first value,
+    /// stacked onto an array grown file by file, `tmp = np.vstack((tmp, x))` (or a table,
+    /// `df1 = pd.concat([df1, df])`), whose first value,
     /// `else: tmp = x.copy()`, carries nothing the next file needs). Files that already use `multiprocessing`, `concurrent.futures`, `joblib`, `ray`
     /// or `dask` are left alone (joblib when the file calls `Parallel` / `delayed`: imported only
     /// to `dump` a model, it runs nothing in parallel), as are files that start threads on a
@@ -313,12 +314,18 @@ impl Rule for SerialProcessing {
                     // `skipped += 1` counts files, it keeps no result of them
                     let counter = a.augmented && a.vkind == crate::analysis::facts::ValKind::Int;
                     // (an array grown by stacking each file's result onto itself, `tmp =
-                    // np.vstack((tmp, x))`)
+                    // np.vstack((tmp, x))`, or a table, `df1 = pd.concat([df1, df])`)
                     let stacked = a.targets.len() == 1
                         && a.rhs_call.and_then(|i| m.calls.get(i as usize)).is_some_and(|k| {
                             matches!(
                                 m.last_name(k),
-                                "vstack" | "hstack" | "dstack" | "concatenate" | "cat" | "stack"
+                                "vstack"
+                                    | "hstack"
+                                    | "dstack"
+                                    | "concatenate"
+                                    | "cat"
+                                    | "stack"
+                                    | "concat"
                             ) && super::words(m.text(k.args_span)).any(|w| w == m.text(a.left))
                         });
                     a.ctx.loop_ == Some(li as u32)
