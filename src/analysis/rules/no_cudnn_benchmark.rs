@@ -18,7 +18,10 @@ declare_rule! {
     /// deterministic algorithms (`torch.backends.cudnn.deterministic = True`, or set from a
     /// flag whose default is true) are left alone, as is a script whose every step loop sits
     /// behind a switch that is off by default (`if args.train:`, `if args.test:`): it builds its
-    /// model and stops. A file whose every model is a module class of its own (or an inline `nn.Sequential`, or a single `torch.nn` layer,
+    /// model and stops. Nor is an inference file that only hands its model to an exporter (an
+    /// export script's one pass, `torch.onnx.export(model, dummy, path)`, `torch.jit.trace`,
+    /// with no forward pass of its own and no loop running one): the autotuner times every
+    /// candidate algorithm on the first pass of each shape, more than one pass can win back. A file whose every model is a module class of its own (or an inline `nn.Sequential`, or a single `torch.nn` layer,
     /// `model = nn.Linear(20, 1)`) with
     /// layer sizes the file states (literals, constants it binds, also at module level,
     /// `HIDDEN_SIZE = 64` or `IN, HIDDEN = 1, 64`, attributes `__init__` binds
@@ -105,6 +108,7 @@ impl Rule for NoCudnnBenchmark {
             || m.deterministic
             || super::small_compute_model(m)
             || !super::steps_run_as_shipped(m)
+            || runs_once(m)
         {
             return;
         }
@@ -133,4 +137,29 @@ impl Rule for NoCudnnBenchmark {
             fix,
         );
     }
+}
+
+/// Does an inference file only hand its model to an exporter or tracer
+/// (`torch.onnx.export(model, dummy, path)`, `torch.jit.trace(model, dummy)`): no step loop,
+/// no framework or other module running one for it, and no forward pass of its own (a
+/// server's handler, `self.model(x)`, runs once per request)?
+fn runs_once(m: &crate::analysis::facts::Model<'_>) -> bool {
+    m.kind == crate::analysis::model::CodeKind::Infer
+        && !m.loops.iter().any(|l| l.info.step)
+        && super::hf_args_call(m).is_none()
+        && super::lightning_fit(m).is_none()
+        && !m.delegated_train
+        && !m
+            .calls
+            .iter()
+            .any(|c| crate::analysis::resolve::runs_model(m, c))
+        && m.calls.iter().any(|c| {
+            matches!(
+                m.qual(c).as_ref(),
+                "torch.onnx.export"
+                    | "torch.jit.trace"
+                    | "torch.jit.script"
+                    | "torch.export.export"
+            )
+        })
 }

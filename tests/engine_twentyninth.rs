@@ -1,0 +1,276 @@
+//! The twenty-ninth accuracy round: shapes from the blind waves of the twenty-ninth session
+//! (g776 onward) that the engine read wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+use efficiency_audit::analysis::model::CodeKind;
+
+/// A SegFormer run on every frame of a video through the project's own `predict` helper.
+const FRAME_HELPER: &str = "import argparse
+import cv2 as cv
+from transformers import SegformerForSemanticSegmentation
+from utils.utils import predict, draw_segmentation_map
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--device', default='cuda:0')
+parser.add_argument('--model', default='outputs/model_iou')
+args = parser.parse_args()
+
+model = SegformerForSemanticSegmentation.from_pretrained(args.model)
+model.to(args.device)
+
+cap = cv.VideoCapture('video.mov')
+out = cv.VideoWriter('out.mp4', cv.VideoWriter_fourcc(*'mp4v'), 30, (640, 480))
+while cap.isOpened():
+    ret, frame = cap.read()
+    if not ret:
+        break
+    img = cv.cvtColor(frame, cv.COLOR_BGR2RGB)
+    labels = predict(model, img, args.device)
+    out.write(draw_segmentation_map(labels))
+";
+
+// Ex) labels = predict(model, extractor, img, args.device) in a frame loop
+#[test]
+fn an_imported_inference_helper_handed_the_model_in_a_frame_loop_runs_it() {
+    let a = run(FRAME_HELPER);
+    assert_eq!(a.kind, CodeKind::Infer);
+    assert_eq!(lines_of(&a, "EA202"), vec![12]);
+    // the helper's insides are not shown: no autograd finding rests on them
+    assert!(lines_of(&a, "EA401").is_empty());
+    // a helper of the file itself is read where it is defined, not taken on its name
+    let local = FRAME_HELPER.replace(
+        "from utils.utils import predict, draw_segmentation_map\n",
+        "from utils.utils import draw_segmentation_map\n\n\ndef predict(model, img, device):\n    return img\n",
+    );
+    assert_eq!(run(&local).kind, CodeKind::Other);
+    // nor does a call that is handed no input of the iteration
+    let fixed = FRAME_HELPER.replace(
+        "labels = predict(model, img, args.device)",
+        "labels = predict(model, args.device)",
+    );
+    assert!(lines_of(&run(&fixed), "EA202").is_empty());
+}
+
+// Ex) model.to(args.device).eval() ... a model run per item
+#[test]
+fn a_placement_chained_before_eval_puts_the_model_in_eval_mode() {
+    let src = "import torch
+from transformers import AutoModel
+
+device = 'cuda'
+model = AutoModel.from_pretrained('bert-base-uncased')
+model.to(device).eval()
+";
+    assert_eq!(run(src).kind, CodeKind::Infer);
+    // without the `.eval()` the file only loads a model
+    let loads = src.replace("model.to(device).eval()", "model.to(device)");
+    assert_eq!(run(&loads).kind, CodeKind::Other);
+}
+
+/// Trains a ResNet whose optimizer gets the parameters a helper selects; `test()` places its
+/// own copy first.
+const PARAM_HELPER: &str = "import sys
+import torch
+import torch.nn as nn
+from torchvision import models
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+
+
+def init_model():
+    return models.resnet18(pretrained=True)
+
+
+def get_require_updated_params(model, is_fixed):
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def test(loader):
+    model = init_model()
+    model = model.to(device)
+    model.load_state_dict(torch.load('resnet.pt'))
+    model.eval()
+    with torch.no_grad():
+        for images, labels in loader:
+            model(images.to(device))
+
+
+def train(loader):
+    model = init_model()
+    model = model.to(device)
+    params = get_require_updated_params(model, False)
+    optimizer = torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+    loss_func = nn.CrossEntropyLoss()
+    for epoch in range(8):
+        for images, labels in loader:
+            optimizer.zero_grad()
+            loss = loss_func(model(images.to(device)), labels.to(device))
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == '__main__':
+    if sys.argv[1] == 'train':
+        train(None)
+    if sys.argv[1] == 'test':
+        test(None)
+";
+
+// Ex) optimizer = torch.optim.SGD(get_require_updated_params(model, is_fixed), lr=lr)
+#[test]
+fn an_optimizer_over_a_helpers_parameter_selection_trains_the_model_handed_to_it() {
+    let a = run(PARAM_HELPER);
+    assert_eq!(lines_of(&a, "EA203"), vec![29]);
+    assert_eq!(lines_of(&a, "EA204"), vec![29]);
+    // a helper named for something else is not read as selecting parameters
+    let other = PARAM_HELPER
+        .replace(
+            "params = get_require_updated_params(model, False)",
+            "params = collect(model, False)",
+        )
+        .replace("def get_require_updated_params", "def collect");
+    assert_eq!(lines_of(&run(&other), "EA203"), vec![19]);
+}
+
+/// Fine-tunes a clinical BERT with the Hugging Face Trainer; the checkpoint is loaded with
+/// `trust_remote_code=True`.
+const REMOTE_CODE: &str = "from transformers import AutoModelForTokenClassification, TrainingArguments, Trainer
+
+model_name = 'emilyalsentzer/Bio_ClinicalBERT'
+model = AutoModelForTokenClassification.from_pretrained(model_name, num_labels=7, trust_remote_code=True)
+training_args = TrainingArguments(output_dir='./results', num_train_epochs=8, per_device_train_batch_size=4)
+trainer = Trainer(model=model, args=training_args, train_dataset=None)
+trainer.train()
+";
+
+// Ex) from_pretrained('emilyalsentzer/Bio_ClinicalBERT', trust_remote_code=True)
+#[test]
+fn remote_code_on_a_built_in_encoder_checkpoint_leaves_its_precision_known() {
+    let a = run(REMOTE_CODE);
+    assert_eq!(lines_of(&a, "EA201"), vec![5]);
+    assert_eq!(lines_of(&a, "EA202"), vec![5]);
+    // a checkpoint whose code comes from the hub may pick its own dtype (Qwen's picks bf16)
+    let qwen = REMOTE_CODE.replace("emilyalsentzer/Bio_ClinicalBERT", "Qwen/Qwen-7B");
+    let q = run(&qwen);
+    assert!(lines_of(&q, "EA201").is_empty());
+    assert!(lines_of(&q, "EA202").is_empty());
+}
+
+// Ex) for i, f in enumerate(fnames): df = pd.read_csv(f); ... df1 = pd.concat([df1, df])
+#[test]
+fn a_table_grown_by_concat_file_by_file_collects_per_file_results() {
+    let src = "import glob as gl
+import pandas as pd
+
+fnames = sorted(gl.glob('*.csv'))
+for i, f in enumerate(fnames):
+    df = pd.read_csv(f)
+    if i == 0:
+        df1 = df
+    else:
+        df1 = pd.concat([df1, df])
+df1.to_parquet('all.parquet')
+";
+    assert_eq!(lines_of(&run(src), "EA602"), vec![5]);
+    // a table concatenated with something else keeps nothing of each file
+    let other = src.replace("pd.concat([df1, df])", "pd.concat([df, df])");
+    assert!(lines_of(&run(&other), "EA602").is_empty());
+}
+
+/// A DQN agent class (not a module) building two tiny networks on the device.
+const DQN_AGENT: &str = "import argparse
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+
+
+class Net(nn.Module):
+    def __init__(self, state_dim=8, action_dim=4, hidden_dim=32):
+        super().__init__()
+        self.fc1 = nn.Linear(state_dim, hidden_dim)
+        self.fc2 = nn.Linear(hidden_dim, hidden_dim)
+        self.fc3 = nn.Linear(hidden_dim, action_dim)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class DQN:
+    def __init__(self, args):
+        self._behavior_net = Net().to(args.device)
+        self._target_net = Net().to(args.device)
+        self._optimizer = optim.Adam(self._behavior_net.parameters(), lr=args.lr)
+
+    def update(self, state, target):
+        loss = F.mse_loss(self._behavior_net(state), target)
+        self._optimizer.zero_grad()
+        loss.backward()
+        self._optimizer.step()
+
+
+def train(args, agent, batches):
+    for state, target in batches:
+        agent.update(state.to(args.device), target.to(args.device))
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('-d', '--device', default='cuda')
+    parser.add_argument('--lr', default=0.0005, type=float)
+    args = parser.parse_args()
+    train(args, DQN(args), [])
+";
+
+// Ex) class DQN: def __init__(self, args): self._behavior_net = Net().to(args.device)
+#[test]
+fn the_networks_an_agent_class_builds_are_sized_for_the_small_model_exemption() {
+    assert!(lines_of(&run(DQN_AGENT), "EA202").is_empty());
+    // the same agent over a wide network is no small model
+    let wide = DQN_AGENT.replace("hidden_dim=32", "hidden_dim=2048");
+    assert_eq!(lines_of(&run(&wide), "EA202"), vec![21]);
+}
+
+/// Exports a trained ResNet: the model is placed, switched to eval mode and handed to the
+/// ONNX exporter and the tracer, one pass each.
+const EXPORT: &str = "import torch
+import torchvision
+
+
+def main():
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    model = torchvision.models.resnet18(num_classes=10)
+    model.load_state_dict(torch.load('best.pt', map_location='cpu'))
+    model = model.to(device).eval()
+    dummy = torch.randn(1, 3, 224, 224, device=device)
+    torch.onnx.export(model, dummy, 'model.onnx', opset_version=17)
+    traced = torch.jit.trace(model, dummy)
+    traced.save('model.ts')
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) model = model.to(device).eval(); torch.onnx.export(model, dummy, args.out)
+#[test]
+fn an_export_script_that_runs_no_forward_pass_of_its_own_needs_no_autotuner() {
+    let a = run(EXPORT);
+    assert_eq!(a.kind, CodeKind::Infer);
+    assert!(lines_of(&a, "EA204").is_empty());
+    // the same file also running the model on its own is reported
+    let runs = EXPORT.replace(
+        "    traced.save('model.ts')\n",
+        "    traced.save('model.ts')\n    print(model(dummy).argmax(1))\n",
+    );
+    assert_eq!(lines_of(&run(&runs), "EA204"), vec![9]);
+}
