@@ -274,3 +274,112 @@ fn an_export_script_that_runs_no_forward_pass_of_its_own_needs_no_autotuner() {
     );
     assert_eq!(lines_of(&run(&runs), "EA204"), vec![9]);
 }
+
+/// The IMDb reader and evaluation helper of *Dive into Deep Learning*, around a BiRNN trained
+/// on the GPU.
+const D2L: &str = "import os
+import random
+import torch
+import torch.nn as nn
+
+DATA_ROOT = 'data'
+
+
+def read_imdb(folder='train', data_root=DATA_ROOT + '/aclImdb'):
+    data = []
+    for label in ['pos', 'neg']:
+        folder_name = os.path.join(data_root, folder, label)
+        for file in os.listdir(folder_name):
+            with open(os.path.join(folder_name, file), 'r', encoding='utf-8') as f:
+                content = f.read().replace('\\n', ' ').lower()
+                data.append([content, 1 if label == 'pos' else 0])
+    random.shuffle(data)
+    return data
+
+
+class BiRNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4096, 4096)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+train_data = read_imdb('train')
+net = BiRNN()
+
+
+def evaluate_accuracy(test_iter, net, device=None):
+    acc, n = 0.0, 0
+    with torch.no_grad():
+        for x, y in test_iter:
+            x, y = x.to(device), y.to(device)
+            if isinstance(net, torch.nn.Module):
+                net.eval()
+                acc += (net(x).argmax(dim=1) == y).sum().cpu().item()
+                net.train()
+            else:
+                acc += (net(x).argmax(dim=1) == y).sum().cpu().item()
+            n += x.shape[0]
+    return acc / n
+
+
+def train(train_iter, test_iter, net, optimizer, device, num_epochs):
+    net = net.to(device)
+    for epoch in range(num_epochs):
+        for X, y in train_iter:
+            loss = net(X.to(device)).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(evaluate_accuracy(test_iter, net))
+
+
+train(None, None, net, torch.optim.SGD(net.parameters(), lr=0.1), 'cuda', 5)
+";
+
+// Ex) if isinstance(net, torch.nn.Module): ... else: y_hat = net(x, is_training=False)
+#[test]
+fn the_branch_for_nets_that_are_not_modules_does_not_run_for_a_model() {
+    let a = run(D2L);
+    assert_eq!(lines_of(&a, "EA301"), vec![41]);
+    // a test of another class decides nothing
+    let other = D2L.replace("isinstance(net, torch.nn.Module)", "isinstance(net, MyNet)");
+    assert_eq!(lines_of(&run(&other), "EA301"), vec![41, 44]);
+}
+
+// Ex) with open(os.path.join(folder_name, file)) as f: content = f.read().lower(); data.append([content, label])
+#[test]
+fn files_only_read_as_text_and_kept_are_no_per_file_work() {
+    assert!(lines_of(&run(D2L), "EA602").is_empty());
+    // the text parsed is work per file
+    let parsed = D2L.replace(
+        "data.append([content, 1 if label == 'pos' else 0])",
+        "data.append([json.loads(content), 1 if label == 'pos' else 0])",
+    );
+    assert_eq!(lines_of(&run(&parsed), "EA602"), vec![11]);
+}
+
+// Ex) for file in os.listdir(folder): img = Image.open(path).convert('RGB'); feat = model.encode(img)
+#[test]
+fn a_sentence_transformers_encode_per_image_is_an_inference_step() {
+    let src = "import os
+import numpy as np
+from PIL import Image
+from sentence_transformers import SentenceTransformer
+
+model = SentenceTransformer('clip-ViT-B-32')
+embeddings = []
+for file in os.listdir('data/images'):
+    path = os.path.join('data/images', file)
+    img = Image.open(path).convert('RGB')
+    embeddings.append(model.encode(img))
+np.save('emb.npy', np.array(embeddings))
+";
+    let a = run(src);
+    assert_eq!(lines_of(&a, "EA502"), vec![10]);
+    assert!(lines_of(&a, "EA602").is_empty());
+    // the library's own autograd-free batching is no forward pass of this code
+    assert!(lines_of(&a, "EA401").is_empty());
+}

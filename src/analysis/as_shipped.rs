@@ -66,6 +66,14 @@ pub(crate) fn condition(
         "call" => {
             let f = field::get(node, field::FUNCTION)?;
             let t = m.node_text(f);
+            // `isinstance(net, torch.nn.Module)` of a model (the evaluation helper of *Dive into
+            // Deep Learning*, whose other branch serves plain functions as nets)
+            if super::facts::module_test(node, m.src)
+                && let Some(x) = field::get(node, field::ARGUMENTS).and_then(|a| a.named_child(0))
+                && m.var_kind(m.node_text(x)) == Some(super::facts::VarKind::Model)
+            {
+                return Some(true);
+            }
             // `opt.device.startswith("cuda")` with `--device` defaulting to `"cpu"`: a test of a
             // string the script ships with
             if let Some((method, tested, arg)) = super::facts::affix_test(node, m.src)

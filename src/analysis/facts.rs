@@ -517,6 +517,20 @@ fn backend_available_call(node: Node<'_>, src: &str, suffix: &str) -> bool {
         && field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0)
 }
 
+/// `isinstance(x, torch.nn.Module)` / `isinstance(x, nn.Module)` of a plain name: a test of
+/// whether `x` is a network (true where `x` is the file's model, [`super::as_shipped::condition`]).
+pub(crate) fn module_test(node: Node<'_>, src: &str) -> bool {
+    let text = |n: Node<'_>| src.get(n.start_byte()..n.end_byte()).unwrap_or("");
+    field::get(node, field::FUNCTION).is_some_and(|f| text(f) == "isinstance")
+        && field::get(node, field::ARGUMENTS).is_some_and(|a| {
+            a.named_child_count() == 2
+                && a.named_child(0)
+                    .is_some_and(|x| x.node_kind() == "identifier")
+                && a.named_child(1)
+                    .is_some_and(|c| matches!(text(c), "nn.Module" | "torch.nn.Module"))
+        })
+}
+
 /// A test of a string's prefix or suffix with one argument, `opt.device.startswith("cuda")`:
 /// the method (`"startswith"` / `"endswith"`), the string tested and the argument.
 pub(crate) fn affix_test<'t>(
@@ -1017,6 +1031,8 @@ impl<'s> Walker<'s> {
             {
                 true
             }
+            // `isinstance(net, torch.nn.Module)`: settled once the variables' kinds are known
+            "call" if module_test(node, src) => true,
             // `args.dataset.lower()`: a switch case-folded or stripped
             "call" => field::get(node, field::FUNCTION).is_some_and(|f| {
                 f.node_kind() == "attribute"

@@ -52,6 +52,7 @@ pub(crate) fn post_pass(m: &mut Model<'_>) {
     m.torch = torch_backed(m);
     guards(m);
     kinds(m);
+    module_guards(m);
     // `net = Darknet19()` ... `net.cuda()` in a file that imports torch only through its own
     // modules: a model moved with `.cuda()` is a PyTorch module
     if !m.torch {
@@ -2191,6 +2192,23 @@ fn built_in_encoder(name: &str) -> bool {
     FAMILIES.iter().any(|f| base.contains(f))
 }
 
+/// Is a call a sentence-transformers model's `encode` of what this iteration binds
+/// (`feat = model.encode(img)` for each image file)? The library batches, picks the device and
+/// disables autograd itself, so this is no forward pass for the autograd rules; but the loop
+/// runs the model once per item: an inference step.
+fn encodes_per_item(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let (Some(_), Some(recv)) = (c.method, c.recv) else {
+        return false;
+    };
+    m.last_name(c).starts_with("encode")
+        && m.var_kind(m.text(recv)) == Some(VarKind::Model)
+        && m.imports
+            .values()
+            .any(|q| q.starts_with("sentence_transformers"))
+        && m.pos(c, 0)
+            .is_some_and(|a| per_iteration(m, c, m.text(a.value)))
+}
+
 /// The model a placement chain starts from: `model` of `model.to(args.device)` or
 /// `model.cuda()`; any other text as it is.
 fn placed_root(recv: &str) -> &str {
@@ -2487,6 +2505,7 @@ fn loops(m: &mut Model<'_>) {
             info.backward = true;
         } else if (c.method.is_none() && infer_fns.contains(m.text(c.func)))
             || delegated_inference(m, c)
+            || encodes_per_item(m, c)
         {
             info.model_call = true;
         } else if m
@@ -4173,6 +4192,27 @@ fn guards(m: &mut Model<'_>) {
     for (i, d) in again {
         if let Some(g) = m.guards.get_mut(i) {
             g.dead = d;
+        }
+    }
+}
+
+/// Once the variables' kinds are known, a branch that runs only for something other than a
+/// model never runs as shipped: the `else:` of `if isinstance(net, torch.nn.Module):` (the
+/// evaluation helper of *Dive into Deep Learning*) where `net` is the file's model.
+fn module_guards(m: &mut Model<'_>) {
+    let off: Vec<usize> = m
+        .guards
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| !g.dead && m.text(g.cond).contains("isinstance("))
+        .filter_map(|(i, g)| {
+            let v = super::as_shipped::condition(m, m.node(g.cond)?, g.at, g.func, 0)?;
+            (v != g.when).then_some(i)
+        })
+        .collect();
+    for i in off {
+        if let Some(g) = m.guards.get_mut(i) {
+            g.dead = true;
         }
     }
 }

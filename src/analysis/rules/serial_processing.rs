@@ -249,10 +249,11 @@ impl Rule for SerialProcessing {
                 // (a file opened through a path the body builds counts when what it reads is
                 // parsed: its handle handed on, `json.load(fh)`, or iterated; read and written
                 // back as it is, `data = f.read()`, it is a copy)
+                // (nor a review kept as its text, `content = f.read().lower()` then
+                // `data.append([content, label])`: reading is the whole work, on one core or many)
                 let reads_file = || {
-                    !(c.method.is_none() && m.text(c.func) == "open")
-                        || uses_target(c)
-                        || handle_parsed(m, c, l)
+                    let open = c.method.is_none() && m.text(c.func) == "open";
+                    !open || (uses_target(c) && !kept_as_text(m, c, l)) || handle_parsed(m, c, l)
                 };
                 (c.method.is_none() && local_fns.contains(m.text(c.func)) && uses_target(c))
                     || (HEAVY.contains(&last) && uses_file(c) && reads_file())
@@ -571,6 +572,128 @@ fn unit_test_module(m: &crate::analysis::facts::Model<'_>, path: &str) -> bool {
             let top = q.split('.').next().unwrap_or(q);
             top == "unittest" || top == "pytest"
         })
+}
+
+/// Is the file `open` call `c` (in loop `l`) opens only read as text and kept: its handle used
+/// only as `fh.read()`, through string methods (`.decode("utf-8").replace("\n", " ").lower()`),
+/// into a name whose every use in the loop is inside an `append(...)` (the IMDb reader of *Dive
+/// into Deep Learning*: `review = f.read().decode('utf-8').lower()` then `data.append([review,
+/// label])`)? Nothing is parsed: the loop copies text into memory.
+fn kept_as_text(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+    l: &crate::analysis::facts::Loop,
+) -> bool {
+    const TEXT_METHODS: &[&str] = &[
+        "read", "decode", "replace", "lower", "upper", "strip", "rstrip", "lstrip",
+    ];
+    let Some(call) = m.node(c.span) else {
+        return false;
+    };
+    let Some(handle) = call
+        .parent()
+        .filter(|p| p.node_kind() == "as_pattern")
+        .and_then(|p| p.child_by_field_name("alias"))
+        .map(|a| m.node_text(a).trim())
+        .filter(|h| !h.is_empty())
+    else {
+        return false;
+    };
+    let Some(body) = m.node(l.span) else {
+        return false;
+    };
+    // every later use of the handle starts a chain of text methods bound to a name
+    let mut kept: Vec<&str> = Vec::new();
+    let mut stack = vec![body];
+    let mut seen = 0;
+    while let Some(n) = stack.pop() {
+        seen += 1;
+        if seen > 20_000 {
+            return false;
+        }
+        if n.node_kind() == "identifier"
+            && n.start_byte() >= c.span.end
+            && m.node_text(n) == handle
+            && n.parent()
+                .is_none_or(|p| !matches!(p.node_kind(), "as_pattern_target" | "as_pattern"))
+        {
+            // climb `handle.read()` and the string methods chained on it
+            let mut top = n;
+            loop {
+                let Some(attr) = top
+                    .parent()
+                    .filter(|p| p.node_kind() == "attribute")
+                    .filter(|p| p.child_by_field_name("object") == Some(top))
+                else {
+                    break;
+                };
+                let method = attr
+                    .child_by_field_name("attribute")
+                    .map_or("", |a| m.node_text(a));
+                let Some(called) = attr
+                    .parent()
+                    .filter(|p| p.node_kind() == "call" && TEXT_METHODS.contains(&method))
+                else {
+                    return false;
+                };
+                top = called;
+            }
+            if top == n {
+                return false;
+            }
+            let Some(name) = top
+                .parent()
+                .filter(|p| p.node_kind() == "assignment")
+                .filter(|p| p.child_by_field_name("right") == Some(top))
+                .and_then(|p| p.child_by_field_name("left"))
+                .filter(|t| t.node_kind() == "identifier")
+                .map(|t| m.node_text(t))
+            else {
+                return false;
+            };
+            kept.push(name);
+            continue;
+        }
+        let mut cur = n.walk();
+        stack.extend(n.named_children(&mut cur));
+    }
+    if kept.is_empty() {
+        return false;
+    }
+    // each kept name is only ever appended to a collection
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.node_kind() == "identifier"
+            && kept.contains(&m.node_text(n))
+            && n.parent().is_some_and(|p| {
+                !(p.node_kind() == "assignment" && p.child_by_field_name("left") == Some(n))
+            })
+        {
+            let mut up = n.parent();
+            let mut appended = false;
+            for _ in 0..4 {
+                let Some(p) = up else { break };
+                if p.node_kind() == "argument_list"
+                    && p.parent()
+                        .and_then(|call| call.child_by_field_name("function"))
+                        .is_some_and(|f| m.node_text(f).ends_with(".append"))
+                {
+                    appended = true;
+                    break;
+                }
+                if !matches!(p.node_kind(), "list" | "tuple" | "parenthesized_expression") {
+                    break;
+                }
+                up = p.parent();
+            }
+            if !appended {
+                return false;
+            }
+        }
+        let mut cur = n.walk();
+        stack.extend(n.named_children(&mut cur));
+    }
+    true
 }
 
 /// Is what `open` call `c` (in loop `l`) reads parsed: its handle (`with open(p) as fh`, `fh =
