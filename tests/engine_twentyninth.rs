@@ -383,3 +383,85 @@ np.save('emb.npy', np.array(embeddings))
     // the library's own autograd-free batching is no forward pass of this code
     assert!(lines_of(&a, "EA401").is_empty());
 }
+
+/// A module of functions: `train` hands its `use_gpu` switch (off by default) to the helper
+/// that picks the device.
+const PASSED_SWITCH: &str = "import torch
+import torch.nn as nn
+
+
+def build_device(use_gpu=False):
+    device = torch.device('cpu')
+    if use_gpu:
+        if torch.cuda.is_available():
+            device = torch.device('cuda')
+    return device
+
+
+def train(loader, epochs=300, use_gpu=False):
+    device = build_device(use_gpu)
+    model = nn.Linear(4096, 4096).to(device)
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = model(x.to(device)).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+";
+
+// Ex) def train(..., use_gpu=False): device = build_device(use_gpu)
+#[test]
+fn a_switch_handed_through_a_parameter_holds_the_callers_default() {
+    let a = run(PASSED_SWITCH);
+    assert!(lines_of(&a, "EA201").is_empty());
+    assert!(lines_of(&a, "EA203").is_empty());
+    // on by default, the GPU rules apply
+    let on = PASSED_SWITCH.replace("epochs=300, use_gpu=False", "epochs=300, use_gpu=True");
+    assert_eq!(lines_of(&run(&on), "EA203"), vec![15]);
+}
+
+/// Continual learning whose options come from the project's own parser module.
+const EXTERNAL_CUDA: &str = "import torch
+import parser as file_parser
+
+
+def eval_tasks(model, tasks, args):
+    model.eval()
+    result = []
+    for t, loader in enumerate(tasks):
+        rt = 0
+        for x, y in loader:
+            if args.cuda:
+                x = x.cuda()
+            _, p = torch.max(model(x, t).data.cpu(), 1)
+            rt += (p == y).float().sum()
+        result.append(rt)
+    return result
+
+
+if __name__ == '__main__':
+    args = file_parser.get_parser().parse_args()
+    model = torch.load(args.model)
+    if args.cuda:
+        model.cuda()
+    print(eval_tasks(model, [], args))
+";
+
+// Ex) parser = file_parser.get_parser(); args = parser.parse_args(); if args.cuda: x = x.cuda()
+#[test]
+fn a_cuda_flag_of_a_command_line_parsed_elsewhere_is_opt_in() {
+    let a = run(EXTERNAL_CUDA);
+    assert!(lines_of(&a, "EA301").is_empty());
+    assert!(lines_of(&a, "EA401").is_empty());
+    // a configuration object's field may be on: both branches stay possible
+    let config = EXTERNAL_CUDA.replace("args.cuda", "config.cuda").replace(
+        "    print(eval_tasks(model, [], args))",
+        "    config = load_config()\n    print(eval_tasks(model, [], config))",
+    );
+    let c = run(&config.replace(
+        "def eval_tasks(model, tasks, args)",
+        "def eval_tasks(model, tasks, config)",
+    ));
+    assert_eq!(lines_of(&c, "EA401"), vec![10]);
+}

@@ -4511,6 +4511,15 @@ fn mode_switch_off(m: &Model<'_>, name: &str, assigned: bool) -> Option<bool> {
             // (`--gpu` parsed in another module: an opt-in flag, `action='store_true'`, as in
             // `torch.device("cuda" if args.gpu and torch.cuda.is_available() else "cpu")`)
             | "gpu"
+    ) || (
+        // (`args.cuda` of a command line parsed in another module, `parser =
+        // file_parser.get_parser()`: the opt-in `--cuda` flag of PyTorch's examples; not a
+        // configuration object's field, `config.cuda`, which may well be on)
+        lower == "cuda"
+            && matches!(
+                name.rsplit_once('.').map(|(recv, _)| recv),
+                Some("args" | "opt" | "opts" | "options" | "flags" | "FLAGS")
+            )
     );
     (mode && !assigned && !m.argparse.contains_key(field)).then_some(false)
 }
@@ -4587,6 +4596,13 @@ fn loop_binds(m: &Model<'_>, f: Option<u32>, name: &str) -> bool {
 /// it, and every call in the file leaves it at its default or passes a value of the same
 /// truth (`run(**vars(opt))` passes the argparse default of the same name).
 fn param_value(m: &Model<'_>, f: u32, p: usize) -> Option<bool> {
+    param_value_at(m, f, p, 0)
+}
+
+/// [`param_value`], `depth` callers up: an argument that is itself a parameter of the calling
+/// function (`device = build_device(use_gpu)` in `def train(..., use_gpu=False)`) holds what
+/// that parameter holds.
+fn param_value_at(m: &Model<'_>, f: u32, p: usize, depth: u8) -> Option<bool> {
     let func = m.funcs.get(f as usize)?;
     let (pname, default) = func.params.get(p)?;
     let pname = m.text(*pname);
@@ -4627,13 +4643,24 @@ fn param_value(m: &Model<'_>, f: u32, p: usize) -> Option<bool> {
     {
         let positional: Vec<&Arg> = m.call_args(c).iter().filter(|a| a.name.is_none()).collect();
         let at = p.checked_sub(usize::from(skip_self));
+        // (a name the caller was handed: its own parameter's value, a few callers up)
+        let passed = |a: &Arg| {
+            truth(&m.resolve(a, c.span.start, c.ctx.func)).or_else(|| {
+                let g = c.ctx.func.filter(|g| *g != f && depth < 3)?;
+                let name = m.text(a.value);
+                if a.vkind != ValKind::Ident || binds_in(m, Some(g), name) {
+                    return None;
+                }
+                param_value_at(m, g, param_index(m, g, name)?, depth + 1)
+            })
+        };
         let v = if let Some(a) = m.kw(c, pname) {
-            truth(&m.resolve(&a, c.span.start, c.ctx.func))
+            passed(&a)
         } else if let Some(a) = at
             .filter(|i| *i < func.positional)
             .and_then(|i| positional.get(i))
         {
-            truth(&m.resolve(a, c.span.start, c.ctx.func))
+            passed(a)
         } else if c.star || at.is_none() {
             None
         } else if let Some(s) = c.splat {
