@@ -465,3 +465,31 @@ fn a_cuda_flag_of_a_command_line_parsed_elsewhere_is_opt_in() {
     ));
     assert_eq!(lines_of(&c, "EA401"), vec![10]);
 }
+
+// Ex) model = CRNN(32, 1, 37, 256).cuda() (also VoxNet, FCOS, PSENet, DBNet)
+#[test]
+fn text_recognisers_voxel_networks_and_fcos_are_convolutional() {
+    for (family, expected) in [
+        ("CRNN", vec![4]),
+        ("VoxNet", vec![4]),
+        ("FCOSDetector", vec![4]),
+        ("PSENet", vec![4]),
+        ("DBNet", vec![4]),
+        ("Seq2Seq", vec![]),
+    ] {
+        let src = format!(
+            "import torch
+from models import {family}
+
+model = {family}(num_classes=37).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = model(x.cuda()).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"
+        );
+        assert_eq!(lines_of(&run(&src), "EA204"), expected, "{family}");
+    }
+}

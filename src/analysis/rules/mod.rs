@@ -3710,6 +3710,13 @@ const CONV_FAMILIES: &[&str] = &[
     "tcn",
     "temporalconv",
     "wavenet",
+    // text recognition and detection (`CRNN`, `PSENet`, `DBNet`), the anchor-free detector
+    // `FCOS`, and the voxel classifier `VoxNet`
+    "crnn",
+    "psenet",
+    "dbnet",
+    "fcos",
+    "voxnet",
     // video networks of 3D convolutions
     "c3d",
     "r2plus1d",

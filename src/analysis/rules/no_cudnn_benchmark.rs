@@ -7,7 +7,8 @@ declare_rule! {
     /// ## What it does
     /// Flags a CUDA file that trains or runs a convolutional network (`nn.Conv*d`, torchvision
     /// or timm models, or a model built by a constructor named for a convolutional family:
-    /// `UNet`, `ResNet18`, `EfficientNet.from_pretrained`, `FasterRCNN`, `NAFNet`, `SSD`, or
+    /// `UNet`, `ResNet18`, `EfficientNet.from_pretrained`, `FasterRCNN`, `NAFNet`, `SSD`, `CRNN`,
+    /// `VoxNet`, `FCOS`, or
     /// built from torchvision's ResNet blocks, `Hopenet(torchvision.models.resnet.Bottleneck,
     /// [3, 4, 6, 3], 66)`, or given a convolutional backbone, `encoder="resnet"`, or initialised as
     /// one, `isinstance(m, nn.Conv2d)` (or the DCGAN tutorial's `classname.find('Conv')`) in a function the file applies to the model,
