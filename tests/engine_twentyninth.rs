@@ -493,3 +493,83 @@ for x, y in loader:
         assert_eq!(lines_of(&run(&src), "EA204"), expected, "{family}");
     }
 }
+
+// Ex) lnnet = model(num_resblocks=[6, 6]).to(device); lnnet.load_state_dict(...); d4 = lnnet(x)
+#[test]
+fn what_a_factory_builds_places_and_loads_weights_into_is_a_model() {
+    let src = "import os
+import torch
+from PIL import Image
+from torchvision import transforms
+from models import model
+
+device = torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
+torch.backends.cudnn.benchmark = True
+
+
+def main():
+    lnnet = model(num_resblocks=[6, 6, 6, 6]).to(device)
+    lnnet.load_state_dict(torch.load('net.pth'))
+    for name in os.listdir('samples'):
+        with torch.no_grad():
+            x = transforms.ToTensor()(Image.open('samples/' + name).convert('RGB')).unsqueeze(0).to(device)
+            out = lnnet(x)
+            torch.save(out, name + '.pt')
+
+
+if __name__ == '__main__':
+    main()
+";
+    let a = run(src);
+    assert_eq!(lines_of(&a, "EA502"), vec![16]);
+    assert!(lines_of(&a, "EA602").is_empty());
+    // placed but never loaded nor switched to evaluation: nothing says it is a network
+    let plain = src.replace("    lnnet.load_state_dict(torch.load('net.pth'))\n", "");
+    assert!(lines_of(&run(&plain), "EA502").is_empty());
+}
+
+/// A two-layer graph network over six named columns of a table.
+const COLUMNS: &str = "import pandas as pd
+import torch
+import torch.nn as nn
+from torch_geometric.nn import GCNConv
+
+df = pd.read_csv('community.csv')
+feature_cols = ['ba001', 'ba002', 'da001', 'da002', 'ca001', 'gb001']
+x = torch.tensor(df[feature_cols].values, dtype=torch.float)
+
+
+class GNN(nn.Module):
+    def __init__(self, in_dim, hidden_dim=32):
+        super().__init__()
+        self.conv1 = GCNConv(in_dim, hidden_dim)
+        self.head = nn.Linear(hidden_dim, 1)
+
+    def forward(self, x, edge_index):
+        x = self.conv1(x, edge_index)
+        return self.head(x)
+
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+model = GNN(in_dim=x.shape[1]).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+for epoch in range(1, 201):
+    optimizer.zero_grad()
+    loss = model(x.to(device), None).sum()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) x = torch.tensor(df[feature_cols].values); model = GNN(in_dim=x.shape[1])
+#[test]
+fn a_feature_matrix_of_named_columns_is_as_wide_as_the_columns_named() {
+    let a = run(COLUMNS);
+    assert!(lines_of(&a, "EA202").is_empty());
+    assert!(lines_of(&a, "EA201").is_empty());
+    // columns the file does not name leave the width unknown
+    let unknown = COLUMNS.replace(
+        "feature_cols = ['ba001', 'ba002', 'da001', 'da002', 'ca001', 'gb001']",
+        "feature_cols = load_columns()",
+    );
+    assert_eq!(lines_of(&run(&unknown), "EA202"), vec![23]);
+}

@@ -398,6 +398,39 @@ fn kinds(m: &mut Model<'_>) {
             known.insert(name, VarKind::Model);
         }
     }
+    // `lnnet = model(num_resblocks=[6, 6]).to(device)` … `lnnet.load_state_dict(...)`: what a
+    // project's factory builds, places on the device and loads weights into (or switches to
+    // evaluation) is a module, whatever the factory is called
+    for c in &m.calls {
+        let (Some(recv), "load_state_dict" | "eval") = (c.recv, m.last_name(c)) else {
+            continue;
+        };
+        let name = m.text(recv);
+        if known.contains_key(name) {
+            continue;
+        }
+        let placed = m
+            .assigns
+            .iter()
+            .rfind(|a| {
+                !a.augmented
+                    && a.targets.len() == 1
+                    && a.span.end <= c.span.start
+                    && a.ctx.func == c.ctx.func
+                    && m.text(a.left) == name
+            })
+            .and_then(|a| m.calls.get(a.rhs_call? as usize))
+            .is_some_and(|p| {
+                matches!(m.last_name(p), "to" | "cuda")
+                    && placement_arg(m, p)
+                    && p.recv_call
+                        .and_then(|i| m.calls.get(i as usize))
+                        .is_some_and(|b| b.method.is_none() && b.recv_call.is_none())
+            });
+        if placed {
+            known.insert(name, VarKind::Model);
+        }
+    }
     // `cnn = torch.load("model/mnist_model.pkl")` … `outputs = cnn(images)`: a whole module
     // unpickled and then called (a state dict or a tensor `torch.load` returns is never called)
     for a in &m.assigns {

@@ -26,7 +26,8 @@ declare_rule! {
     /// or action width, taken as at most 512; also through a helper of the file that builds
     /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
     /// features (`dataset.num_features`, the first graph's `x.shape[1]`) taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
-    /// `GraphConv` / `GATConv`) adding up to under 100,000
+    /// `GraphConv` / `GATConv`; a feature matrix built from named columns of a table, as wide as
+    /// the columns named) adding up to under 100,000
     /// parameters (a LeNet, a policy MLP) is left
     /// alone: its step is kernel-launch bound, and pinning changes nothing measurable. Nor is
     /// a file that feeds a text model token ids only (it tokenizes, or Keras made the ids,

@@ -3458,13 +3458,80 @@ fn graph_width(text: &str) -> Option<u64> {
 fn graph_width_in(m: &Model<'_>, text: &str) -> Option<u64> {
     let pyg = || m.imports.values().any(|q| q.starts_with("torch_geometric"));
     let text = text.replace(' ', "");
-    graph_width(&text).or_else(|| {
-        ([".x.shape[1]", ".x.shape[-1]", ".x.size(1)", ".x.size(-1)"]
-            .iter()
-            .any(|s| text.ends_with(s))
-            && pyg())
-        .then_some(4096)
-    })
+    graph_width(&text)
+        .or_else(|| {
+            ([".x.shape[1]", ".x.shape[-1]", ".x.size(1)", ".x.size(-1)"]
+                .iter()
+                .any(|s| text.ends_with(s))
+                && pyg())
+            .then_some(4096)
+        })
+        .or_else(|| column_width(m, &text))
+}
+
+/// The width of a feature matrix the file builds from named columns of a table: `x.shape[1]`
+/// with `x = torch.tensor(df[feature_cols].values)` and `feature_cols = ['a', 'b', 'c']` (or the
+/// list written in the subscript, `df[['a', 'b']]`) is the number of columns named.
+fn column_width(m: &Model<'_>, text: &str) -> Option<u64> {
+    let root = [".shape[1]", ".shape[-1]", ".size(1)", ".size(-1)"]
+        .iter()
+        .find_map(|s| text.strip_suffix(s))?;
+    if !root
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+    {
+        return None;
+    }
+    // (bound once at module level: a method's own `x = self.conv1(x)` is another name)
+    let bound = m
+        .assigns
+        .iter()
+        .filter(|a| a.ctx.func.is_none() && a.targets.len() == 1 && m.text(a.left) == root)
+        .collect::<Vec<_>>();
+    let [a] = bound.as_slice() else {
+        return None;
+    };
+    if a.augmented {
+        return None;
+    }
+    // the strings of a list literal (directly, or through the one name bound to it)
+    let strings = |n: tree_sitter::Node<'_>| -> Option<u64> {
+        let list = if n.node_kind() == "identifier" {
+            let name = m.node_text(n);
+            let lists: Vec<_> = m
+                .assigns
+                .iter()
+                .filter(|b| b.ctx.func.is_none() && b.targets.len() == 1 && m.text(b.left) == name)
+                .collect();
+            let [b] = lists.as_slice() else { return None };
+            if b.augmented {
+                return None;
+            }
+            m.node(b.value)?
+        } else {
+            n
+        };
+        if list.node_kind() != "list" {
+            return None;
+        }
+        let mut w = list.walk();
+        let items: Vec<_> = list.named_children(&mut w).collect();
+        (!items.is_empty() && items.iter().all(|i| i.node_kind() == "string"))
+            .then(|| u64::try_from(items.len()).ok())
+            .flatten()
+    };
+    let mut stack = vec![m.node(a.value)?];
+    while let Some(n) = stack.pop() {
+        if n.node_kind() == "subscript"
+            && n.named_child_count() == 2
+            && let Some(k) = n.named_child(1).and_then(strings)
+        {
+            return Some(k);
+        }
+        let mut w = n.walk();
+        stack.extend(n.named_children(&mut w));
+    }
+    None
 }
 
 /// What an environment's observation or action width is taken to be at most, where a policy

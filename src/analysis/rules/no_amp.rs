@@ -23,7 +23,8 @@ declare_rule! {
     /// or action width, taken as at most 512; also through a helper of the file that builds
     /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
     /// features (`dataset.num_features`, the first graph's `x.shape[1]`) taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
-    /// `GraphConv` / `GATConv`; a class built several times with other sizes counts its
+    /// `GraphConv` / `GATConv`; a feature matrix built from named columns of a table, `x = torch.tensor(df[cols].values)` with
+    /// `cols = ['a', 'b']`, as wide as the columns named; a class built several times with other sizes counts its
     /// largest build) adding up to under 1,000,000
     /// parameters (a LeNet, an MNIST MLP, a policy network) is left alone: its step waits on
     /// kernel launches, not arithmetic, and mixed precision only adds casts (an 821,761-parameter
