@@ -573,3 +573,41 @@ fn a_feature_matrix_of_named_columns_is_as_wide_as_the_columns_named() {
     );
     assert_eq!(lines_of(&run(&unknown), "EA202"), vec![23]);
 }
+
+// Ex) model = BaseModel(); optimizer = Adam(model.parameters()); infer_model = train(model, optimizer, ..., device=device)
+#[test]
+fn a_training_function_handed_the_model_and_the_device_is_no_loader_that_places_it() {
+    let src = "import torch
+import timm
+from trainer import train
+
+device = torch.device('cuda')
+loader = None
+model = timm.create_model('densenet161', pretrained=True)
+model.eval()
+optimizer = torch.optim.Adam(params=model.parameters(), lr=3e-4)
+infer_model = train(model, optimizer, loader, device=device)
+";
+    let a = run(src);
+    assert_eq!(lines_of(&a, "EA203"), vec![7]);
+    assert_eq!(lines_of(&a, "EA204"), vec![7]);
+}
+
+// Ex) label_ids = b_labels.to('cpu').numpy() in a BERT evaluation loop
+#[test]
+fn a_numpy_read_after_a_copy_to_the_host_is_a_sync() {
+    let src = "import torch
+from transformers import BertForSequenceClassification
+
+device = torch.device('cuda')
+model = BertForSequenceClassification.from_pretrained('bert-base-uncased').to(device)
+model.eval()
+for batch in loader:
+    b_input_ids, b_labels = tuple(t.to(device) for t in batch)
+    with torch.no_grad():
+        logits = model(b_input_ids).logits
+    label_ids = b_labels.to('cpu').numpy()
+    results.append(label_ids)
+";
+    assert_eq!(lines_of(&run(src), "EA301"), vec![11]);
+}

@@ -4,8 +4,9 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags `.item()`, `.cpu()`, `.numpy()` and `.tolist()` in a step loop (training or
-    /// inference) on CUDA, when not under a `step % N == 0` guard (also one the loop binds to a
+    /// Flags `.item()`, `.cpu()`, `.numpy()` (also after `.to('cpu')`, the same copy to the
+    /// host as `.cpu()`: `label_ids = b_labels.to('cpu').numpy()`) and `.tolist()` in a step
+    /// loop (training or inference) on CUDA, when not under a `step % N == 0` guard (also one the loop binds to a
     /// name first: `log_now = step % 100 == 0` ... `if log_now:`, and the `else` of `if step %
     /// N != 0:`, where gradient accumulation steps the optimizer) (nor in a branch that runs
     /// once, like `if i == 0:`, the last batch's `if i == len(loader) - 1:` or another count the loop does not change, `if i == (n_iter - 2):` (also against a counter the loop steps by one, `if iteration == iterations_phase1:`), `if len(preds) == 0: preds.append(...)` or the last short batch's `if x.size(0) != batch_size:`, or at the iterations a test selects, `if t in markers:`, `if

@@ -546,8 +546,16 @@ pub(crate) fn model_placement(m: &Model<'_>) -> Option<(usize, usize, Option<usi
         // shows its own placement)
         // (also `from_pretrained(name, device_map="auto")`, through a mode switch after it:
         // `.eval()`)
+        // (not a training function handed the model and its optimizer, `infer_model =
+        // train(model, optimizer, loader, device=device)`: what it hands back was built before)
         let places_itself = |c: &Call| {
             !m.defined.contains(m.last_name(c))
+                && !m.call_args(c).iter().any(|arg| {
+                    matches!(
+                        m.var_kind(m.text(arg.value)),
+                        Some(VarKind::Model | VarKind::Optimizer)
+                    )
+                })
                 && m.call_args(c)
                     .iter()
                     .any(|arg| match arg.name.map(|n| m.text(n)) {
