@@ -611,3 +611,69 @@ for batch in loader:
 ";
     assert_eq!(lines_of(&run(src), "EA301"), vec![11]);
 }
+
+// Ex) probs = torch.softmax(output, dim=1).cpu().numpy()[0]; print(f"{file} -> {label} | {probs}")
+#[test]
+fn printing_a_result_already_read_to_the_host_is_the_loops_report() {
+    let src = "import os
+import torch
+from PIL import Image
+
+model = torch.load('model.pt').cuda()
+model.eval()
+for file in os.listdir('data'):
+    image = preprocess(Image.open(file)).unsqueeze(0).cuda()
+    with torch.no_grad():
+        output = model(image)
+        probs = torch.softmax(output, dim=1).cpu().numpy()[0]
+        print(f'{file}: {probs}')
+        scores = torch.softmax(output, dim=1)
+        print(f'{file}: {scores}')
+";
+    assert_eq!(lines_of(&run(src), "EA504"), vec![14]);
+}
+
+/// Fine-tunes a frozen ResNet's new head; the evaluation helper runs without `no_grad`.
+const THAWED: &str = "import torch
+import torch.nn as nn
+import torchvision.models as tm
+
+device = torch.device('cuda')
+
+
+def evaluate(model, loader):
+    correct = 0
+    model.eval()
+    for images, labels in loader:
+        outs = model(images.to(device))
+        correct += (outs.argmax(1) == labels.to(device)).sum()
+    return correct
+
+
+resnet = tm.resnet18(pretrained=True)
+for p in resnet.parameters():
+    p.requires_grad = False
+for p in resnet.layer4.parameters():
+    p.requires_grad = True
+resnet = resnet.to(device)
+optimizer = torch.optim.Adam(resnet.parameters())
+for epoch in range(10):
+    for images, labels in train_loader:
+        loss = nn.functional.cross_entropy(resnet(images.to(device)), labels.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print(evaluate(resnet, test_loader))
+";
+
+// Ex) for p in resnet.parameters(): p.requires_grad=False ... for p in resnet.fc.parameters(): p.requires_grad=True
+#[test]
+fn a_frozen_model_with_a_part_thawed_again_records_a_graph() {
+    assert_eq!(lines_of(&run(THAWED), "EA401"), vec![11]);
+    // frozen throughout, it records none
+    let frozen = THAWED.replace(
+        "for p in resnet.layer4.parameters():\n    p.requires_grad = True\n",
+        "",
+    );
+    assert!(lines_of(&run(&frozen), "EA401").is_empty());
+}

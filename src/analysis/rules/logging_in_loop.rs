@@ -137,8 +137,16 @@ fn formats_model_output(
         .collect();
     // what the step computes from them (`_, predicted = torch.max(outputs, 1)`, `score =
     // softmax(pred)`), in order; not a running total (`correct += ...`), the loop's report
+    // (nor a value read back to the host on the way, `probs = torch.softmax(out,
+    // dim=1).numpy()[0]`: printing it waits for nothing more)
+    let on_host = |v: &str| {
+        [".item()", ".numpy()", ".tolist()", ".cpu()"]
+            .iter()
+            .any(|r| v.contains(r))
+    };
     for a in before.iter().filter(|a| !a.augmented) {
-        if super::words(m.text(a.value)).any(|w| outputs.contains(&w)) {
+        let v = m.text(a.value);
+        if !on_host(v) && super::words(v).any(|w| outputs.contains(&w)) {
             outputs.extend(a.targets.iter().map(|t| m.text(*t)));
         }
     }

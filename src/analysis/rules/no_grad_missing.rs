@@ -33,7 +33,8 @@ declare_rule! {
     /// counted: its `__call__` disables autograd itself; nor is a file that freezes every
     /// parameter (`for p in model.parameters(): p.requires_grad = False`; not when it then
     /// gives that model a new layer, `model.fc = nn.Linear(n, 2)`, whose weights require
-    /// grad), nor a loop that builds
+    /// grad, or thaws a part of it again, `for p in model.fc.parameters(): p.requires_grad =
+    /// True`), nor a loop that builds
     /// adversarial examples or saliency maps, which need autograd (a call named for an attack or
     /// gradients: `projected_gradient_descent(net, x, ...)`, `adversary.perturb(x, y)`).
     /// A loop whose body always breaks off after its first batch (a preview of one batch) is
@@ -112,7 +113,9 @@ impl Rule for NoGradMissing {
                         .and_then(|l| l.iter)
                         .is_some_and(|it| {
                             let it = m.text(it);
-                            it.contains("parameters()") && !new_head_after(m, it, a.span.end)
+                            it.contains("parameters()")
+                                && !new_head_after(m, it, a.span.end)
+                                && !thawed_after(m, it, a.span.end)
                         })
             })
         {
@@ -527,6 +530,30 @@ fn new_head_after(m: &crate::analysis::facts::Model<'_>, iter: &str, at: usize) 
             && a.rhs_call
                 .and_then(|c| m.calls.get(c as usize))
                 .is_some_and(|c| super::torch_layer(m, c))
+    })
+}
+
+/// Are some of the parameters that `iter` walks (`model.parameters()`) made trainable again
+/// after byte `at` (`for p in model.fc.parameters(): p.requires_grad = True`, fine-tuning
+/// the head)? Those record a graph: the model is not frozen.
+fn thawed_after(m: &crate::analysis::facts::Model<'_>, iter: &str, at: usize) -> bool {
+    let Some(model) = iter.strip_suffix(".parameters()") else {
+        return false;
+    };
+    m.assigns.iter().any(|a| {
+        a.span.start >= at
+            && m.text(a.left).ends_with(".requires_grad")
+            && a.vkind == crate::analysis::facts::ValKind::True
+            && a.ctx
+                .loop_
+                .and_then(|l| m.loops.get(l as usize))
+                .and_then(|l| l.iter)
+                .is_some_and(|it| {
+                    let it = m.text(it);
+                    it.starts_with(model)
+                        && it[model.len()..].starts_with('.')
+                        && it.contains("parameters()")
+                })
     })
 }
 
