@@ -677,3 +677,25 @@ fn a_frozen_model_with_a_part_thawed_again_records_a_graph() {
     );
     assert!(lines_of(&run(&frozen), "EA401").is_empty());
 }
+
+// Ex) def update(self, total_steps): if total_steps % self.freq == 0: self._update_behavior_network()
+#[test]
+fn a_method_calling_its_class_training_step_through_self_is_a_training_step() {
+    let src = DQN_AGENT
+        .replace(
+            "    def update(self, state, target):\n",
+            "    def update(self, state, target, t):\n        if t % 4 == 0:\n            self._learn(state, target)\n\n    def _learn(self, state, target):\n",
+        )
+        .replace(
+            "agent.update(state.to(args.device), target.to(args.device))",
+            "agent.update(state.to(args.device), target.to(args.device), 0)",
+        );
+    let a = run(&src);
+    assert_eq!(lines_of(&a, "EA203"), vec![21]);
+    // an `update` that never reaches the training step trains nothing
+    let idle = src.replace(
+        "        if t % 4 == 0:\n            self._learn(state, target)\n",
+        "        if t % 4 == 0:\n            self.steps = t\n",
+    );
+    assert!(lines_of(&run(&idle), "EA203").is_empty());
+}

@@ -2433,11 +2433,25 @@ fn loops(m: &mut Model<'_>) {
             .filter(|(f, b)| **b && f.class.is_none())
             .map(|(f, _)| m.text(f.name))
             .collect();
+        // (and a method calling one of its class's own through `self`, outside any loop of its
+        // own: a DQN agent's `def update(self, t): if t % self.freq == 0:
+        // self._update_behavior_network()`)
+        let methods: std::collections::HashSet<(Option<u32>, &str)> = m
+            .funcs
+            .iter()
+            .zip(&fn_step)
+            .filter(|(f, b)| **b && f.class.is_some())
+            .map(|(f, _)| (f.class, m.text(f.name)))
+            .collect();
         let mut grew = false;
         for c in &m.calls {
-            if c.method.is_none()
+            let plain = c.method.is_none() && names.contains(m.text(c.func));
+            let own_method = c.method.is_some_and(|meth| {
+                c.recv.is_some_and(|r| m.text(r) == "self")
+                    && methods.contains(&(c.ctx.class, m.text(meth)))
+            });
+            if (plain || own_method)
                 && c.ctx.loop_.is_none()
-                && names.contains(m.text(c.func))
                 && let Some(f) = c.ctx.func
                 && let Some(st) = fn_step.get_mut(f as usize)
                 && !*st
