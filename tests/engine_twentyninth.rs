@@ -699,3 +699,43 @@ fn a_method_calling_its_class_training_step_through_self_is_a_training_step() {
     );
     assert!(lines_of(&run(&idle), "EA203").is_empty());
 }
+
+// Ex) h5_file = h5py.File(path, 'w'); lr = h5_file.create_dataset(...); for lr_path in lr_images: ... lr[-n:] = patches
+#[test]
+fn a_function_writing_decoded_images_into_an_hdf5_file_is_data_work() {
+    let src = "import glob
+import h5py
+import numpy as np
+import torch
+import PIL.Image as pil_image
+
+
+def prepare(lr_images, out):
+    h5_file = h5py.File(out, 'w')
+    lr_dataset = h5_file.create_dataset('lr', shape=(0, 33, 33, 3), maxshape=(None, 33, 33, 3))
+    for lr_path in lr_images:
+        lr = np.array(pil_image.open(lr_path).convert('RGB')).astype(np.float32)
+        lr_dataset.resize(lr_dataset.shape[0] + 1, axis=0)
+        lr_dataset[-1:] = lr[None, :33, :33]
+    h5_file.close()
+
+
+if __name__ == '__main__':
+    prepare(sorted(glob.glob('train/*')), 'train.h5')
+    model = torch.nn.Conv2d(3, 3, 3).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(10):
+        for x, y in loader:
+            loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+";
+    assert_eq!(lines_of(&run(src), "EA602"), vec![11]);
+    // the same loop writing a plain Python list keeps the function's kind `other`
+    let list = src.replace(
+        "    lr_dataset = h5_file.create_dataset('lr', shape=(0, 33, 33, 3), maxshape=(None, 33, 33, 3))\n",
+        "    lr_dataset = h5_file.require('lr')\n",
+    );
+    assert!(lines_of(&run(&list), "EA602").is_empty());
+}

@@ -3150,6 +3150,12 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
             s |= S_IMAGE | S_READ
         }
         "imwrite" => s |= S_WRITE,
+        // (an HDF5 file written, `h5_file.create_dataset('lr', shape=..., maxshape=...)`)
+        "create_dataset"
+            if c.method.is_some() && m.imports.values().any(|q| q.starts_with("h5py")) =>
+        {
+            s |= S_WRITE
+        }
         // (`librosa.util.find_files(dir)`: the audio files under a folder; imutils'
         // `paths.list_images(dir)`)
         "glob" | "rglob" | "listdir" | "iterdir" | "walk" | "scandir" | "find_files"
