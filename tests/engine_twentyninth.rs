@@ -739,3 +739,30 @@ if __name__ == '__main__':
     );
     assert!(lines_of(&run(&list), "EA602").is_empty());
 }
+
+// Ex) if (i == sample_idx) and log_to_wandb: fields = [gen[0, 0].detach().cpu().numpy()]
+#[test]
+fn a_branch_for_the_iteration_a_fixed_name_picks_runs_once() {
+    let src = "import random
+import torch
+
+model = torch.load('model.pt').cuda()
+model.eval()
+sample_idx = random.randint(0, 10)
+fields = None
+with torch.no_grad():
+    for i, (inp, tar) in enumerate(valid_loader):
+        gen = model(inp.cuda())
+        if (i == sample_idx) and log_to_wandb:
+            fields = [gen[0, 0].detach().cpu().numpy()]
+        if i >= j:
+            last = gen.cpu()
+";
+    assert_eq!(lines_of(&run(src), "EA301"), vec![14]);
+    // a name the loop changes picks many iterations
+    let moving = src.replace(
+        "            fields = [gen[0, 0].detach().cpu().numpy()]\n",
+        "            fields = [gen[0, 0].detach().cpu().numpy()]\n            sample_idx += 5\n",
+    );
+    assert_eq!(lines_of(&run(&moving), "EA301"), vec![12, 15]);
+}

@@ -517,6 +517,31 @@ fn backend_available_call(node: Node<'_>, src: &str, suffix: &str) -> bool {
         && field::get(node, field::ARGUMENTS).is_some_and(|a| a.named_child_count() == 0)
 }
 
+/// Does `text` assign `name` anywhere (`name = ...`, `name += ...`, also as one target of
+/// several, `a, name = ...`)? A textual check of a loop's source, made while the loop is
+/// walked (before its assignments are recorded).
+fn assigns_in_text(text: &str, name: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.match_indices(name).any(|(i, _)| {
+        let before = i.checked_sub(1).and_then(|j| bytes.get(j)).copied();
+        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') {
+            return false;
+        }
+        let rest = text.get(i + name.len()..).unwrap_or("");
+        if rest.starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_') {
+            return false;
+        }
+        let rest = rest.trim_start_matches([' ', '\t', ',', ')']);
+        let rest = rest.trim_start_matches(|ch: char| {
+            ch.is_ascii_alphanumeric() || matches!(ch, '_' | ' ' | ',' | '(' | ')')
+        });
+        (rest.starts_with('=') && !rest.starts_with("=="))
+            || ["+=", "-=", "*=", "/="]
+                .iter()
+                .any(|op| rest.starts_with(op))
+    })
+}
+
 /// `isinstance(x, torch.nn.Module)` / `isinstance(x, nn.Module)` of a plain name: a test of
 /// whether `x` is a network (true where `x` is the file's model, [`super::as_shipped::condition`]).
 pub(crate) fn module_test(node: Node<'_>, src: &str) -> bool {
@@ -1510,8 +1535,20 @@ impl<'s> Walker<'s> {
                         .split(['-', '+'])
                         .all(|w| !w.is_empty() && !targets.contains(&w))
             };
+            // (or a count the script fixed before the loop, `if i == sample_idx:`: a name the
+            // loops neither bind nor change)
+            let fixed = || {
+                matches!(lit.node_kind(), "identifier" | "attribute")
+                    && !targets.contains(&self.text(lit))
+                    && self.text(lit) != self.text(var)
+                    && self
+                        .cur_loop
+                        .and_then(|l| self.m.loops.get(l as usize))
+                        .and_then(|l| self.src.get(l.span.start..l.span.end))
+                        .is_some_and(|body| !assigns_in_text(body, self.text(lit)))
+            };
             if targets.contains(&self.text(var)) {
-                return lit.node_kind() == "integer" || last();
+                return lit.node_kind() == "integer" || last() || fixed();
             }
             // (a counter the loop steps by one, `iteration += 1`, against a count it does not
             // change, `if iteration == iterations_phase1:`: one iteration too)
