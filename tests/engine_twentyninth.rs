@@ -766,3 +766,27 @@ with torch.no_grad():
     );
     assert_eq!(lines_of(&run(&moving), "EA301"), vec![12, 15]);
 }
+
+// Ex) import modules.fit as fit ... for epoch in range(EPOCHS): train_loss = fit.run(device, loader, model, optimizer)
+#[test]
+fn a_function_of_a_module_named_for_training_handed_the_optimizer_trains() {
+    let src = "import torch
+from torchvision import models
+import modules.fit as fit
+import modules.file as files
+
+device = torch.device('cuda')
+model = models.detection.fasterrcnn_resnet50_fpn_v2(weights='DEFAULT')
+model.to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.005)
+for epoch in range(10):
+    train_loss = fit.run(device, train_loader, model, optimizer)
+";
+    assert_eq!(lines_of(&run(src), "EA203"), vec![8]);
+    // a checkpoint helper of a module named otherwise trains nothing
+    let saves = src.replace(
+        "train_loss = fit.run(device, train_loader, model, optimizer)",
+        "files.run(model, optimizer)",
+    );
+    assert!(lines_of(&run(&saves), "EA203").is_empty());
+}

@@ -159,7 +159,10 @@ fn markdown() -> String {
          a step loop, and \
          so is one running TensorFlow 1's session on a training op, `sess.run([train_op, \
          loss])` with `train_op = optimizer.minimize(loss)`; one \
-         calling a function that runs a whole training pass is an epoch loop (not one calling \
+         calling a function that runs a whole training pass is an epoch loop (also a function \
+         of another module handed the optimizer, named for training or of a module named for \
+         it, `fit.run(device, loader, model, optimizer)` with `import modules.fit as fit`; \
+         not one calling \
          an adversarial attack, `delta = attack_pgd(model, X, y, ...)`, whose gradient loop \
          steps the input: per-batch work of the step loop that calls it), whatever it \
          also steps once per pass (`train(model, loader, optimizer); optimizer.step()`). A \

@@ -2698,12 +2698,20 @@ fn loops(m: &mut Model<'_>) {
             // (also a training function of an imported module, `train_utils.train(loader,
             // model, criterion, optimizer)`, `engine.train_one_epoch(...)`; not a checkpoint
             // helper handed the optimizer to save it)
-            let module_fn = c
-                .recv_root
-                .is_some_and(|r| m.imports.contains_key(m.text(r)))
-                && ["train", "epoch", "fit"]
-                    .iter()
-                    .any(|w| m.last_name(c).to_ascii_lowercase().contains(w));
+            // (or any function of a module named for training, `import modules.fit as fit` ...
+            // `fit.run(device, loader, model, optimizer)`; not its checkpoint helpers)
+            let last = m.last_name(c).to_ascii_lowercase();
+            let module_fn = c.recv_root.is_some_and(|r| {
+                let root = m.text(r);
+                m.imports.contains_key(root)
+                    && (["train", "epoch", "fit"].iter().any(|w| last.contains(w))
+                        || (["train", "fit", "engine"]
+                            .iter()
+                            .any(|w| root.to_ascii_lowercase().contains(w))
+                            && !["save", "load", "checkpoint", "log"]
+                                .iter()
+                                .any(|w| last.contains(w))))
+            });
             // (not behind a switch that is off as shipped, `if train_flag:` with
             // `train_flag = False`)
             if !info.step
