@@ -790,3 +790,28 @@ for epoch in range(10):
     );
     assert!(lines_of(&run(&saves), "EA203").is_empty());
 }
+
+// Ex) model, preprocess = clip.load(base_model, device=device, jit=False); model.float()
+#[test]
+fn a_clip_model_cast_back_to_fp32_trains_in_fp32() {
+    let src = "import clip
+import torch
+
+device = 'cuda'
+model, preprocess = clip.load('ViT-B/32', device=device, jit=False)
+model.float()
+_, preprocess = clip.load('ViT-B/32', device=device, jit=False)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-5)
+for images, texts in loader:
+    logits_per_image, logits_per_text = model(images.to(device), texts.to(device))
+    loss = logits_per_image.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+    let a = run(src);
+    assert_eq!(lines_of(&a, "EA201"), vec![9]);
+    // as loaded, CLIP's weights are fp16 on CUDA
+    let half = src.replace("model.float()\n", "");
+    assert!(lines_of(&run(&half), "EA201").is_empty());
+}

@@ -581,6 +581,34 @@ fn torch_nn_module(q: &str, last: &str) -> bool {
         && !PARAMETERLESS.contains(&last)
 }
 
+/// Does the file keep the model `clip.load` call `c` loads in fp32: it casts it back, `model,
+/// preprocess = clip.load(name, device=device)` then `model.float()` (the fine-tuning recipe),
+/// or keeps only the preprocessing, `_, preprocess = clip.load(...)`?
+fn clip_in_fp32(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let Some(name) = m
+        .assigns
+        .iter()
+        .find(|a| {
+            a.rhs_call
+                .and_then(|i| m.calls.get(i as usize))
+                .is_some_and(|r| r.span == c.span)
+        })
+        .and_then(|a| a.targets.first())
+        .map(|t| m.text(*t))
+    else {
+        return false;
+    };
+    // (`_, preprocess = clip.load(...)`: only the preprocessing is kept)
+    name == "_"
+        || m.calls.iter().any(|o| {
+            o.method.is_some()
+                && m.last_name(o) == "float"
+                && o.span.start > c.span.end
+                && o.recv.is_some_and(|r| m.text(r) == name)
+                && m.call_args(o).is_empty()
+        })
+}
+
 /// Is the model call `c` loads (`clip_model, preprocess = clip.load(...)`) a frozen encoder
 /// beside a model the file trains (it calls `backward()`): its parameters handed to nothing,
 /// and every other call on it (`clip_model.encode_text(t)`) under `no_grad`, beside its
@@ -1680,7 +1708,9 @@ fn precision(m: &mut Model<'_>) {
             }
             // OpenAI CLIP loads its weights in fp16 on CUDA (`convert_weights`); a frozen
             // encoder feeding a model the file trains in fp32 leaves that training in fp32
-            "load" if q == "clip.load" && !frozen_encoder(m, c) => p.half = true,
+            "load" if q == "clip.load" && !frozen_encoder(m, c) && !clip_in_fp32(m, c) => {
+                p.half = true
+            }
             "convert_weights" if q.starts_with("clip.") => p.half = true,
             // `amp_autocast()`, `maybe_autocast()`: a context chosen at run time (timm)
             _ if last.to_ascii_lowercase().contains("autocast") => p.unresolved = true,

@@ -5,7 +5,7 @@ declare_rule! {
     /// ## What it does
     /// Flags a CUDA training loop that runs entirely in fp32: no `torch.autocast`, no
     /// `GradScaler` (one switched off as shipped, `autocast(enabled=args.amp)` with `--amp` a
-    /// `store_true` flag, counts as none, and so does a scaler bound and never used), no `.half()` / `.bfloat16()` model (OpenAI CLIP's `clip.load` loads one on CUDA, unless it is a frozen encoder, called only under `no_grad`, feeding a model the file trains) (nor one loaded in its checkpoint's
+    /// `store_true` flag, counts as none, and so does a scaler bound and never used), no `.half()` / `.bfloat16()` model (OpenAI CLIP's `clip.load` loads one on CUDA, unless it is a frozen encoder, called only under `no_grad`, feeding a model the file trains, or is cast back, `model.float()`) (nor one loaded in its checkpoint's
     /// dtype, `torch_dtype="auto"`), no quantized weights
     /// (`load_in_8bit=True`, `quantization_config=`), no framework mixed-precision flag
     /// (for a Hugging Face Trainer the file runs, `trainer.train()` / `.evaluate()` /

@@ -8,7 +8,7 @@ declare_rule! {
     /// ## What it does
     /// Flags CUDA training or inference in fp32 (no autocast, no half-precision or quantized
     /// model (OpenAI CLIP's `clip.load` on CUDA, unless a frozen encoder feeding a model the
-    /// file trains), nor one loaded in its checkpoint's dtype, `torch_dtype="auto"`, nor one cast to a
+    /// file trains, or one cast back, `model.float()`), nor one loaded in its checkpoint's dtype, `torch_dtype="auto"`, nor one cast to a
     /// dtype the file does not show, `model.to(dtype)` with `dtype = parse_dtype(args.dtype)`,
     /// nor one built after `torch.set_default_tensor_type(torch.cuda.HalfTensor)`; inference also through a sentence-transformers encoder's `model.encode(...)`)
     /// that does not enable TF32 for matrix multiplies
