@@ -815,3 +815,39 @@ for images, texts in loader:
     let half = src.replace("model.float()\n", "");
     assert!(lines_of(&run(&half), "EA201").is_empty());
 }
+
+// Ex) torch.set_default_device(my_device) ... DataLoader(train_dataset, batch_size=3, generator=torch.Generator(device=my_device))
+#[test]
+fn loaders_built_after_the_gpu_becomes_the_default_device_hold_gpu_tensors() {
+    let src = "import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+my_device = 'cuda'
+
+
+def train():
+    torch.set_default_device(my_device)
+    x = torch.stack([torch.randn(40, 128) for _ in range(100)])
+    dataset = MyDataset(x, torch.zeros(100))
+    loader = DataLoader(dataset, batch_size=3, shuffle=True, generator=torch.Generator(device=my_device))
+    model = CNNv2()
+    optimizer = torch.optim.Adam(model.parameters())
+    for xb, yb in loader:
+        loss = model(xb).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+train()
+";
+    let a = run(src);
+    assert!(lines_of(&a, "EA101").is_empty());
+    assert!(lines_of(&a, "EA102").is_empty());
+    // the CPU as the default device leaves the dataset on the host
+    let host = src.replace(
+        "torch.set_default_device(my_device)",
+        "torch.set_default_device('cpu')",
+    );
+    assert_eq!(lines_of(&run(&host), "EA101"), vec![11]);
+}

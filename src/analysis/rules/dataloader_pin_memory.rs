@@ -17,7 +17,8 @@ declare_rule! {
     /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
     /// device, nor one whose batch is its whole dataset (`batch_size=len(data)`), nor a loader read for a single batch (`next(iter(DataLoader(...)))`, `next(enumerate(loader))`, `loader.__iter__().__next__()`, `it = iter(loader)` (or `enumerate(loader)`) then one `next(it)`, a loop over it whose body always `break`s) or never
     /// read (only counted, `len(loader)`, `len(DataLoader(...))`), nor one over a dataset built with the device (`MelDataset(path, device)`), one whose `__getitem__` moves each item there, or with a
-    /// collate of the file that puts each batch there (`torch.tensor(ids, device=device)`): there
+    /// collate of the file that puts each batch there (`torch.tensor(ids, device=device)`), or one
+    /// built after `torch.set_default_device(device)` makes new tensors there: there
     /// is no stream of copies to overlap. A file whose every model is a module class of its own (or an inline `nn.Sequential`, or a single `torch.nn` layer,
     /// `model = nn.Linear(20, 1)`) with
     /// layer sizes the file states (literals, constants it binds, also at module level,

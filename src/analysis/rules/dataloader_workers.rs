@@ -46,7 +46,8 @@ declare_rule! {
     /// `Dataset` class of the file whose `__getitem__` moves each item there, or
     /// with a collate of the file that puts each batch there (`torch.tensor(ids,
     /// device=device)`), or one of several datasets a call builds with the device (`train_ds,
-    /// val_ds = split.get_datasets(device)`): its samples are already on the GPU, where forked workers cannot reach. Nor is a
+    /// val_ds = split.get_datasets(device)`), or one built after `torch.set_default_device(device)`
+    /// makes new tensors there: its samples are already on the GPU, where forked workers cannot reach. Nor is a
     /// loader in a file that feeds a text model token ids only (it tokenizes, hands over a
     /// dataset named for its tokens, `tokenized_datasets["train"]`, or reads batches
     /// by `input_ids`, and handles no image, audio or video, nor

@@ -1557,6 +1557,7 @@ fn first_return(def: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
 pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
     collate_on_device(m, c)
         || split_with_device(m, c)
+        || default_device_before(m, c)
         || getitem_on_device(m, c)
         || dataset_ctor(m, c).is_some_and(|t| {
             let args = m.text(t.args_span).to_ascii_lowercase();
@@ -1566,6 +1567,25 @@ pub(crate) fn device_resident_dataset(m: &Model<'_>, c: &Call) -> bool {
                     || args.contains(".to(\"cuda")
                     || tensors_on_device(m, t)))
                 || m.call_args(t).iter().any(|a| device_arg(m, a))
+        })
+}
+
+/// Does the code that builds loader `c` first make the GPU the default device for new tensors
+/// (`torch.set_default_device(my_device)` earlier in the same function, or at module level,
+/// with a device that is not the CPU)? The tensors its dataset holds are then created there
+/// (the loader's `generator=torch.Generator(device=my_device)` says as much).
+// Ex) torch.set_default_device(my_device) ... DataLoader(train_dataset, batch_size=3, generator=torch.Generator(device=my_device))
+fn default_device_before(m: &Model<'_>, c: &Call) -> bool {
+    cuda(m)
+        && m.calls.iter().any(|d| {
+            d.span.end <= c.span.start
+                && (d.ctx.func == c.ctx.func || d.ctx.func.is_none())
+                && !m.dead(&d.ctx)
+                && m.qual(d) == "torch.set_default_device"
+                && m.pos(d, 0).is_some_and(|a| {
+                    !m.text(a.value).to_ascii_lowercase().contains("cpu")
+                        && !m.text(a.value).contains("mps")
+                })
         })
 }
 
