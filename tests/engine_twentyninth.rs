@@ -851,3 +851,49 @@ train()
     );
     assert_eq!(lines_of(&run(&host), "EA101"), vec![11]);
 }
+
+/// A small spectrogram classifier with padding layers and kernels written per dimension.
+const SMALL_AUDIO: &str = "import torch
+import torch.nn as nn
+
+
+class AudioClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(2, 8, kernel_size=(5, 5), stride=(2, 2), padding=(2, 2))
+        self.batch1 = nn.BatchNorm2d(8)
+        self.pad1 = nn.ZeroPad2d(2)
+        self.conv2 = nn.Conv2d(8, 32, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))
+        self.act = nn.ReLU()
+        self.pool = nn.AdaptiveAvgPool2d(output_size=1)
+        self.linear1 = nn.Linear(in_features=32, out_features=10)
+
+    def forward(self, x):
+        x = self.pad1(self.batch1(self.act(self.conv1(x))))
+        x = self.pool(self.act(self.conv2(x)))
+        return self.linear1(x.view(x.shape[0], -1))
+
+
+device = torch.device('cuda')
+model = AudioClassifier().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in train_loader:
+    loss = nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) nn.Conv2d(2, 8, kernel_size=(5, 5)); nn.ZeroPad2d(2)
+#[test]
+fn padding_layers_and_per_dimension_kernels_are_sized() {
+    let a = run(SMALL_AUDIO);
+    assert!(lines_of(&a, "EA201").is_empty());
+    assert!(lines_of(&a, "EA204").is_empty());
+    // a wide kernel per dimension is counted as written
+    let wide = SMALL_AUDIO.replace(
+        "nn.Conv2d(8, 32, kernel_size=(3, 3)",
+        "nn.Conv2d(8, 4096, kernel_size=(9, 9)",
+    );
+    assert_eq!(lines_of(&run(&wide), "EA204"), vec![23]);
+}

@@ -3662,9 +3662,28 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
                 "Conv3d" => 3,
                 _ => 2,
             };
+            // (a square kernel, `kernel_size=3`, or one written per dimension, `(5, 5)`)
+            let kernel = match int(2, "kernel_size") {
+                Some(k) => k.checked_pow(dims)?,
+                None => {
+                    let a = m.pos(c, 2).or_else(|| m.kw(c, "kernel_size"))?;
+                    let t = m.text(a.value);
+                    let inner = t.strip_prefix('(')?.strip_suffix(')')?;
+                    let mut n: u64 = 1;
+                    let mut count = 0;
+                    for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                        n = n.checked_mul(int_expr(part, param)?)?;
+                        count += 1;
+                    }
+                    if count != dims {
+                        return None;
+                    }
+                    n
+                }
+            };
             int(0, "in_channels")?
                 .checked_mul(int(1, "out_channels")?)?
-                .checked_mul(int(2, "kernel_size")?.checked_pow(dims)?)?
+                .checked_mul(kernel)?
         }
         "Embedding" => int(0, "num_embeddings")?.checked_mul(int(1, "embedding_dim")?)?,
         // PyTorch Geometric's message-passing layers: one weight matrix (GCN), or one for the
@@ -3743,7 +3762,17 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
         | "size" | "relu" | "max_pool2d" | "log_softmax" | "softmax" | "dropout" | "sigmoid"
         | "tanh" | "gelu" | "reshape" | "permute" | "mean" | "sum" | "cat" | "stack" | "zeros"
         | "ones" | "to" | "print" | "GINConv" | "global_mean_pool" | "global_add_pool"
-        | "global_max_pool" => 0,
+        | "global_max_pool"
+        // (padding, resampling, more pools, activations and norms: none, or two per channel)
+        | "ZeroPad1d" | "ZeroPad2d" | "ZeroPad3d" | "ConstantPad1d" | "ConstantPad2d"
+        | "ConstantPad3d" | "ReflectionPad1d" | "ReflectionPad2d" | "ReplicationPad1d"
+        | "ReplicationPad2d" | "ReplicationPad3d" | "Upsample" | "UpsamplingNearest2d"
+        | "UpsamplingBilinear2d" | "PixelShuffle" | "PixelUnshuffle"
+        | "AvgPool1d" | "AvgPool3d" | "AdaptiveAvgPool1d" | "AdaptiveAvgPool3d"
+        | "AdaptiveMaxPool1d" | "AdaptiveMaxPool2d" | "AdaptiveMaxPool3d" | "Dropout1d"
+        | "Dropout3d" | "AlphaDropout" | "ELU" | "SELU" | "CELU" | "Mish" | "Hardswish"
+        | "Hardsigmoid" | "Hardtanh" | "Softplus" | "Softsign" | "ReLU6" | "Unflatten"
+        | "BatchNorm3d" | "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => 0,
         _ if m.text(c.func).starts_with("nn.") || m.text(c.func).starts_with("torch.") => {
             return None; // a layer this count does not size
         }
