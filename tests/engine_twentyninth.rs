@@ -897,3 +897,47 @@ fn padding_layers_and_per_dimension_kernels_are_sized() {
     );
     assert_eq!(lines_of(&run(&wide), "EA204"), vec![23]);
 }
+
+/// A Lightning script whose Trainer settings come from a dict of the options.
+const TRAINER_DICT: &str = "import argparse
+import pytorch_lightning as pl
+import torch
+
+
+class ASRTrainer(pl.LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.model(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters())
+
+
+def main(args):
+    model = torch.nn.Transformer(d_model=512)
+    module = ASRTrainer(model=model)
+    trainer_args = {'accelerator': 'gpu', 'max_epochs': 100, 'precision': args.precision}
+    trainer = pl.Trainer(**trainer_args)
+    trainer.fit(module)
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--precision', default='16-mixed', type=str)
+    main(parser.parse_args())
+";
+
+// Ex) trainer_args = {'precision': args.precision} (default '16-mixed'); pl.Trainer(**trainer_args)
+#[test]
+fn a_lightning_precision_handed_in_a_dict_is_read_as_shipped() {
+    let a = run(TRAINER_DICT);
+    assert!(lines_of(&a, "EA201").is_empty());
+    assert!(lines_of(&a, "EA202").is_empty());
+    // full precision as shipped leaves the matmuls in fp32
+    let full = TRAINER_DICT.replace("default='16-mixed'", "default='32-true'");
+    assert_eq!(lines_of(&run(&full), "EA202").len(), 1);
+}

@@ -1771,6 +1771,24 @@ fn precision(m: &mut Model<'_>) {
         {
             conv = true;
         }
+        // `pl.Trainer(**trainer_args)` with `trainer_args = {'precision': args.precision, ...}`:
+        // the precision the dict holds as shipped
+        if let Some(sp) = c.splat.filter(|_| matches!(last, "Trainer" | "Fabric"))
+            && (q.starts_with("lightning") || q.starts_with("pytorch_lightning"))
+        {
+            match shipped_precision(super::as_shipped::dict_key(
+                m,
+                sp,
+                "precision",
+                c.span.start,
+                c.ctx.func,
+                0,
+            )) {
+                Some(Shipped::Reduced) => p.autocast = true,
+                Some(Shipped::Full) => {}
+                None => p.unresolved = true,
+            }
+        }
         for a in m.call_args(c) {
             let name = a.name.map_or("", |n| m.text(n));
             let v = m.text(a.value);
