@@ -941,3 +941,43 @@ fn a_lightning_precision_handed_in_a_dict_is_read_as_shipped() {
     let full = TRAINER_DICT.replace("default='16-mixed'", "default='32-true'");
     assert_eq!(lines_of(&run(&full), "EA202").len(), 1);
 }
+
+/// Multi-scale training of a pyramid vision transformer: three passes over each batch.
+const MULTI_SCALE: &str = "import torch
+from lib.pvt import PolypPVT
+
+
+def train(train_loader, model, optimizer):
+    model.train()
+    size_rates = [0.75, 1, 1.25]
+    for i, pack in enumerate(train_loader, start=1):
+        for rate in size_rates:
+            optimizer.zero_grad()
+            images, gts = pack
+            loss = model(images.cuda(), rate).sum()
+            loss.backward()
+            optimizer.step()
+
+
+model = PolypPVT().cuda()
+optimizer = torch.optim.AdamW(model.parameters(), 1e-4)
+for epoch in range(100):
+    train(train_loader, model, optimizer)
+";
+
+// Ex) for i, pack in enumerate(train_loader, start=1): for rate in size_rates: ... loss.backward()
+#[test]
+fn multi_scale_passes_over_a_batch_are_anchored_on_the_loaders_loop() {
+    let a = run(MULTI_SCALE);
+    assert_eq!(lines_of(&a, "EA201"), vec![8]);
+    // a pyramid vision transformer is matmul work
+    assert_eq!(lines_of(&a, "EA202"), vec![17]);
+    // a step loop of its own over the loader is reported where it is
+    let plain = MULTI_SCALE.replace(
+        "        for rate in size_rates:\n",
+        "        for rate in [1]:\n",
+    );
+    assert_eq!(lines_of(&run(&plain), "EA201"), vec![8]);
+    let long = MULTI_SCALE.replace("size_rates = [0.75, 1, 1.25]", "size_rates = range(100)");
+    assert_eq!(lines_of(&run(&long), "EA201"), vec![9]);
+}

@@ -1000,10 +1000,22 @@ pub(crate) fn first_train_loop<'a>(m: &'a Model<'_>) -> Option<&'a super::facts:
                 })
         })
     };
-    live.iter()
+    let first = live
+        .iter()
         .copied()
         .find(|l| live.len() == 1 || !serves(l))
-        .or_else(|| live.first().copied())
+        .or_else(|| live.first().copied())?;
+    // (a few passes over each batch, `for rate in size_rates:` inside `for i, pack in
+    // enumerate(train_loader):`, multi-scale training: the loader's loop is the step loop)
+    let loader_parent = first
+        .parent
+        .and_then(|p| m.loops.get(p as usize))
+        .filter(|p| {
+            p.info.iterates_loader.is_some()
+                && first.info.iterates_loader.is_none()
+                && known_iterations(m, first).is_some_and(|n| (1..=16).contains(&n))
+        });
+    Some(loader_parent.unwrap_or(first))
 }
 
 /// A training step loop that runs as shipped: not in a branch that is off (`if not

@@ -272,6 +272,12 @@ const TRANSFORMER_WORDS: &[&str] = &[
     "minilm",
     "mpnet",
     "dinov2",
+    // the pyramid, multiscale and hybrid vision transformers (`PolypPVT`, `pvt_v2_b2`, `MViT`,
+    // `MaxViT`, `LeViT`)
+    "pvt",
+    "mvit",
+    "maxvit",
+    "levit",
 ];
 
 /// Class-name endings of Hugging Face's language-model heads: a class so named (also the
