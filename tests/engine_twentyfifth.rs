@@ -21,7 +21,7 @@ from torch.utils.data import DataLoader
 
 class Trainer:
     def __init__(self):
-        self.model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 2, 1)).cuda()
+        self.model = nn.Sequential(nn.Conv2d(3, 512, 3), nn.ReLU(), nn.Conv2d(512, 2048, 3)).cuda()
         self.loader = DataLoader(train_set, batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True)
         self.optimizer = torch.optim.Adam(self.model.parameters())
 

@@ -4760,6 +4760,15 @@ fn param_value_at(m: &Model<'_>, f: u32, p: usize, depth: u8) -> Option<bool> {
                 if a.vkind != ValKind::Ident || binds_in(m, Some(g), name) {
                     return None;
                 }
+                // (not a function handed on as a value, `run_somehow(main)`: whoever runs it
+                // may pass anything)
+                let caller = m.text(m.funcs.get(g as usize)?.name);
+                if m.calls
+                    .iter()
+                    .any(|k| m.call_args(k).iter().any(|x| m.text(x.value) == caller))
+                {
+                    return None;
+                }
                 param_value_at(m, g, param_index(m, g, name)?, depth + 1)
             })
         };
