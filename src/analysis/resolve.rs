@@ -581,12 +581,10 @@ fn torch_nn_module(q: &str, last: &str) -> bool {
         && !PARAMETERLESS.contains(&last)
 }
 
-/// Does the file keep the model `clip.load` call `c` loads in fp32: it casts it back, `model,
-/// preprocess = clip.load(name, device=device)` then `model.float()` (the fine-tuning recipe),
-/// or keeps only the preprocessing, `_, preprocess = clip.load(...)`?
-fn clip_in_fp32(m: &Model<'_>, c: &super::facts::Call) -> bool {
-    let Some(name) = m
-        .assigns
+/// The name the model `clip.load` call `c` returns is bound to (the first target of
+/// `model, preprocess = clip.load(...)`).
+fn loaded_name<'s>(m: &Model<'s>, c: &super::facts::Call) -> Option<&'s str> {
+    m.assigns
         .iter()
         .find(|a| {
             a.rhs_call
@@ -595,7 +593,13 @@ fn clip_in_fp32(m: &Model<'_>, c: &super::facts::Call) -> bool {
         })
         .and_then(|a| a.targets.first())
         .map(|t| m.text(*t))
-    else {
+}
+
+/// Does the file keep the model `clip.load` call `c` loads in fp32: it casts it back, `model,
+/// preprocess = clip.load(name, device=device)` then `model.float()` (the fine-tuning recipe),
+/// or keeps only the preprocessing, `_, preprocess = clip.load(...)`?
+fn clip_in_fp32(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    let Some(name) = loaded_name(m, c) else {
         return false;
     };
     // (`_, preprocess = clip.load(...)`: only the preprocessing is kept)
@@ -615,17 +619,7 @@ fn clip_in_fp32(m: &Model<'_>, c: &super::facts::Call) -> bool {
 /// switch to evaluation mode? (Where it is the file's only model, its fp16 is the work.)
 // Ex) with torch.no_grad(): feature_text = clip_model.encode_text(tokens)  (DeCap's decoder trains)
 fn frozen_encoder(m: &Model<'_>, c: &super::facts::Call) -> bool {
-    let Some(name) = m
-        .assigns
-        .iter()
-        .find(|a| {
-            a.rhs_call
-                .and_then(|i| m.calls.get(i as usize))
-                .is_some_and(|r| r.span == c.span)
-        })
-        .and_then(|a| a.targets.first())
-        .map(|t| m.text(*t))
-    else {
+    let Some(name) = loaded_name(m, c) else {
         return false;
     };
     let mut uses = m

@@ -1005,14 +1005,30 @@ pub(crate) fn first_train_loop<'a>(m: &'a Model<'_>) -> Option<&'a super::facts:
         .copied()
         .find(|l| live.len() == 1 || !serves(l))
         .or_else(|| live.first().copied())?;
-    // (a few passes over each batch, `for rate in size_rates:` inside `for i, pack in
-    // enumerate(train_loader):`, multi-scale training: the loader's loop is the step loop)
+    // (a few passes over each batch with the settings a list writes out, `for rate in
+    // size_rates:` with `size_rates = [0.75, 1, 1.25]` inside `for i, pack in
+    // enumerate(train_loader):`, multi-scale training: the loader's loop is the step loop; not
+    // `for k in range(n_critic):`, a critic's steps of their own)
+    let settings = |l: &Loop| {
+        l.iter.is_some_and(|it| {
+            let node = m.node(it).and_then(|n| match n.node_kind() {
+                "identifier" => {
+                    let name = m.node_text(n);
+                    let b = latest_binding(m, name, l.span.start)?;
+                    m.node(b.value)
+                }
+                _ => Some(n),
+            });
+            node.is_some_and(|n| matches!(n.node_kind(), "list" | "tuple"))
+        })
+    };
     let loader_parent = first
         .parent
         .and_then(|p| m.loops.get(p as usize))
         .filter(|p| {
             p.info.iterates_loader.is_some()
                 && first.info.iterates_loader.is_none()
+                && settings(first)
                 && known_iterations(m, first).is_some_and(|n| (1..=16).contains(&n))
         });
     Some(loader_parent.unwrap_or(first))

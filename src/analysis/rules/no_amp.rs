@@ -31,7 +31,8 @@ declare_rule! {
     /// MLP at batch 1024 ran 0.78x as fast under bf16 autocast on an H200, BENCHMARKS.md).
     ///
     /// Reported on the `for` line of the file's first training step loop (the loader's loop
-    /// around a few passes over each batch, `for rate in size_rates:` of multi-scale training; for a Hugging Face
+    /// around a few passes over each batch with the settings a list writes out, `for rate in
+    /// size_rates:` of multi-scale training, not a critic's `for k in range(n_critic):`; for a Hugging Face
     /// Trainer or Lightning, the `TrainingArguments(` / `Trainer(` call; of several Trainers, the
     /// one bound to the name whose `fit` runs; a Lightning Trainer that only validates or
     /// predicts trains nothing and is left alone; for an Ignite trainer the file runs,

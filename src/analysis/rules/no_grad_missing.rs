@@ -105,18 +105,11 @@ impl Rule for NoGradMissing {
             || m.src.contains("requires_grad_(")
             || m.src.contains("set_grad_enabled(False)")
             || m.assigns.iter().any(|a| {
-                m.text(a.left).ends_with(".requires_grad")
-                    && a.vkind == crate::analysis::facts::ValKind::False
-                    && a.ctx
-                        .loop_
-                        .and_then(|l| m.loops.get(l as usize))
-                        .and_then(|l| l.iter)
-                        .is_some_and(|it| {
-                            let it = m.text(it);
-                            it.contains("parameters()")
-                                && !new_head_after(m, it, a.span.end)
-                                && !thawed_after(m, it, a.span.end)
-                        })
+                grad_switch_loop(m, a, crate::analysis::facts::ValKind::False).is_some_and(|it| {
+                    it.contains("parameters()")
+                        && !new_head_after(m, it, a.span.end)
+                        && !thawed_after(m, it, a.span.end)
+                })
             })
         {
             return;
@@ -542,19 +535,28 @@ fn thawed_after(m: &crate::analysis::facts::Model<'_>, iter: &str, at: usize) ->
     };
     m.assigns.iter().any(|a| {
         a.span.start >= at
-            && m.text(a.left).ends_with(".requires_grad")
-            && a.vkind == crate::analysis::facts::ValKind::True
-            && a.ctx
-                .loop_
-                .and_then(|l| m.loops.get(l as usize))
-                .and_then(|l| l.iter)
-                .is_some_and(|it| {
-                    let it = m.text(it);
-                    it.starts_with(model)
-                        && it[model.len()..].starts_with('.')
-                        && it.contains("parameters()")
-                })
+            && grad_switch_loop(m, a, crate::analysis::facts::ValKind::True).is_some_and(|it| {
+                it.strip_prefix(model)
+                    .is_some_and(|rest| rest.starts_with('.') && it.contains("parameters()"))
+            })
     })
+}
+
+/// What the loop around assignment `a` iterates, when `a` sets `.requires_grad` to the
+/// literal `value` (`for p in model.parameters(): p.requires_grad = False`).
+fn grad_switch_loop<'s>(
+    m: &crate::analysis::facts::Model<'s>,
+    a: &crate::analysis::facts::Assign,
+    value: crate::analysis::facts::ValKind,
+) -> Option<&'s str> {
+    if !m.text(a.left).ends_with(".requires_grad") || a.vkind != value {
+        return None;
+    }
+    a.ctx
+        .loop_
+        .and_then(|l| m.loops.get(l as usize))
+        .and_then(|l| l.iter)
+        .map(|it| m.text(it))
 }
 
 /// Is `c` a module's `.train(False)`, the same switch as `.eval()`?

@@ -575,7 +575,7 @@ fn unit_test_module(m: &crate::analysis::facts::Model<'_>, path: &str) -> bool {
 }
 
 /// Is the file `open` call `c` (in loop `l`) opens only read as text and kept: its handle used
-/// only as `fh.read()`, through string methods (`.decode("utf-8").replace("\n", " ").lower()`),
+/// only as `fh.read()`, through string methods (`.decode("utf-8").replace("\\n", " ").lower()`),
 /// into a name whose every use in the loop is inside an `append(...)` (the IMDb reader of *Dive
 /// into Deep Learning*: `review = f.read().decode('utf-8').lower()` then `data.append([review,
 /// label])`)? Nothing is parsed: the loop copies text into memory.
@@ -587,75 +587,47 @@ fn kept_as_text(
     const TEXT_METHODS: &[&str] = &[
         "read", "decode", "replace", "lower", "upper", "strip", "rstrip", "lstrip",
     ];
-    let Some(call) = m.node(c.span) else {
-        return false;
-    };
-    let Some(handle) = call
-        .parent()
-        .filter(|p| p.node_kind() == "as_pattern")
-        .and_then(|p| p.child_by_field_name("alias"))
-        .map(|a| m.node_text(a).trim())
-        .filter(|h| !h.is_empty())
-    else {
-        return false;
-    };
-    let Some(body) = m.node(l.span) else {
+    let (Some(uses), Some(body)) = (handle_uses(m, c, l), m.node(l.span)) else {
         return false;
     };
     // every later use of the handle starts a chain of text methods bound to a name
     let mut kept: Vec<&str> = Vec::new();
-    let mut stack = vec![body];
-    let mut seen = 0;
-    while let Some(n) = stack.pop() {
-        seen += 1;
-        if seen > 20_000 {
-            return false;
-        }
-        if n.node_kind() == "identifier"
-            && n.start_byte() >= c.span.end
-            && m.node_text(n) == handle
-            && n.parent()
-                .is_none_or(|p| !matches!(p.node_kind(), "as_pattern_target" | "as_pattern"))
-        {
-            // climb `handle.read()` and the string methods chained on it
-            let mut top = n;
-            loop {
-                let Some(attr) = top
-                    .parent()
-                    .filter(|p| p.node_kind() == "attribute")
-                    .filter(|p| p.child_by_field_name("object") == Some(top))
-                else {
-                    break;
-                };
-                let method = attr
-                    .child_by_field_name("attribute")
-                    .map_or("", |a| m.node_text(a));
-                let Some(called) = attr
-                    .parent()
-                    .filter(|p| p.node_kind() == "call" && TEXT_METHODS.contains(&method))
-                else {
-                    return false;
-                };
-                top = called;
-            }
-            if top == n {
-                return false;
-            }
-            let Some(name) = top
+    for n in uses {
+        // climb `handle.read()` and the string methods chained on it
+        let mut top = n;
+        loop {
+            let Some(attr) = top
                 .parent()
-                .filter(|p| p.node_kind() == "assignment")
-                .filter(|p| p.child_by_field_name("right") == Some(top))
-                .and_then(|p| p.child_by_field_name("left"))
-                .filter(|t| t.node_kind() == "identifier")
-                .map(|t| m.node_text(t))
+                .filter(|p| p.node_kind() == "attribute")
+                .filter(|p| p.child_by_field_name("object") == Some(top))
+            else {
+                break;
+            };
+            let method = attr
+                .child_by_field_name("attribute")
+                .map_or("", |a| m.node_text(a));
+            let Some(called) = attr
+                .parent()
+                .filter(|p| p.node_kind() == "call" && TEXT_METHODS.contains(&method))
             else {
                 return false;
             };
-            kept.push(name);
-            continue;
+            top = called;
         }
-        let mut cur = n.walk();
-        stack.extend(n.named_children(&mut cur));
+        if top == n {
+            return false;
+        }
+        let Some(name) = top
+            .parent()
+            .filter(|p| p.node_kind() == "assignment")
+            .filter(|p| p.child_by_field_name("right") == Some(top))
+            .and_then(|p| p.child_by_field_name("left"))
+            .filter(|t| t.node_kind() == "identifier")
+            .map(|t| m.node_text(t))
+        else {
+            return false;
+        };
+        kept.push(name);
     }
     if kept.is_empty() {
         return false;
@@ -696,17 +668,15 @@ fn kept_as_text(
     true
 }
 
-/// Is what `open` call `c` (in loop `l`) reads parsed: its handle (`with open(p) as fh`, `fh =
-/// open(p)`) used after it in the loop other than as the receiver of a method (`json.load(fh)`, `for line
-/// in fh`), not only read and written back (`data = fh.read()`)?
-fn handle_parsed(
-    m: &crate::analysis::facts::Model<'_>,
+/// The uses, in loop `l` after `open` call `c`, of the handle it binds (`with open(p) as fh`,
+/// `fh = open(p)`; not the `as` target itself). `None` when the call binds no handle or the
+/// loop is too large to walk.
+fn handle_uses<'t>(
+    m: &'t crate::analysis::facts::Model<'_>,
     c: &crate::analysis::facts::Call,
     l: &crate::analysis::facts::Loop,
-) -> bool {
-    let Some(call) = m.node(c.span) else {
-        return false;
-    };
+) -> Option<Vec<tree_sitter::Node<'t>>> {
+    let call = m.node(c.span)?;
     let handle = match call.parent() {
         Some(p) if p.node_kind() == "as_pattern" => p
             .child_by_field_name("alias")
@@ -716,40 +686,52 @@ fn handle_parsed(
             .iter()
             .find(|a| a.targets.len() == 1 && m.node(a.value).is_some_and(|v| v == call))
             .map(|a| m.text(a.left)),
-    };
-    let Some(handle) = handle.filter(|h| !h.is_empty()) else {
-        return false;
-    };
-    let Some(body) = m.node(l.span) else {
-        return false;
-    };
-    let mut stack = vec![body];
+    }
+    .filter(|h| !h.is_empty())?;
+    let mut stack = vec![m.node(l.span)?];
+    let mut uses = Vec::new();
     let mut seen = 0;
     while let Some(n) = stack.pop() {
         seen += 1;
         if seen > 20_000 {
-            return false;
+            return None;
         }
         if n.node_kind() == "identifier" && n.start_byte() >= c.span.end && m.node_text(n) == handle
         {
-            let receiver = n.parent().is_some_and(|p| {
-                (p.node_kind() == "attribute"
-                    && p.child_by_field_name("object").is_some_and(|o| o == n))
-                    || p.node_kind() == "as_pattern_target"
-                    || p.node_kind() == "as_pattern"
-            });
-            let bound = m
-                .assigns
-                .iter()
-                .any(|a| a.left == crate::analysis::facts::Span::of(n));
-            if !receiver && !bound {
-                return true;
+            if n.parent()
+                .is_none_or(|p| !matches!(p.node_kind(), "as_pattern_target" | "as_pattern"))
+            {
+                uses.push(n);
             }
+            continue;
         }
         let mut cur = n.walk();
         stack.extend(n.named_children(&mut cur));
     }
-    false
+    Some(uses)
+}
+
+/// Is what `open` call `c` (in loop `l`) reads parsed: its handle (`with open(p) as fh`, `fh =
+/// open(p)`) used after it in the loop other than as the receiver of a method (`json.load(fh)`, `for line
+/// in fh`), not only read and written back (`data = fh.read()`)?
+fn handle_parsed(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+    l: &crate::analysis::facts::Loop,
+) -> bool {
+    handle_uses(m, c, l).is_some_and(|uses| {
+        uses.iter().any(|n| {
+            let receiver = n.parent().is_some_and(|p| {
+                p.node_kind() == "attribute"
+                    && p.child_by_field_name("object").is_some_and(|o| o == *n)
+            });
+            let bound = m
+                .assigns
+                .iter()
+                .any(|a| a.left == crate::analysis::facts::Span::of(*n));
+            !receiver && !bound
+        })
+    })
 }
 
 /// The loop stops early (`break` in its own body): it searches or samples the files, it is not
