@@ -595,14 +595,11 @@ fn kept_as_text(
     for n in uses {
         // climb `handle.read()` and the string methods chained on it
         let mut top = n;
-        loop {
-            let Some(attr) = top
-                .parent()
-                .filter(|p| p.node_kind() == "attribute")
-                .filter(|p| p.child_by_field_name("object") == Some(top))
-            else {
-                break;
-            };
+        while let Some(attr) = top
+            .parent()
+            .filter(|p| p.node_kind() == "attribute")
+            .filter(|p| p.child_by_field_name("object") == Some(top))
+        {
             let method = attr
                 .child_by_field_name("attribute")
                 .map_or("", |a| m.node_text(a));
