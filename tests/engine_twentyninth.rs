@@ -981,3 +981,28 @@ fn multi_scale_passes_over_a_batch_are_anchored_on_the_loaders_loop() {
     let long = MULTI_SCALE.replace("size_rates = [0.75, 1, 1.25]", "size_rates = range(100)");
     assert_eq!(lines_of(&run(&long), "EA201"), vec![9]);
 }
+
+// Ex) for file_name in os.listdir(input_dir): image = sitk.ReadImage(...); sitk.WriteImage(resampled, out)
+#[test]
+fn a_simpleitk_volume_read_and_written_per_file_is_serial_work() {
+    let src = "import os
+import SimpleITK as sitk
+
+input_dir = 'dicom/'
+output_dir = 'nii/'
+for file_name in os.listdir(input_dir):
+    if file_name.endswith('.dcm'):
+        image = sitk.ReadImage(os.path.join(input_dir, file_name))
+        resample = sitk.ResampleImageFilter()
+        resample.SetSize([224, 224, 16])
+        resampled_image = resample.Execute(image)
+        sitk.WriteImage(resampled_image, os.path.join(output_dir, file_name))
+";
+    assert_eq!(lines_of(&run(src), "EA602"), vec![6]);
+    // a volume only inspected keeps nothing per file
+    let inspect = src.replace(
+        "        sitk.WriteImage(resampled_image, os.path.join(output_dir, file_name))\n",
+        "        print(resampled_image.GetSize())\n",
+    );
+    assert!(lines_of(&run(&inspect), "EA602").is_empty());
+}

@@ -3200,6 +3200,10 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
             s |= S_IMAGE | S_READ
         }
         "imwrite" => s |= S_WRITE,
+        // SimpleITK's volumes, read and written per file (`sitk.ReadImage(path)`,
+        // `sitk.WriteImage(img, out)`)
+        "ReadImage" if q.starts_with("SimpleITK") => s |= S_IMAGE | S_READ,
+        "WriteImage" if q.starts_with("SimpleITK") => s |= S_WRITE,
         // (an HDF5 file written, `h5_file.create_dataset('lr', shape=..., maxshape=...)`)
         "create_dataset"
             if c.method.is_some() && m.imports.values().any(|q| q.starts_with("h5py")) =>

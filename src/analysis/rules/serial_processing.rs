@@ -21,7 +21,8 @@ declare_rule! {
     /// `cv2.VideoCapture(path)`; also in a `while` pass over the same file inside it, a
     /// compression repeated until the file is small enough), and collects (`append`, a
     /// pandas Series set by key, `tempo._set_value(song_id, t)`) or
-    /// writes a result per file (`save`, `imwrite`, pydub's `audio.export(dst)`, a figure,
+    /// writes a result per file (`save`, `imwrite`, SimpleITK's `sitk.WriteImage(img, out)`,
+    /// pydub's `audio.export(dst)`, a figure,
     /// `plt.savefig(path)`, ...) (also from a loop nested in it, `cv2.imwrite` per frame, or
     /// stacked onto an array grown file by file, `tmp = np.vstack((tmp, x))` (or a table,
     /// `df1 = pd.concat([df1, df])`), whose first value,
@@ -550,6 +551,8 @@ const OUTPUTS: &[&str] = &[
     "to_pickle",
     "to_feather",
     "create_dataset",
+    // (SimpleITK's `sitk.WriteImage(img, path)`: a medical volume written per file)
+    "WriteImage",
 ];
 
 /// `open(p)` / `open(p, "rb")` / `open(p, "r+b")`: the file is opened to be read. A write mode, or a mode only known
