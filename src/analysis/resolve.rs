@@ -383,18 +383,7 @@ fn kinds(m: &mut Model<'_>) {
         if known.contains_key(name) || !placement_arg(m, c) {
             continue;
         }
-        let built = m
-            .assigns
-            .iter()
-            .rfind(|a| {
-                !a.augmented
-                    && a.targets.len() == 1
-                    && a.span.end <= c.span.start
-                    && a.ctx.func == c.ctx.func
-                    && m.text(a.left) == name
-            })
-            .and_then(|a| m.calls.get(a.rhs_call? as usize));
-        if built.is_some_and(|b| class_of_module(m, b)) {
+        if bound_call_before(m, name, c).is_some_and(|b| class_of_module(m, b)) {
             known.insert(name, VarKind::Model);
         }
     }
@@ -409,24 +398,13 @@ fn kinds(m: &mut Model<'_>) {
         if known.contains_key(name) {
             continue;
         }
-        let placed = m
-            .assigns
-            .iter()
-            .rfind(|a| {
-                !a.augmented
-                    && a.targets.len() == 1
-                    && a.span.end <= c.span.start
-                    && a.ctx.func == c.ctx.func
-                    && m.text(a.left) == name
-            })
-            .and_then(|a| m.calls.get(a.rhs_call? as usize))
-            .is_some_and(|p| {
-                matches!(m.last_name(p), "to" | "cuda")
-                    && placement_arg(m, p)
-                    && p.recv_call
-                        .and_then(|i| m.calls.get(i as usize))
-                        .is_some_and(|b| b.method.is_none() && b.recv_call.is_none())
-            });
+        let placed = bound_call_before(m, name, c).is_some_and(|p| {
+            matches!(m.last_name(p), "to" | "cuda")
+                && placement_arg(m, p)
+                && p.recv_call
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|b| b.method.is_none() && b.recv_call.is_none())
+        });
         if placed {
             known.insert(name, VarKind::Model);
         }
@@ -512,6 +490,25 @@ fn kinds(m: &mut Model<'_>) {
         }
     }
     m.kinds = known;
+}
+
+/// The call whose value `name` was last bound to, plainly and alone, before call `c` in the
+/// same function (`net = DepthAnythingV2(**cfg)` before `net.to(DEVICE)`).
+fn bound_call_before<'a>(
+    m: &'a Model<'_>,
+    name: &str,
+    c: &super::facts::Call,
+) -> Option<&'a super::facts::Call> {
+    m.assigns
+        .iter()
+        .rfind(|a| {
+            !a.augmented
+                && a.targets.len() == 1
+                && a.span.end <= c.span.start
+                && a.ctx.func == c.ctx.func
+                && m.text(a.left) == name
+        })
+        .and_then(|a| m.calls.get(a.rhs_call? as usize))
 }
 
 /// Does `.to(...)` / `.cuda(...)` / `.type(...)` move to a device (`.to(device)`, `.to(device=d)`), rather than
@@ -4307,21 +4304,7 @@ fn guards(m: &mut Model<'_>) {
 /// model never runs as shipped: the `else:` of `if isinstance(net, torch.nn.Module):` (the
 /// evaluation helper of *Dive into Deep Learning*) where `net` is the file's model.
 fn module_guards(m: &mut Model<'_>) {
-    let off: Vec<usize> = m
-        .guards
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| !g.dead && m.text(g.cond).contains("isinstance("))
-        .filter_map(|(i, g)| {
-            let v = super::as_shipped::condition(m, m.node(g.cond)?, g.at, g.func, 0)?;
-            (v != g.when).then_some(i)
-        })
-        .collect();
-    for i in off {
-        if let Some(g) = m.guards.get_mut(i) {
-            g.dead = true;
-        }
-    }
+    settle_guards(m, |t| t.contains("isinstance("));
 }
 
 /// Once the file's device is decided, a branch that runs only off it never runs as shipped:
@@ -4332,17 +4315,22 @@ fn device_guards(m: &mut Model<'_>) {
     if m.facts.device == Device::Unknown {
         return;
     }
+    settle_guards(m, |t| {
+        ["cuda", "cpu", "mps", "is_available"]
+            .iter()
+            .any(|w| t.contains(w))
+    });
+}
+
+/// Marks dead each live guard whose condition's text `pick` selects and whose condition
+/// [`super::as_shipped::condition`] now settles against the branch (the passes that run once
+/// more is known: the device, the variables' kinds).
+fn settle_guards(m: &mut Model<'_>, pick: impl Fn(&str) -> bool) {
     let off: Vec<usize> = m
         .guards
         .iter()
         .enumerate()
-        .filter(|(_, g)| !g.dead)
-        .filter(|(_, g)| {
-            let t = m.text(g.cond);
-            ["cuda", "cpu", "mps", "is_available"]
-                .iter()
-                .any(|w| t.contains(w))
-        })
+        .filter(|(_, g)| !g.dead && pick(m.text(g.cond)))
         .filter_map(|(i, g)| {
             let v = super::as_shipped::condition(m, m.node(g.cond)?, g.at, g.func, 0)?;
             (v != g.when).then_some(i)

@@ -428,7 +428,7 @@ fn grow_in_body<'s>(
 }
 
 /// The calls that read a tensor back to the host.
-const READS: &[&str] = &["item", "cpu", "numpy", "tolist"];
+pub(crate) const READS: &[&str] = &["item", "cpu", "numpy", "tolist"];
 
 /// Does the loop iterate what a model returns (`for target, prediction in zip(targets,
 /// model(images)):`)? Its items are device tensors, not a loader's host batches.

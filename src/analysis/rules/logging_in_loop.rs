@@ -140,9 +140,12 @@ fn formats_model_output(
     // (nor a value read back to the host on the way, `probs = torch.softmax(out,
     // dim=1).numpy()[0]`: printing it waits for nothing more)
     let on_host = |v: &str| {
-        [".item()", ".numpy()", ".tolist()", ".cpu()"]
-            .iter()
-            .any(|r| v.contains(r))
+        v.split('.').skip(1).any(|part| {
+            super::host_sync::READS.iter().any(|r| {
+                part.strip_prefix(r)
+                    .is_some_and(|rest| rest.starts_with("()"))
+            })
+        })
     };
     for a in before.iter().filter(|a| !a.augmented) {
         let v = m.text(a.value);

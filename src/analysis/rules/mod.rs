@@ -3539,31 +3539,21 @@ fn column_width(m: &Model<'_>, text: &str) -> Option<u64> {
         return None;
     }
     // (bound once at module level: a method's own `x = self.conv1(x)` is another name)
-    let bound = m
-        .assigns
-        .iter()
-        .filter(|a| a.ctx.func.is_none() && a.targets.len() == 1 && m.text(a.left) == root)
-        .collect::<Vec<_>>();
-    let [a] = bound.as_slice() else {
-        return None;
+    let sole_module_value = |name: &str| {
+        let bound: Vec<_> = m
+            .assigns
+            .iter()
+            .filter(|a| a.ctx.func.is_none() && a.targets.len() == 1 && m.text(a.left) == name)
+            .collect();
+        match bound.as_slice() {
+            [a] if !a.augmented => m.node(a.value),
+            _ => None,
+        }
     };
-    if a.augmented {
-        return None;
-    }
     // the strings of a list literal (directly, or through the one name bound to it)
     let strings = |n: tree_sitter::Node<'_>| -> Option<u64> {
         let list = if n.node_kind() == "identifier" {
-            let name = m.node_text(n);
-            let lists: Vec<_> = m
-                .assigns
-                .iter()
-                .filter(|b| b.ctx.func.is_none() && b.targets.len() == 1 && m.text(b.left) == name)
-                .collect();
-            let [b] = lists.as_slice() else { return None };
-            if b.augmented {
-                return None;
-            }
-            m.node(b.value)?
+            sole_module_value(m.node_text(n))?
         } else {
             n
         };
@@ -3576,7 +3566,7 @@ fn column_width(m: &Model<'_>, text: &str) -> Option<u64> {
             .then(|| u64::try_from(items.len()).ok())
             .flatten()
     };
-    let mut stack = vec![m.node(a.value)?];
+    let mut stack = vec![sole_module_value(root)?];
     while let Some(n) = stack.pop() {
         if n.node_kind() == "subscript"
             && n.named_child_count() == 2
