@@ -4,7 +4,9 @@
 //! strategy is validated by a measured speed-up whose 95 % interval lies above 1.0, the report
 //! files are complete and well-formed, and the example folder is byte-identical afterwards.
 //!
-//! The audits are real benchmarks: they run one at a time (a lock), never beside each other.
+//! The audits are real benchmarks: they run one at a time (a lock), never beside each other,
+//! and an audit whose measurements validate no expected strategy is run once more (a busy
+//! shared machine can hide a real speed-up for one whole audit; two in a row fail the test).
 //! The PyTorch examples need `python3` with torch. Without it they are skipped with a loud note,
 //! unless `EFFICIENCY_AUDIT_REQUIRE_TORCH=1` (set by `.ci/run`), which turns a missing torch
 //! into a failure.
@@ -136,10 +138,9 @@ fn audit(name: &str) -> Audit {
     Audit { out, stdout }
 }
 
-/// The promises every example keeps; returns the ids of the validated strategies. At least one
-/// of `winners` (the strategies that pay on an idle 2-CPU machine) must be validated: on a busy
-/// machine a process pool may find no free core, and the audit rightly reports no speed-up.
-fn check_report(a: &Audit, rules: &[&str], winners: &[&str]) -> Vec<String> {
+/// The promises every example keeps, whatever the measurements said; returns the validated
+/// strategies (status passed, 95 % interval above 1.0) and one line per experiment.
+fn check_report(a: &Audit, rules: &[&str]) -> (Vec<String>, Vec<String>) {
     let last = a.stdout.lines().last().unwrap_or_default();
     assert!(last.starts_with("RED:"), "verdict line: {last:?}");
 
@@ -190,17 +191,15 @@ fn check_report(a: &Audit, rules: &[&str], winners: &[&str]) -> Vec<String> {
         })
         .collect();
     eprintln!("experiments:\n  {}", summary.join("\n  "));
-    assert!(!passed.is_empty(), "no validated strategy: {summary:#?}");
-    assert!(
-        passed.iter().any(|p| winners.contains(&p.as_str())),
-        "none of {winners:?} validated: {summary:#?}"
-    );
+    // What the report shows agrees with what the experiments measured.
     let shown = report["experiments"].as_array().unwrap();
-    assert!(
-        shown
-            .iter()
-            .any(|e| e["status"] == "faster" && e["ci95"][0].as_f64().is_some_and(|l| l > 1.0)),
-        "report.json shows no validated speed-up: {shown:#?}"
+    let shows_faster = shown
+        .iter()
+        .any(|e| e["status"] == "faster" && e["ci95"][0].as_f64().is_some_and(|l| l > 1.0));
+    assert_eq!(
+        shows_faster,
+        !passed.is_empty(),
+        "report.json and outcome.json disagree on a validated speed-up: {shown:#?}\n{summary:#?}"
     );
 
     for file in ["final_report.html", "comment.md"] {
@@ -213,13 +212,33 @@ fn check_report(a: &Audit, rules: &[&str], winners: &[&str]) -> Vec<String> {
         html.trim_end().ends_with("</html>"),
         "final_report.html is truncated"
     );
-    passed
+    (passed, summary)
+}
+
+/// Audits `name` and checks its report; at least one of `winners` (the strategies that pay on an
+/// idle 2-CPU machine) must be validated by a measured speed-up. A shared CI machine can be busy
+/// for a whole audit: a process pool then finds no free core and the audit rightly reports no
+/// speed-up. So an audit that validates none of them is run once more, after a loud note, and
+/// the second must validate one.
+fn audit_with_a_validated_winner(name: &str, rules: &[&str], winners: &[&str]) {
+    let (passed, summary) = check_report(&audit(name), rules);
+    if passed.iter().any(|p| winners.contains(&p.as_str())) {
+        return;
+    }
+    eprintln!(
+        "\n## examples/{name}: none of {winners:?} validated on the first audit \
+         (validated: {passed:?}); auditing once more, the second must validate one\n"
+    );
+    let (passed, summary_again) = check_report(&audit(name), rules);
+    assert!(
+        passed.iter().any(|p| winners.contains(&p.as_str())),
+        "none of {winners:?} validated in two audits:\nfirst: {summary:#?}\nsecond: {summary_again:#?}"
+    );
 }
 
 #[test]
 fn quickstart_audit_of_the_plain_python_pipeline() {
-    let a = audit("pipeline");
-    check_report(&a, &["EA602"], &["parallel-map", "hoist-file-open"]);
+    audit_with_a_validated_winner("pipeline", &["EA602"], &["parallel-map", "hoist-file-open"]);
 }
 
 #[test]
@@ -227,9 +246,8 @@ fn audit_of_the_pytorch_training_example() {
     if !torch_available("audit_of_the_pytorch_training_example") {
         return;
     }
-    let a = audit("torch-train");
-    check_report(
-        &a,
+    audit_with_a_validated_winner(
+        "torch-train",
         &["EA101", "EA301", "EA401"],
         &["parallel-data-loading", "disable-autograd"],
     );
@@ -240,9 +258,8 @@ fn audit_of_the_pytorch_inference_example() {
     if !torch_available("audit_of_the_pytorch_inference_example") {
         return;
     }
-    let a = audit("torch-infer");
-    check_report(
-        &a,
+    audit_with_a_validated_winner(
+        "torch-infer",
         &["EA301", "EA401"],
         &["parallel-map", "disable-autograd"],
     );

@@ -1,6 +1,6 @@
 """Batch inference of a small MLP classifier over CSV-like feature rows.
 
-Runs on CPU or CUDA: python3 infer.py --rows 6000
+Runs on CPU or CUDA: python3 infer.py --rows 10000
 Prints throughput (rows/s) and a checksum of the predictions.
 """
 import argparse
@@ -23,14 +23,14 @@ def preprocess(row):
     std = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 or 1.0
     x = [(v - mean) / std for v in values]
     # A few passes of a 3-tap moving average.
-    for _ in range(24):
+    for _ in range(48):
         x = [x[0]] + [(a + b + c) / 3 for a, b, c in zip(x, x[1:], x[2:])] + [x[-1]]
     return x
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=6000)
+    parser.add_argument("--rows", type=int, default=10000)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
