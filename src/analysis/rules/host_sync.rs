@@ -43,7 +43,8 @@ declare_rule! {
     /// qid, out in zip(question_id, outputs): qid.item()`); so is a value computed on the host from
     /// one already copied (`output = model(x).cpu()` ... `probs, classes = torch.max(
     /// torch.softmax(output, 1), 1)` ... `for p, c in zip(probs, classes): c.numpy()`; `psnr =
-    /// mse_to_psnr(loss.detach().cpu())` ... `psnr.item()`), and a
+    /// mse_to_psnr(loss.detach().cpu())` ... `psnr.item()`; a helper handed a copy among its
+    /// arguments, `mse = compute_mse(pred, alpha, trimap)` with `pred = pred.cpu().numpy()`), and a
     /// tensor built without a device from host data (`torch.tensor(decode(ids.cpu().numpy()))`, a
     /// list of numbers the file keeps, `torch.Tensor(losses).mean().item()` with `losses = deque()`). A step loop that decodes with a language
     /// model's `generate(...)` (decoding options, `**inputs`, token ids; or a decoder's the file
@@ -1096,6 +1097,15 @@ fn place(
                         Place::Literal => Place::Unknown,
                         p => p,
                     }
+                }
+                // `compute_mse(pred, alpha, trimap)` with `pred` a `.cpu().numpy()` copy: a
+                // metric helper handed a host copy computes on the host (a NumPy array cannot
+                // meet a CUDA tensor); a forward pass of a model is not such a helper
+                (None, None)
+                    if args.contains(&Place::Copied)
+                        && !crate::analysis::resolve::is_model_call(m, k) =>
+                {
+                    Place::Copied
                 }
                 _ => Place::Unknown,
             }

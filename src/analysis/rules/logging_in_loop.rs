@@ -119,26 +119,20 @@ fn formats_model_output(
         .iter()
         .filter(|a| a.ctx.loop_ == Some(loop_) && a.span.end <= c.span.start)
         .collect();
-    let mut outputs: Vec<&str> = before
-        .iter()
-        .filter(|a| {
-            a.rhs_call
-                .and_then(|i| m.calls.get(i as usize))
-                // `generate()` waits for every token it makes: printing its ids adds no wait;
-                // nor does a Keras or scikit-learn `predict()` in a file without PyTorch,
-                // whose result is a NumPy array on the host already
-                .is_some_and(|r| {
-                    crate::analysis::resolve::runs_model(m, r)
-                        && m.last_name(r) != "generate"
-                        && (m.last_name(r) != "predict" || imports_torch(m))
-                })
-        })
-        .flat_map(|a| a.targets.iter().map(|t| m.text(*t)))
-        .collect();
-    // what the step computes from them (`_, predicted = torch.max(outputs, 1)`, `score =
-    // softmax(pred)`), in order; not a running total (`correct += ...`), the loop's report
-    // (nor a value read back to the host on the way, `probs = torch.softmax(out,
-    // dim=1).numpy()[0]`: printing it waits for nothing more)
+    // `generate()` waits for every token it makes: printing its ids adds no wait; nor does a
+    // Keras or scikit-learn `predict()` in a file without PyTorch, whose result is a NumPy
+    // array on the host already
+    let runs = |a: &&crate::analysis::facts::Assign| {
+        a.rhs_call
+            .and_then(|i| m.calls.get(i as usize))
+            .is_some_and(|r| {
+                crate::analysis::resolve::runs_model(m, r)
+                    && m.last_name(r) != "generate"
+                    && (m.last_name(r) != "predict" || imports_torch(m))
+            })
+    };
+    // a value read back to the host on the way (`probs = torch.softmax(out,
+    // dim=1).numpy()[0]`, `pred = pred.cpu().numpy()`): printing it waits for nothing more
     let on_host = |v: &str| {
         v.split('.').skip(1).any(|part| {
             super::host_sync::READS.iter().any(|r| {
@@ -147,10 +141,20 @@ fn formats_model_output(
             })
         })
     };
+    // what the model returned and what the step computes from it (`_, predicted =
+    // torch.max(outputs, 1)`, `score = softmax(pred)`), in order; not a running total
+    // (`correct += ...`), the loop's report; a name rebound to a host copy no longer holds it
+    let mut outputs: Vec<&str> = Vec::new();
     for a in before.iter().filter(|a| !a.augmented) {
         let v = m.text(a.value);
-        if !on_host(v) && super::words(v).any(|w| outputs.contains(&w)) {
-            outputs.extend(a.targets.iter().map(|t| m.text(*t)));
+        let targets = a.targets.iter().map(|t| m.text(*t));
+        if runs(a) {
+            outputs.extend(targets);
+        } else if on_host(v) {
+            let targets: Vec<&str> = targets.collect();
+            outputs.retain(|o| !targets.contains(o));
+        } else if super::words(v).any(|w| outputs.contains(&w)) {
+            outputs.extend(targets);
         }
     }
     super::words(m.text(c.args_span)).any(|w| outputs.contains(&w))

@@ -1,0 +1,66 @@
+//! The thirtieth accuracy round: shapes from the blind wave of the thirtieth session (g813
+//! onward) that the engine read wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A matting model evaluated per test image: the prediction is copied to the host, and the
+/// metrics are computed from the NumPy copy by the project's helpers.
+const HOST_METRICS: &str = "import cv2 as cv
+import torch
+from utils import compute_mse, compute_sad, AverageMeter
+from model import Model
+
+device = torch.device('cuda')
+model = Model().to(device)
+model.eval()
+mse_losses = AverageMeter()
+for name in names:
+    img = cv.imread(name)
+    x = torch.from_numpy(img).to(device)
+    with torch.no_grad():
+        pred = model(x)
+    pred = pred.cpu().numpy()
+    pred = pred.reshape((h, w))
+    mse_loss = compute_mse(pred, alpha, trimap)
+    sad_loss = compute_sad(pred, alpha)
+    mse_losses.update(mse_loss.item())
+    print('sad:{} mse:{}'.format(sad_loss.item(), mse_loss.item()))
+    cv.imwrite('out/' + name, pred)
+";
+
+// Ex) mse_loss = compute_mse(pred, alpha, trimap) with pred = pred.cpu().numpy(); mse_loss.item()
+#[test]
+fn a_metric_helper_handed_a_host_copy_returns_a_host_value() {
+    let a = run(HOST_METRICS);
+    assert!(
+        lines_of(&a, "EA301").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA301")
+    );
+    // the model's output itself, read without the copy, still waits for the GPU
+    let device = HOST_METRICS.replace("    pred = pred.cpu().numpy()\n", "");
+    assert_eq!(lines_of(&run(&device), "EA301"), vec![18, 19]);
+}
+
+// Ex) pred = model(x); pred = pred.cpu().numpy(); ... print(... sad_loss.item() ...)
+#[test]
+fn a_print_of_values_computed_from_a_host_copy_of_the_output_is_the_report() {
+    let a = run(HOST_METRICS);
+    assert!(
+        lines_of(&a, "EA504").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA504")
+    );
+    // without the copy the line formats what the model returned on the device
+    let device = HOST_METRICS.replace("    pred = pred.cpu().numpy()\n", "");
+    assert_eq!(lines_of(&run(&device), "EA504"), vec![19]);
+}
