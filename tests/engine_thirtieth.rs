@@ -64,3 +64,49 @@ fn a_print_of_values_computed_from_a_host_copy_of_the_output_is_the_report() {
     let device = HOST_METRICS.replace("    pred = pred.cpu().numpy()\n", "");
     assert_eq!(lines_of(&run(&device), "EA504"), vec![19]);
 }
+
+/// BERT fine-tuning on token ids a Keras helper padded, with a text cleaner and plot folders
+/// imported from the project.
+const BERT_IDS: &str = "import torch
+from torch.utils.data import TensorDataset, DataLoader, RandomSampler
+from transformers import BertTokenizer, BertForSequenceClassification
+from keras.preprocessing.sequence import pad_sequences
+from preprocessing.preprocessing import PreProcessor
+from settings import DIR_IMAGES_HISTORY, DIR_RESOURCES
+
+device = torch.device('cuda')
+tokenizer = BertTokenizer.from_pretrained('bert-base-multilingual-cased')
+texts = PreProcessor().read_texts(DIR_RESOURCES)
+ids = pad_sequences([tokenizer.encode(t) for t in texts], maxlen=128)
+data = TensorDataset(torch.tensor(ids), torch.tensor(labels))
+loader = DataLoader(data, sampler=RandomSampler(data), batch_size=32)
+model = BertForSequenceClassification.from_pretrained('bert-base-multilingual-cased')
+model.to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+for batch in loader:
+    input_ids, y = (t.to(device) for t in batch)
+    loss = model(input_ids, labels=y).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+";
+
+// Ex) from preprocessing.preprocessing import PreProcessor; from settings import DIR_IMAGES_EDA
+#[test]
+fn a_text_cleaner_and_plot_folders_do_not_make_token_batches_media() {
+    assert!(lines_of(&run(BERT_IDS), "EA102").is_empty());
+    // each alone, too
+    let cleaner = BERT_IDS.replace(
+        "from settings import DIR_IMAGES_HISTORY, DIR_RESOURCES\n",
+        "",
+    );
+    assert!(lines_of(&run(&cleaner), "EA102").is_empty());
+    let folders = BERT_IDS.replace("from preprocessing.preprocessing import PreProcessor\n", "");
+    assert!(lines_of(&run(&folders), "EA102").is_empty());
+    // an image processor is media: its batches are pixels
+    let pixels = BERT_IDS.replace(
+        "from preprocessing.preprocessing import PreProcessor\n",
+        "from transformers import ViTImageProcessor as PreProcessor\n",
+    );
+    assert_eq!(lines_of(&run(&pixels), "EA102"), vec![13]);
+}

@@ -34,7 +34,9 @@ declare_rule! {
     /// a file that feeds a text model token ids only (it tokenizes, or Keras made the ids,
     /// `sequence.pad_sequences(...)`, `imdb.load_data(...)`, or its model is sized by a
     /// vocabulary, `vocab_size=...`, `BiLSTM_CRF(len(words_vocab), ...)`, and handles no image, audio or
-    /// video, nor names them: `for images, texts in loader:`, `CLIP_DistilBert_ResNet`), nor one whose every layer is an embedding table (word2vec, node2vec,
+    /// video, nor names them: `for images, texts in loader:`, `CLIP_DistilBert_ResNet`; a
+    /// settings constant for a folder of plots, `DIR_IMAGES_HISTORY`, or a project's text
+    /// cleaner, `PreProcessor`, names none), nor one whose every layer is an embedding table (word2vec, node2vec,
     /// TransE): a batch of ids is a few kilobytes.
     ///
     /// Reported on the line where the `DataLoader(` call starts.

@@ -1946,7 +1946,11 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
     };
     let media = m.facts.conv
         || m.src.contains("pixel_values")
-        || m.imports.keys().any(|local| media_name(local))
+        // (not a constant of a settings module, `from settings import DIR_IMAGES_HISTORY`:
+        // where the plots go)
+        || m.imports
+            .keys()
+            .any(|local| media_name(local) && !is_constant_name(local))
         || m.calls.iter().any(|c| media_name(m.last_name(c)))
         || m.loops
             .iter()
@@ -1957,12 +1961,21 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
             .any(|a| a.name.is_some_and(|n| media_name(m.text(n))))
         || m.imports.values().any(|q| {
             let top = q.split('.').next().unwrap_or(q);
+            // (a text cleaner of the project, `from preprocessing import PreProcessor`, is no
+            // image or audio processor)
             MEDIA.contains(&top)
-                || ["ImageProcessor", "FeatureExtractor", "Processor", "Image"]
+                || (["ImageProcessor", "FeatureExtractor", "Processor", "Image"]
                     .iter()
                     .any(|s| q.ends_with(s))
+                    && !q.to_ascii_lowercase().ends_with("preprocessor"))
         });
     tokenizes && !media
+}
+
+/// Is `name` written as a constant, in capitals (`DIR_IMAGES_HISTORY`, `MAX_LEN`)?
+fn is_constant_name(name: &str) -> bool {
+    name.chars().any(|ch| ch.is_ascii_uppercase())
+        && !name.chars().any(|ch| ch.is_ascii_lowercase())
 }
 
 /// A loader in a [`token_batches`] file that adds no work per item: no `set_transform` /
