@@ -110,3 +110,34 @@ fn a_text_cleaner_and_plot_folders_do_not_make_token_batches_media() {
     );
     assert_eq!(lines_of(&run(&pixels), "EA102"), vec![13]);
 }
+
+/// An actor-critic rollout: the sampled action is read back, then handed to the environment.
+const ROLLOUT: &str = "import gym
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+device = torch.device('cuda')
+policy = nn.Sequential(nn.Linear(4, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 2), nn.Softmax(-1)).to(device)
+env = gym.make('CartPole-v1')
+state, _ = env.reset()
+with torch.no_grad():
+    for t in range(500):
+        probs = policy(torch.tensor(state).unsqueeze(0).to(device))
+        action = Categorical(probs).sample().item()
+        state, reward, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            break
+";
+
+// Ex) action = Categorical(probs).sample().item(); state, ... = env.step(action)
+#[test]
+fn an_action_read_back_and_then_handed_to_the_environment_belongs_to_the_step() {
+    assert!(lines_of(&run(ROLLOUT), "EA301").is_empty());
+    // a value read and kept, not handed to the step, still waits every step
+    let kept = ROLLOUT.replace(
+        "        action = Categorical(probs).sample().item()\n",
+        "        action = Categorical(probs).sample()\n        p = probs.max().item()\n",
+    );
+    assert_eq!(lines_of(&run(&kept), "EA301"), vec![14]);
+}

@@ -59,7 +59,8 @@ declare_rule! {
     /// utils.Averager()` ... `val_res.item()`). So is
     /// a loop that steps a simulated environment (`env.step(...)`, or an environment handed to
     /// a helper: `act(env, policy, obs)`): its `.cpu()` / `.numpy()` reads, its `done` test
-    /// and the action it hands the step (`env.step(action.item())`) belong to the interaction
+    /// and the action it hands the step (`env.step(action.item())`, or `action =
+    /// Categorical(probs).sample().item()` then `env.step(action)`) belong to the interaction
     /// with the host-side simulator.
     ///
     /// Reported on the line of the `.item()` / `.cpu()` / `.numpy()` / `.tolist()` call: where
@@ -537,16 +538,38 @@ fn steps_environment(
     })
 }
 
-/// Is call `c` an argument of an environment's step (`env.step(action.item())`)?
+/// Is call `c` an argument of an environment's step (`env.step(action.item())`), or the
+/// value of the action that step is handed later in the loop?
 fn steps_environment_with(
     m: &crate::analysis::facts::Model<'_>,
     c: &crate::analysis::facts::Call,
 ) -> bool {
-    m.calls.iter().any(|k| {
+    let env_step = |k: &crate::analysis::facts::Call| {
         k.method.is_some()
-            && k.args_span.contains(c.span)
             && m.last_name(k) == "step"
             && k.recv_root.is_some_and(|r| env_name(m.text(r)))
+    };
+    // (or bound to a name first, `action = Categorical(probs).sample().item()` ...
+    // `env.step(action)`, in the same loop)
+    let action = m
+        .assigns
+        .iter()
+        .find(|a| a.value == c.span && a.targets.len() == 1 && !a.augmented)
+        .map(|a| m.text(a.left));
+    let in_loop = |k: &crate::analysis::facts::Call| {
+        c.ctx
+            .loop_
+            .and_then(|i| m.loops.get(i as usize))
+            .is_some_and(|l| l.span.contains(k.span))
+    };
+    m.calls.iter().any(|k| {
+        env_step(k)
+            && (k.args_span.contains(c.span)
+                || action.is_some_and(|name| {
+                    k.span.start >= c.span.end
+                        && in_loop(k)
+                        && m.call_args(k).iter().any(|a| m.text(a.value) == name)
+                }))
     })
 }
 
