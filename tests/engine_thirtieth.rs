@@ -141,3 +141,43 @@ fn an_action_read_back_and_then_handed_to_the_environment_belongs_to_the_step() 
     );
     assert_eq!(lines_of(&run(&kept), "EA301"), vec![14]);
 }
+
+/// A DDPM launcher: the device comes from a configuration module, the training from another
+/// module, handed an optimizer built in its arguments.
+const LAUNCHER: &str = "import torch
+from torch.optim import Adam
+from torch.utils.data import DataLoader
+from torchvision.datasets import MNIST
+from torchvision.transforms import ToTensor
+from utils.myDDPM import DDPM, training_loop
+from utils.unet import MyUnet
+from config import config
+
+device = config.device
+print(f'Using device: {device}', torch.cuda.get_device_name(0))
+dataset = MNIST('data', train=True, transform=ToTensor())
+loader = DataLoader(dataset, config.batch_size, shuffle=True)
+ddpm = DDPM(MyUnet(config.n_steps), n_steps=config.n_steps, device=device)
+training_loop(ddpm, loader, config.n_epochs, optim=Adam(ddpm.parameters(), config.lr), device=device)
+";
+
+// Ex) print(..., torch.cuda.get_device_name(0)) at module level; training_loop(ddpm, loader, optim=Adam(...))
+#[test]
+fn an_unguarded_device_name_needs_cuda_and_an_inline_optimizer_delegates_training() {
+    let a = run(LAUNCHER);
+    assert_eq!(a.kind, efficiency_audit::analysis::model::CodeKind::Train);
+    assert_eq!(lines_of(&a, "EA102"), vec![13]);
+    assert_eq!(lines_of(&a, "EA203"), vec![14]);
+    // asked only when a GPU is there, the name says nothing of where the work runs
+    let guarded = LAUNCHER.replace(
+        "print(f'Using device: {device}', torch.cuda.get_device_name(0))",
+        "if torch.cuda.is_available():\n    print(torch.cuda.get_device_name(0))",
+    );
+    assert!(lines_of(&run(&guarded), "EA102").is_empty());
+    // a scheduler built in the arguments is no optimizer
+    let schedule = LAUNCHER.replace(
+        "optim=Adam(ddpm.parameters(), config.lr)",
+        "schedule=torch.linspace(0, 1, 10)",
+    );
+    assert!(lines_of(&run(&schedule), "EA203").is_empty());
+}

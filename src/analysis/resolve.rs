@@ -1142,6 +1142,15 @@ fn device(m: &mut Model<'_>) {
         {
             see("cuda");
         }
+        // `print(torch.cuda.get_device_name(0))` with no test around it: the script cannot run
+        // without a CUDA device (the call raises), whatever its configuration module chooses
+        if q.starts_with("torch.cuda.")
+            && matches!(last, "get_device_name" | "get_device_properties")
+            && !m.dead(&c.ctx)
+            && unconditional(m, c)
+        {
+            see("cuda");
+        }
         // memory housekeeping (`torch.cuda.empty_cache()`, `memory_summary()`) and CUDA's
         // mixed-precision helpers (`torch.cuda.amp.autocast()`, a no-op with a warning off the
         // GPU) do nothing without CUDA work: they count only when nothing places the work on
@@ -1344,6 +1353,26 @@ fn vision_transformer(name: &str) -> bool {
 fn gpu_text(s: &str) -> bool {
     let s = s.to_ascii_lowercase();
     s.contains("cuda") || s.contains("gpu")
+}
+
+/// Does call `c` run whenever the code around it runs: no `if`, conditional expression,
+/// `and` / `or`, `try` or loop between it and its function (or the module)?
+fn unconditional(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    std::iter::successors(m.node(c.span), |n| n.parent())
+        .take(64)
+        .take_while(|n| !matches!(n.node_kind(), "function_definition" | "module"))
+        .all(|n| {
+            !matches!(
+                n.node_kind(),
+                "if_statement"
+                    | "conditional_expression"
+                    | "boolean_operator"
+                    | "try_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "lambda"
+            )
+        })
 }
 
 /// Is call `c` the device a `.to(...)` is handed, `y.to(torch.device('cpu'))`?
@@ -3484,11 +3513,14 @@ fn imported_instance(m: &Model<'_>, name: &str) -> bool {
 }
 
 /// Does call `c` hand an optimizer variable to its callee (`train_one_epoch(model, optimizer,
-/// loader)`, `loss_scaler(loss, optimizer)`)?
+/// loader)`, `loss_scaler(loss, optimizer)`), or one built in its arguments
+/// (`training_loop(ddpm, loader, optim=Adam(ddpm.parameters(), lr))`)?
 pub(crate) fn hands_optimizer(m: &Model<'_>, c: &super::facts::Call) -> bool {
-    m.call_args(c)
-        .iter()
-        .any(|a| m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer))
+    m.call_args(c).iter().any(|a| {
+        m.kinds.get(m.text(a.value)) == Some(&VarKind::Optimizer)
+            || (a.vkind == ValKind::Call
+                && m.call_at(a.value).is_some_and(|k| optimizer_ctor(m, k)))
+    })
 }
 
 /// An optimizer of `torch.optim` (`torch.optim.AdamW`): not its learning-rate schedulers, nor
