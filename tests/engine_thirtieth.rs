@@ -181,3 +181,31 @@ fn an_unguarded_device_name_needs_cuda_and_an_inline_optimizer_delegates_trainin
     );
     assert!(lines_of(&run(&schedule), "EA203").is_empty());
 }
+
+/// A BERT classifier built by a factory of the file and handed to the repository's own trainer.
+const OWN_TRAINER: &str = "import torch
+from training.trainer import LlmTrainer
+from transformers import AutoModelForSequenceClassification
+
+def get_model(checkpoint, device):
+    model = AutoModelForSequenceClassification.from_pretrained(checkpoint)
+    model = model.to(device)
+    return model
+
+if __name__ == '__main__':
+    model = get_model('bert-base-uncased', 'cuda')
+    trainer = LlmTrainer(device='cuda', model=model)
+    trainer.train()
+";
+
+// Ex) model = get_model(args.model, args.device, tokenizer); LlmTrainer(model=model, ...).train()
+#[test]
+fn a_factory_model_handed_to_the_repositorys_trainer_trains_there() {
+    assert!(lines_of(&run(OWN_TRAINER), "EA202").is_empty());
+    // a file that builds its own optimizer trains here, whatever it hands on
+    let own = OWN_TRAINER.replace(
+        "    trainer.train()\n",
+        "    trainer.train()\n    optimizer = torch.optim.AdamW(model.parameters())\n    for batch in loader:\n        model(**batch).loss.backward()\n        optimizer.step()\n",
+    );
+    assert_eq!(lines_of(&run(&own), "EA202"), vec![7]);
+}

@@ -1219,9 +1219,12 @@ pub(crate) fn own_trainer_runs(m: &Model<'_>) -> bool {
             && m.imports
                 .get(m.text(c.func))
                 .is_some_and(|q| !FRAMEWORKS.contains(&q.split('.').next().unwrap_or(q)))
-            && m.call_args(c)
-                .iter()
-                .any(|a| m.kinds.get(m.text(a.value)) == Some(&super::facts::VarKind::Model))
+            // (the model by its kind, or handed as `model=`: `LlmTrainer(model=model)` with
+            // `model = get_model(args.model, args.device)`, a factory of the file)
+            && m.call_args(c).iter().any(|a| {
+                m.kinds.get(m.text(a.value)) == Some(&super::facts::VarKind::Model)
+                    || a.name.is_some_and(|n| m.text(n) == "model")
+            })
             && crate::analysis::resolve::object_trained(m, ci)
     })
 }

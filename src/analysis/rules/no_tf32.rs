@@ -66,7 +66,7 @@ declare_rule! {
     /// runs in another module: a function handed the optimizer (`train_one_epoch(model,
     /// optimizer, loader)`, also a method of an object of an imported class, `runner =
     /// Runner(...)` ... `runner.train(model=model, optimizer=optimizer)`), or a trainer class of the repository's own code built with the
-    /// model in a file that builds no optimizer (`trainer = Trainer(model=model, config=cfg)`
+    /// model (by its kind, or as `model=`) in a file that builds no optimizer (`trainer = Trainer(model=model, config=cfg)`
     /// from `src.trainer_ddp`, then `trainer.train()`): its precision settings are that
     /// module's.
     ///
