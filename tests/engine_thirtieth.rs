@@ -209,3 +209,35 @@ fn a_factory_model_handed_to_the_repositorys_trainer_trains_there() {
     );
     assert_eq!(lines_of(&run(&own), "EA202"), vec![7]);
 }
+
+/// A matting model of another module run per test image, with the image transform picked from
+/// a table of transforms.
+const TRANSFORM_TABLE: &str = "import cv2 as cv
+import torch
+from torchvision import transforms
+from data_gen import data_transforms
+from model import Model
+
+device = torch.device('cuda')
+model = Model().to(device)
+model.eval()
+transformer = data_transforms['valid']
+for name in names:
+    img = transforms.ToPILImage()(cv.imread(name))
+    x = transformer(img).unsqueeze(0).to(device)
+    with torch.no_grad():
+        pred = model(x)
+    cv.imwrite('out/' + name, pred.cpu().numpy())
+";
+
+// Ex) transformer = data_transforms['valid'] beside `from model import Model`
+#[test]
+fn a_transform_picked_from_a_table_names_no_transformer() {
+    assert!(lines_of(&run(TRANSFORM_TABLE), "EA202").is_empty());
+    // a transformer the file builds is one
+    let vit = TRANSFORM_TABLE.replace(
+        "transformer = data_transforms['valid']",
+        "transformer = data_transforms['valid']\nencoder = nn.TransformerEncoder(layer, 6)",
+    );
+    assert_eq!(lines_of(&run(&vit), "EA202"), vec![8]);
+}

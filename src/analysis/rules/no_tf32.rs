@@ -43,7 +43,8 @@ declare_rule! {
     /// option or listed in its `choices=` (`elif args.model == "ViT": model =
     /// VisionTransformer(...)` with `default="ResNet"`), nor a data
     /// transformation such as `DataTransformer` or `ColumnTransformer`, nor a variable bound to
-    /// a transform pipeline, `transformer = T.Compose([...])`, nor a Python file's path,
+    /// a transform pipeline, `transformer = T.Compose([...])` or one of a table of them,
+    /// `transformer = data_transforms["valid"]`, nor a Python file's path,
     /// `shutil.copy("nn_module/attention_module.py", d)`), recurrent cells
     /// (`nn.LSTMCell`), batched products (`torch.bmm`, `torch.einsum`; not in a network of
     /// embedding tables only, a word2vec or TransE model, whose products are gathered dot
@@ -746,6 +747,12 @@ fn bound_to_transform(m: &crate::analysis::facts::Model<'_>, n: tree_sitter::Nod
         a.rhs_call
             .and_then(|i| m.calls.get(i as usize))
             .is_some_and(|c| m.last_name(c) == "Compose" || m.qual(c).contains("transforms."))
+            // (or one of a table of transforms, `transformer = data_transforms['valid']`)
+            || (a.rhs_call.is_none()
+                && super::words(m.text(a.value)).next().is_some_and(|w| {
+                    let w = w.to_ascii_lowercase();
+                    w.contains("transform") && !w.contains("former")
+                }))
     })
 }
 
