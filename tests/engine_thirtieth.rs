@@ -241,3 +241,39 @@ fn a_transform_picked_from_a_table_names_no_transformer() {
     );
     assert_eq!(lines_of(&run(&vit), "EA202"), vec![8]);
 }
+
+/// A training loop and a validation loop per epoch, each switching the mode at the top of its
+/// own body.
+const MODE_IN_BODY: &str = "import torch
+import torchvision
+
+device = torch.device('cuda')
+model = torchvision.models.resnet18(num_classes=3).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+criterion = torch.nn.CrossEntropyLoss()
+for epoch in range(32):
+    for inputs, labels in train_loader:
+        model.train()
+        inputs, labels = inputs.to(device), labels.to(device)
+        optimizer.zero_grad()
+        loss = criterion(model(inputs), labels)
+        loss.backward()
+        optimizer.step()
+    for inputs, labels in val_loader:
+        model.eval()
+        inputs, labels = inputs.to(device), labels.to(device)
+        outputs = model(inputs)
+        val_loss = criterion(outputs, labels)
+";
+
+// Ex) for inputs, labels in val_loader: model.eval(); ...; outputs = model(inputs)
+#[test]
+fn an_eval_at_the_top_of_the_loop_body_makes_it_an_evaluation_loop() {
+    assert_eq!(lines_of(&run(MODE_IN_BODY), "EA401"), vec![16]);
+    // evaluation mode switched on only under a test does not decide it
+    let maybe = MODE_IN_BODY.replace(
+        "        model.eval()\n",
+        "        if debug:\n            model.eval()\n",
+    );
+    assert!(lines_of(&run(&maybe), "EA401").is_empty());
+}

@@ -15,7 +15,7 @@ declare_rule! {
     /// for it, `@make_nograd_func`). A loop in a function
     /// that also trains (calls backward) is one only when the function puts the model in
     /// `eval()` mode before it (`def train(...): ... model.eval(); for x, y in val_loader:`,
-    /// flagged); otherwise it is part of training, unless it trains in one phase and evaluates
+    /// flagged; also at the top of the loop's own body, `for x, y in val_loader: model.eval()`); otherwise it is part of training, unless it trains in one phase and evaluates
     /// in another with nothing switching autograd by phase (`for phase in ['train', 'val']:`,
     /// `model.eval()` for the second, `for x, y in dataloaders[phase]:` running its backward
     /// only under `if phase == 'train':`, no `torch.set_grad_enabled(phase == 'train')`):
@@ -234,7 +234,23 @@ impl Rule for NoGradMissing {
                         && matches!(m.last_name(c), "eval" | "train")
                         && (m.call_args(c).is_empty() || eval_by_train_false(m, c))
                 })
-                .is_some_and(|c| m.last_name(c) == "eval" || eval_by_train_false(m, c));
+                .is_some_and(|c| m.last_name(c) == "eval" || eval_by_train_false(m, c))
+                // (or at the top of the loop's own body, each iteration: `for x, y in
+                // val_loader: model.eval(); outputs = model(x)`)
+                || m
+                    .calls
+                    .get(first..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .take_while(|c| c.span.start < l.span.end)
+                    .filter(|c| c.ctx.loop_ == Some(li as u32) && !c.ctx.under_if)
+                    .take_while(|c| !direct_forward(m, c))
+                    .any(|c| {
+                        c.method.is_some()
+                            && m.last_name(c) == "eval"
+                            && m.call_args(c).is_empty()
+                            && !m.dead(&c.ctx)
+                    });
             if (trains_here || in_step) && !eval_called {
                 continue;
             }
