@@ -277,3 +277,49 @@ fn an_eval_at_the_top_of_the_loop_body_makes_it_an_evaluation_loop() {
     );
     assert!(lines_of(&run(&maybe), "EA401").is_empty());
 }
+
+/// An evaluation function handed a loader whose one batch is the whole test set.
+const WHOLE_BATCH_PARAM: &str = "import torch
+from torch.utils.data import DataLoader
+from model import Net
+
+def evaluate(model, dataloader, device):
+    model.eval()
+    total = 0.0
+    for x, y in dataloader:
+        x = x.to(device)
+        y = y.to(device)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        total += loss.item()
+    return total
+
+device = torch.device('cuda')
+model = Net().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+train_loader = DataLoader(train_ds, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+test_loader = DataLoader(test_ds, batch_size=len(test_ds), num_workers=4, pin_memory=True)
+for epoch in range(10):
+    for x, y in train_loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    evaluate(model, test_loader, device)
+";
+
+// Ex) def eval(g, d, dataloader, ...): for i, (audio, mags) in enumerate(dataloader): ... with
+//     test_dataloader = DataLoader(test_dataset, batch_size=len(test_dataset))
+#[test]
+fn a_parameter_always_handed_a_whole_dataset_loader_runs_once() {
+    let a = run(WHOLE_BATCH_PARAM);
+    assert!(lines_of(&a, "EA301").is_empty());
+    assert!(lines_of(&a, "EA303").is_empty());
+    // one call handing a loader of real batches makes the loop a loop of steps
+    let batches = WHOLE_BATCH_PARAM.replace(
+        "    evaluate(model, test_loader, device)\n",
+        "    evaluate(model, test_loader, device)\n    evaluate(model, train_loader, device)\n",
+    );
+    let b = run(&batches);
+    assert_eq!(lines_of(&b, "EA301"), vec![12]);
+    assert_eq!(lines_of(&b, "EA303"), vec![9, 10]);
+}

@@ -11,7 +11,8 @@ declare_rule! {
     /// N != 0:`, where gradient accumulation steps the optimizer) (nor in a branch that runs
     /// once, like `if i == 0:`, the last batch's `if i == len(loader) - 1:` or another count the loop does not change, `if i == (n_iter - 2):` or `if i == sample_idx:` (also against a counter the loop steps by one, `if iteration == iterations_phase1:`), `if len(preds) == 0: preds.append(...)` or the last short batch's `if x.size(0) != batch_size:`, or at the iterations a test selects, `if t in markers:`, `if
     /// i < len(writers):`, behind a command-line switch that is off by default, or in a step
-    /// loop of at most 16 known iterations, `range(15)`, `range(args.steps + 1)`, `tqdm(range(n))`, a loader whose one batch is its whole dataset (`batch_size=len(test_set)`) or a list of
+    /// loop of at most 16 known iterations, `range(15)`, `range(args.steps + 1)`, `tqdm(range(n))`, a loader whose one batch is its whole dataset (`batch_size=len(test_set)`, also handed to
+    /// a function of the file by every call of it, `evaluate(model, test_loader)`) or a list of
     /// settings written out, unless a longer step loop holds it);
     /// also an `.item()` in the body of a
     /// module-level helper (outside any loop or `if` of its own) whose every call in the file

@@ -2390,6 +2390,42 @@ pub(crate) fn known_iterations(m: &Model<'_>, l: &Loop) -> Option<i64> {
     }
 }
 
+/// Is `it`, the iterable of loop `l`, a parameter of the plain function holding the loop that
+/// every call of the function (one at least) hands a name bound to a loader whose one batch is
+/// its whole dataset ([`whole_dataset_batch`])?
+// Ex) def eval(generator, dataloader, ...): for i, (audio, mags) in enumerate(dataloader): ...
+//     test_dataloader = DataLoader(test_dataset, batch_size=len(test_dataset)); eval(g, test_dataloader)
+fn whole_batch_param(m: &Model<'_>, l: &Loop, it: super::facts::Span) -> bool {
+    let Some(f) = l.ctx.func.and_then(|i| m.funcs.get(i as usize)) else {
+        return false;
+    };
+    let name = m.text(it);
+    let Some(j) = f.params.iter().position(|(p, _)| m.text(*p) == name) else {
+        return false;
+    };
+    // (not rebound in the function before the loop)
+    if f.class.is_some() || super::as_shipped::binding(m, name, it.start, l.ctx.func).is_some() {
+        return false;
+    }
+    let callee = m.text(f.name);
+    let mut calls = m
+        .calls
+        .iter()
+        .filter(|c| c.method.is_none() && m.text(c.func) == callee)
+        .peekable();
+    calls.peek().is_some()
+        && calls.all(|c| {
+            m.passed_arg(c, f, j).is_some_and(|a| {
+                super::as_shipped::binding(m, m.text(a.value), c.span.start, c.ctx.func)
+                    .and_then(|b| b.rhs_call)
+                    .and_then(|i| m.calls.get(i as usize))
+                    .is_some_and(|k| {
+                        m.last_name(k).ends_with("DataLoader") && whole_dataset_batch(m, k)
+                    })
+            })
+        })
+}
+
 /// How many items loop `l`'s iterable holds, when the file says (see [`known_iterations`]).
 fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
     let mut it = l.iter?;
@@ -2403,6 +2439,11 @@ fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
             break;
         };
         it = inner.value;
+    }
+    // a parameter every call of the loop's function hands such a loader (`eval(model_g,
+    // model_d, test_dataloader, ...)` with `batch_size=len(test_dataset)`)
+    if whole_batch_param(m, l, it) {
+        return Some(1);
     }
     // what the loop iterates, directly or through the name bound to it
     let items = m.node(it).and_then(|n| match n.node_kind() {
