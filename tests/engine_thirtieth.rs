@@ -323,3 +323,43 @@ fn a_parameter_always_handed_a_whole_dataset_loader_runs_once() {
     assert_eq!(lines_of(&b, "EA301"), vec![12]);
     assert_eq!(lines_of(&b, "EA303"), vec![9, 10]);
 }
+
+/// A Siamese network's loaders over a random split: the validation part in one batch.
+const SPLIT_BATCH: &str = "import torch
+from torch.utils.data import DataLoader
+from model import SiameseNet
+
+device = torch.device('cuda')
+dataset = PairDataset('pairs.csv')
+train_length = int(len(dataset) * 0.9)
+val_length = len(dataset) - train_length
+train_set, val_set = torch.utils.data.random_split(dataset, [train_length, val_length])
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+val_loader = DataLoader(val_set, batch_size=val_length, shuffle=True)
+model = SiameseNet().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(20):
+    for a, b, y in train_loader:
+        a, b, y = a.to(device, non_blocking=True), b.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        optimizer.zero_grad()
+        loss = criterion(*model(a, b), y)
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        for a, b, y in val_loader:
+            out = model(a.to(device), b.to(device))
+";
+
+// Ex) train_set, val_set = random_split(ds, [train_length, val_length]); DataLoader(val_set, batch_size=val_length)
+#[test]
+fn a_loader_batched_by_its_split_length_takes_the_whole_part_at_once() {
+    let a = run(SPLIT_BATCH);
+    assert!(lines_of(&a, "EA101").is_empty());
+    assert!(lines_of(&a, "EA102").is_empty());
+    // batched by the other part's length, it is a loader of many batches
+    let other = SPLIT_BATCH.replace(
+        "DataLoader(val_set, batch_size=val_length,",
+        "DataLoader(val_set, batch_size=train_length // 100,",
+    );
+    assert_eq!(lines_of(&run(&other), "EA101"), vec![11]);
+}

@@ -15,7 +15,7 @@ declare_rule! {
     /// (`DataLoader(range(n), batch_size)`), nor one over a dataset of prompts
     /// (`PromptDataset(args.class_prompt, n)`: batches of text); nor is one over a `Dataset` class
     /// of the same file whose cheap `__getitem__` returns integer ids or tensors already on the
-    /// device, nor one whose batch is its whole dataset (`batch_size=len(data)`), nor a loader read for a single batch (`next(iter(DataLoader(...)))`, `next(enumerate(loader))`, `loader.__iter__().__next__()`, `it = iter(loader)` (or `enumerate(loader)`) then one `next(it)`, a loop over it whose body always `break`s) or never
+    /// device, nor one whose batch is its whole dataset (`batch_size=len(data)`, or the length `random_split` gave its part, `batch_size=val_length`), nor a loader read for a single batch (`next(iter(DataLoader(...)))`, `next(enumerate(loader))`, `loader.__iter__().__next__()`, `it = iter(loader)` (or `enumerate(loader)`) then one `next(it)`, a loop over it whose body always `break`s) or never
     /// read (only counted, `len(loader)`, `len(DataLoader(...))`), nor one over a dataset built with the device (`MelDataset(path, device)`), one whose `__getitem__` moves each item there, or with a
     /// collate of the file that puts each batch there (`torch.tensor(ids, device=device)`), or one
     /// built after `torch.set_default_device(device)` makes new tensors there: there

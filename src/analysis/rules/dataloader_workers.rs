@@ -29,7 +29,7 @@ declare_rule! {
     /// `IndexSet(n)`), whose batches slice tensors the
     /// step already holds.
     /// Nor is a loader read for a single batch (`next(iter(DataLoader(...)))`, `loader.__iter__().__next__()`, `it = iter(loader)` (or `enumerate(loader)`) then one `next(it)`, a loop over it whose body always `break`s, or a name only
-    /// ever used that way or counted, `len(loader)`, `len(DataLoader(...))`, or one whose batch is its whole dataset, `batch_size=len(data)`):
+    /// ever used that way or counted, `len(loader)`, `len(DataLoader(...))`, or one whose batch is its whole dataset, `batch_size=len(data)` or the length `random_split` gave its part, `batch_size=val_length`):
     /// starting workers for one batch costs more than it saves (also `i, batch =
     /// next(enumerate(loader))`, or one loader of a dict of them,
     /// `next(iter(dataloaders["train"]))`, or the old iterator method, `iter(loader).next()`, also parenthesised);

@@ -978,7 +978,32 @@ pub(crate) fn whole_dataset_batch(m: &Model<'_>, c: &Call) -> bool {
         return false;
     };
     let bs = m.text(bs.value).replace(' ', "");
-    bs == format!("len({})", m.text(ds.value))
+    bs == format!("len({})", m.text(ds.value)) || split_length(m, m.text(ds.value)) == Some(bs)
+}
+
+/// The length `random_split` gives the part bound to `name` (`train_set, val_set =
+/// random_split(ds, [train_length, val_length])`: `val_length` for `val_set`), as written.
+fn split_length(m: &Model<'_>, name: &str) -> Option<String> {
+    m.assigns.iter().find_map(|a| {
+        let mut targets: Vec<&super::facts::Span> = a.targets.iter().collect();
+        targets.sort_by_key(|t| t.start);
+        let i = targets.iter().position(|t| m.text(**t) == name)?;
+        let split = a
+            .rhs_call
+            .and_then(|k| m.calls.get(k as usize))
+            .filter(|k| m.last_name(k) == "random_split")?;
+        let lengths = m
+            .pos(split, 1)
+            .or_else(|| m.kw(split, "lengths"))
+            .and_then(|x| m.node(x.value))
+            .filter(|n| matches!(n.node_kind(), "list" | "tuple"))?;
+        let mut cur = lengths.walk();
+        let part = lengths
+            .named_children(&mut cur)
+            .filter(|n| n.node_kind() != "comment")
+            .nth(i)?;
+        Some(m.node_text(part).replace(' ', ""))
+    })
 }
 
 /// The first training step loop.
