@@ -363,3 +363,33 @@ fn a_loader_batched_by_its_split_length_takes_the_whole_part_at_once() {
     );
     assert_eq!(lines_of(&run(&other), "EA101"), vec![11]);
 }
+
+/// A triplet-loss trainer of another module, built with the optimizer, run one pass per epoch.
+const OBJECT_PASSES: &str = "import torch
+from torchvision import datasets, transforms
+from trainer import Triplet_Trainer
+import models
+
+device = torch.device('cuda')
+train_set = datasets.ImageFolder('train', transform=transforms.ToTensor())
+train_loader = torch.utils.data.DataLoader(train_set, batch_size=64, num_workers=8, pin_memory=True)
+model = models.EmbeddingNet().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+trainer = Triplet_Trainer(model, loss, optimizer, device)
+for epoch in range(100):
+    trainer.Train_Epoch(train_loader)
+";
+
+// Ex) trainer = Triplet_Trainer(model, miner, loss, optimizer, ...); for epoch in ...: trainer.Train_Epoch(loader)
+#[test]
+fn a_training_pass_of_an_object_built_with_the_optimizer_runs_each_epoch() {
+    let a = run(OBJECT_PASSES);
+    assert_eq!(a.kind, efficiency_audit::analysis::model::CodeKind::Train);
+    assert_eq!(lines_of(&a, "EA103"), vec![8]);
+    // an object built without the optimizer may do anything with the loader
+    let plotter = OBJECT_PASSES.replace(
+        "Triplet_Trainer(model, loss, optimizer, device)",
+        "Triplet_Trainer(model, loss, device)",
+    );
+    assert!(lines_of(&run(&plotter), "EA103").is_empty());
+}

@@ -2757,9 +2757,38 @@ fn loops(m: &mut Model<'_>) {
     // `for epoch in ...: train_one_epoch(model, optimizer, loader)` with an imported function:
     // a loop that hands the optimizer to a call runs whole training passes.
     let mut delegated = false;
+    // (or a training-pass method of an object of an imported class built with the optimizer:
+    // `trainer = Triplet_Trainer(model, miner, loss, optimizer, ...)` ... `for epoch in ...:
+    // trainer.Train_Epoch(train_loader)`)
+    let object_pass = |c: &super::facts::Call| {
+        let last = m.last_name(c).to_ascii_lowercase();
+        c.method.is_some()
+            && (last.contains("train") || last.contains("epoch") || last == "fit")
+            && c.recv.is_some_and(|r| {
+                let name = m.text(r);
+                let mut binds = m
+                    .assigns
+                    .iter()
+                    .filter(|a| a.targets.len() == 1 && !a.augmented && m.text(a.left) == name)
+                    .peekable();
+                binds.peek().is_some()
+                    && binds.all(|a| {
+                        a.rhs_call
+                            .and_then(|i| m.calls.get(i as usize))
+                            .is_some_and(|k| {
+                                let class = m.text(k.func);
+                                k.method.is_none()
+                                    && class.starts_with(|ch: char| ch.is_ascii_uppercase())
+                                    && !m.defined.contains(class)
+                                    && hands_optimizer(m, k)
+                            })
+                    })
+            })
+    };
     for c in &m.calls {
         let Some(li) = c.ctx.loop_ else { continue };
-        if hands_optimizer(m, c)
+        let by_object = object_pass(c);
+        if (hands_optimizer(m, c) || by_object)
             && let Some(info) = infos.get_mut(li as usize)
         {
             info.has_child_step = true;
@@ -2783,7 +2812,7 @@ fn loops(m: &mut Model<'_>) {
             // (not behind a switch that is off as shipped, `if train_flag:` with
             // `train_flag = False`)
             if !info.step
-                && (c.method.is_none() || module_fn)
+                && (c.method.is_none() || module_fn || by_object)
                 && !m.defined.contains(m.text(c.func))
                 && !m.dead(&c.ctx)
             {

@@ -39,7 +39,9 @@ declare_rule! {
     /// the epoch loop, or in a function it calls): it has no workers to keep; one built per
     /// cross-validation fold and read by the fold's own epoch loop is reported (also built by a
     /// function of the file the fold calls, `train_loader, val_loader = get_loaders(...)`, or
-    /// handed each epoch to a function that reads it, `train(trainloader, model, ...)`). Nor when an epoch
+    /// handed each epoch to a function that reads it, `train(trainloader, model, ...)`, or to a
+    /// training pass of an object of another module built with the optimizer,
+    /// `trainer.Train_Epoch(train_loader)`). Nor when an epoch
     /// loop calls a method of the loader's dataset (`train_loader.dataset.ng_sample()`, also in
     /// a function the epoch loop hands the loader to: `loader.dataset.load_next_buffer()`, or
     /// in a function each epoch runs, some calls deep, on the dataset's name: `train(epoch)`
