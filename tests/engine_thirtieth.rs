@@ -393,3 +393,27 @@ fn a_training_pass_of_an_object_built_with_the_optimizer_runs_each_epoch() {
     );
     assert!(lines_of(&run(&plotter), "EA103").is_empty());
 }
+
+/// Generalised advantage estimation written backwards over the rollout, one element at a time.
+const GAE: &str = "import numpy as np
+
+def compute_gae(rewards, values, last_value, gamma, lam):
+    T = len(rewards)
+    values_ext = values + [last_value]
+    advantages = np.zeros(T, dtype=np.float32)
+    gae = 0.0
+    for t in reversed(range(T)):
+        error = rewards[t] + gamma * values_ext[t + 1] - values_ext[t]
+        gae = error + gamma * lam * gae
+        advantages[t] = gae
+    return advantages
+";
+
+// Ex) for t in reversed(range(T)): ... advantages[t] = gae
+#[test]
+fn an_element_wise_loop_walked_backwards_is_one() {
+    assert_eq!(lines_of(&run(GAE), "EA603"), vec![8]);
+    // a few known steps backwards are not a hot loop
+    let few = GAE.replace("reversed(range(T))", "reversed(range(3))");
+    assert!(lines_of(&run(&few), "EA603").is_empty());
+}

@@ -2454,11 +2454,12 @@ fn whole_batch_param(m: &Model<'_>, l: &Loop, it: super::facts::Span) -> bool {
 /// How many items loop `l`'s iterable holds, when the file says (see [`known_iterations`]).
 fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
     let mut it = l.iter?;
-    // `enumerate(ws_test)`, `tqdm(range(num_loops))`: the items are the argument's
+    // `enumerate(ws_test)`, `tqdm(range(num_loops))`, `reversed(range(3))`: the items are the
+    // argument's
     for _ in 0..4 {
         let Some(inner) = m
             .call_at(it)
-            .filter(|c| matches!(m.last_name(c), "enumerate" | "tqdm"))
+            .filter(|c| matches!(m.last_name(c), "enumerate" | "tqdm" | "reversed"))
             .and_then(|c| m.pos(c, 0))
         else {
             break;

@@ -6,7 +6,8 @@ use crate::declare_rule;
 
 declare_rule! {
     /// ## What it does
-    /// Flags a Python `for i in range(...)` loop that computes a NumPy array or torch tensor
+    /// Flags a Python `for i in range(...)` loop (also `reversed(range(...))`) that computes a
+    /// NumPy array or torch tensor
     /// element by element: it assigns `out[i] = ...` into an array built with `np.*` /
     /// `torch.*`, or one indexed as only an array is (`image[y, x, 0] = 255` over `range(
     /// image.shape[0])`, an image `cv2.imread` returned), or accumulates `total += a[i] ...`
@@ -205,7 +206,11 @@ impl Rule for PythonLoopNumeric {
             }
             let Some(it) = l.iter else { continue };
             // a loop of a few known iterations (`range(3)`) is not a hot loop
-            if !m.text(it).starts_with("range(") || super::few_iterations(m, l) {
+            // (also walked backwards, `for t in reversed(range(T)):`)
+            let it_text = m.text(it);
+            if !(it_text.starts_with("range(") || it_text.starts_with("reversed(range("))
+                || super::few_iterations(m, l)
+            {
                 continue;
             }
             // an iteration that runs a model or a looping function of this file does its work
