@@ -417,3 +417,28 @@ fn an_element_wise_loop_walked_backwards_is_one() {
     let few = GAE.replace("reversed(range(T))", "reversed(range(3))");
     assert!(lines_of(&run(&few), "EA603").is_empty());
 }
+
+/// A keyword-spotting network of the project, named for its convolutions.
+const CONVNET: &str = "import torch
+from kws_model import KWSConvNet
+
+device = torch.device('cuda')
+model = KWSConvNet(num_classes=12).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(30):
+    for waveforms, labels in train_loader:
+        waveforms, labels = waveforms.to(device), labels.to(device)
+        loss = criterion(model(waveforms), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = KWSConvNet(num_classes=len(LABELS)).to(device)
+#[test]
+fn a_network_named_convnet_is_convolutional() {
+    assert_eq!(lines_of(&run(CONVNET), "EA204"), vec![5]);
+    // a graph network's convolutions are sparse matmuls
+    let graph = CONVNET.replace("KWSConvNet", "GraphConvNet");
+    assert!(lines_of(&run(&graph), "EA204").is_empty());
+}

@@ -3905,6 +3905,8 @@ const CONV_FAMILIES: &[&str] = &[
     "pnasnet",
     "regnet",
     "convnext",
+    // (a project's own `KWSConvNet`, `SimpleConvNet`)
+    "convnet",
     "unet",
     "lenet",
     "xception",

@@ -8,7 +8,7 @@ declare_rule! {
     /// Flags a CUDA file that trains or runs a convolutional network (`nn.Conv*d`, torchvision
     /// or timm models, or a model built by a constructor named for a convolutional family:
     /// `UNet`, `ResNet18`, `EfficientNet.from_pretrained`, `FasterRCNN`, `NAFNet`, `SSD`, `CRNN`,
-    /// `VoxNet`, `FCOS`, or
+    /// `VoxNet`, `FCOS`, a `...ConvNet` of the project (`KWSConvNet`; not a `GraphConvNet`), or
     /// built from torchvision's ResNet blocks, `Hopenet(torchvision.models.resnet.Bottleneck,
     /// [3, 4, 6, 3], 66)`, or given a convolutional backbone, `encoder="resnet"`, or initialised as
     /// one, `isinstance(m, nn.Conv2d)` (or the DCGAN tutorial's `classname.find('Conv')`) in a function the file applies to the model,
