@@ -442,3 +442,26 @@ fn a_network_named_convnet_is_convolutional() {
     let graph = CONVNET.replace("KWSConvNet", "GraphConvNet");
     assert!(lines_of(&run(&graph), "EA204").is_empty());
 }
+
+// Ex) for i, file in enumerate(glob.glob(...)): img = load_img(file)  (Keras)
+#[test]
+fn keras_load_img_per_file_is_per_file_decoding() {
+    let src = "import glob
+from keras.preprocessing.image import load_img, img_to_array
+files = glob.glob('d/*.jpg')
+out = []
+for f in files:
+    x = img_to_array(load_img(f))
+    out.append(x.mean())
+";
+    assert_eq!(lines_of(&run(src), "EA602"), vec![5]);
+    // a function of the file named alike is not Keras' decoder
+    let own = format!(
+        "def load_img(p):\n    return p\n\n{}",
+        src.replace(
+            "from keras.preprocessing.image import load_img, img_to_array\n",
+            "from keras.preprocessing.image import img_to_array\n"
+        )
+    );
+    assert!(lines_of(&run(&own), "EA602").is_empty());
+}

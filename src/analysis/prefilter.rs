@@ -317,6 +317,7 @@ pub static ENGINE: &[(Trigger, Effect)] = &{
         (called("imread"), Signal(IMAGE)),
         (called("imdecode"), Signal(IMAGE)),
         (called("read_image"), Signal(IMAGE)),
+        (called("load_img"), Signal(IMAGE)),
         (called("VideoCapture"), Signal(IMAGE)),
         (called("imwrite"), Signal(WRITE)),
         (method("open"), Signal(IMAGE_OPEN)),

@@ -3235,6 +3235,8 @@ fn signals(m: &Model<'_>, c: &super::facts::Call) -> u32 {
         "load" | "loads" | "read_text" | "loadtxt" if c.method.is_some() => s |= S_READ,
         "open" if c.method.is_some() && (q.starts_with("PIL") || recv == "Image") => s |= S_IMAGE,
         "imread" | "imdecode" | "read_image" | "VideoCapture" => s |= S_IMAGE,
+        // Keras' image loader (`load_img(path)`)
+        "load_img" if q.starts_with("keras") || q.starts_with("tensorflow") => s |= S_IMAGE,
         // a DICOM scan decoded (`pydicom.dcmread(path)`, the old `dicom.read_file(path)`)
         "dcmread" => s |= S_IMAGE | S_READ,
         "read_file" if q.starts_with("dicom.") || q.starts_with("pydicom.") => {

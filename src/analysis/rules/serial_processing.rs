@@ -13,7 +13,7 @@ declare_rule! {
     /// (the walk also bound first, `g = os.walk(d)`); also a listing
     /// bound at module level and read by a function, `dirs = os.listdir(path)` ... `def
     /// resize(): for item in dirs:`) whose body does per-file work: calls a
-    /// function of the file with the loop variable, decodes images, videos or DICOM scans (`pydicom.dcmread(path)`), parses JSON/CSV/XML (`ET.parse(path)`),
+    /// function of the file with the loop variable, decodes images, videos or DICOM scans (`pydicom.dcmread(path)`, Keras' `load_img(path)`), parses JSON/CSV/XML (`ET.parse(path)`),
     /// loads arrays (the entry, or a name the body builds from it, `path = os.path.join(root,
     /// f)` then `open(path)`, whose handle is then parsed or iterated, `json.load(fh)`: a file
     /// read and written back as it is, `data = fh.read()`, is a copy), or hands a directory entry (or a path built from it) to a package outside
@@ -95,6 +95,8 @@ const HEAVY: &[&str] = &[
     "read_json",
     "read_excel",
     "read_image",
+    // Keras' image loader (`keras.preprocessing.image.load_img(path)`): a decode
+    "load_img",
     "loadtxt",
     "fromfile",
     "parse",
