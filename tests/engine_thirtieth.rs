@@ -49,6 +49,12 @@ fn a_metric_helper_handed_a_host_copy_returns_a_host_value() {
     // the model's output itself, read without the copy, still waits for the GPU
     let device = HOST_METRICS.replace("    pred = pred.cpu().numpy()\n", "");
     assert_eq!(lines_of(&run(&device), "EA301"), vec![18, 19]);
+    // nor does a helper also handed a tensor placed on the GPU
+    let mixed = HOST_METRICS.replace(
+        "    mse_loss = compute_mse(pred, alpha, trimap)\n",
+        "    mse_loss = compute_mse(pred, alpha.cuda(), trimap)\n",
+    );
+    assert_eq!(lines_of(&run(&mixed), "EA301"), vec![19, 20]);
 }
 
 // Ex) pred = model(x); pred = pred.cpu().numpy(); ... print(... sad_loss.item() ...)

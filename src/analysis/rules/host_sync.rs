@@ -974,6 +974,9 @@ enum Place {
     Host,
     /// A copy to the host made in the iteration (`.cpu()`, `.numpy()`): host memory for sure.
     Copied,
+    /// Placed on the GPU as written (`.cuda()`, `torch.tensor(x, device='cuda')`): whatever a
+    /// host copy meets it in is not known to be on the host.
+    Device,
     Unknown,
 }
 
@@ -1003,7 +1006,9 @@ fn place(
     // arithmetic: a copy made on the host makes the result a host tensor (PyTorch would refuse
     // a CUDA operand); otherwise every operand must be on the host (or a literal)
     let combine = |places: &[Place]| {
-        if places.contains(&Place::Copied) {
+        if places.contains(&Place::Device) {
+            Place::Unknown
+        } else if places.contains(&Place::Copied) {
             Place::Copied
         } else if places.iter().all(|p| *p == Place::Literal) {
             Place::Literal
@@ -1082,6 +1087,14 @@ fn place(
             if k.method.is_some() && matches!(last, "item" | "tolist") {
                 return Place::Literal;
             }
+            // (the GPU written out: `.cuda()`, `device='cuda'`, `.to(device)`)
+            let gpu = |t: &str| (t.contains("cuda") || t.contains("device")) && !t.contains("cpu");
+            if last == "cuda"
+                || m.kw(k, "device").is_some_and(|a| gpu(m.text(a.value)))
+                || (last == "to" && m.pos(k, 0).is_some_and(|a| gpu(m.text(a.value))))
+            {
+                return Place::Device;
+            }
             if matches!(last, "to" | "cuda")
                 || m.kw(k, "device").is_some()
                 || k.splat.is_some()
@@ -1125,8 +1138,10 @@ fn place(
                 // `compute_mse(pred, alpha, trimap)` with `pred` a `.cpu().numpy()` copy: a
                 // metric helper handed a host copy computes on the host (a NumPy array cannot
                 // meet a CUDA tensor); a forward pass of a model is not such a helper
+                // (not one also handed a tensor placed on the GPU: it may compute there)
                 (None, None)
                     if args.contains(&Place::Copied)
+                        && !args.contains(&Place::Device)
                         && !crate::analysis::resolve::is_model_call(m, k) =>
                 {
                     Place::Copied
