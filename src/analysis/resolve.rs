@@ -2764,26 +2764,8 @@ fn loops(m: &mut Model<'_>) {
         let last = m.last_name(c).to_ascii_lowercase();
         c.method.is_some()
             && (last.contains("train") || last.contains("epoch") || last == "fit")
-            && c.recv.is_some_and(|r| {
-                let name = m.text(r);
-                let mut binds = m
-                    .assigns
-                    .iter()
-                    .filter(|a| a.targets.len() == 1 && !a.augmented && m.text(a.left) == name)
-                    .peekable();
-                binds.peek().is_some()
-                    && binds.all(|a| {
-                        a.rhs_call
-                            .and_then(|i| m.calls.get(i as usize))
-                            .is_some_and(|k| {
-                                let class = m.text(k.func);
-                                k.method.is_none()
-                                    && class.starts_with(|ch: char| ch.is_ascii_uppercase())
-                                    && !m.defined.contains(class)
-                                    && hands_optimizer(m, k)
-                            })
-                    })
-            })
+            && c.recv
+                .is_some_and(|r| imported_instance_where(m, m.text(r), |k| hands_optimizer(m, k)))
     };
     for c in &m.calls {
         let Some(li) = c.ctx.loop_ else { continue };
@@ -3524,6 +3506,16 @@ pub(crate) fn object_trained(m: &Model<'_>, ci: usize) -> bool {
 /// Is `name` bound (once at least, and never to anything else) to an instance of a class
 /// imported from another module, `runner = Runner(...)` with `from runner import Runner`?
 fn imported_instance(m: &Model<'_>, name: &str) -> bool {
+    imported_instance_where(m, name, |_| true)
+}
+
+/// [`imported_instance`], each construction also accepted by `also` (`Trainer(model,
+/// optimizer)`: handed the optimizer).
+fn imported_instance_where(
+    m: &Model<'_>,
+    name: &str,
+    also: impl Fn(&super::facts::Call) -> bool,
+) -> bool {
     let mut binds = m
         .assigns
         .iter()
@@ -3539,6 +3531,7 @@ fn imported_instance(m: &Model<'_>, name: &str) -> bool {
                         && class.starts_with(|ch: char| ch.is_ascii_uppercase())
                         && m.imports.contains_key(class)
                         && !m.defined.contains(class)
+                        && also(k)
                 })
         })
 }
