@@ -985,13 +985,14 @@ pub(crate) fn whole_dataset_batch(m: &Model<'_>, c: &Call) -> bool {
 /// random_split(ds, [train_length, val_length])`: `val_length` for `val_set`), as written.
 fn split_length(m: &Model<'_>, name: &str) -> Option<String> {
     m.assigns.iter().find_map(|a| {
-        let mut targets: Vec<&super::facts::Span> = a.targets.iter().collect();
-        targets.sort_by_key(|t| t.start);
-        let i = targets.iter().position(|t| m.text(**t) == name)?;
+        // (the call first: only a `random_split` binding is worth sorting the targets of)
         let split = a
             .rhs_call
             .and_then(|k| m.calls.get(k as usize))
             .filter(|k| m.last_name(k) == "random_split")?;
+        let mut targets: Vec<&super::facts::Span> = a.targets.iter().collect();
+        targets.sort_by_key(|t| t.start);
+        let i = targets.iter().position(|t| m.text(**t) == name)?;
         let lengths = m
             .pos(split, 1)
             .or_else(|| m.kw(split, "lengths"))
@@ -2415,6 +2416,11 @@ pub(crate) fn known_iterations(m: &Model<'_>, l: &Loop) -> Option<i64> {
     }
 }
 
+/// Is call `c` a `DataLoader` whose one batch is its whole dataset ([`whole_dataset_batch`])?
+fn one_batch_loader(m: &Model<'_>, c: &Call) -> bool {
+    m.last_name(c).ends_with("DataLoader") && whole_dataset_batch(m, c)
+}
+
 /// Is `it`, the iterable of loop `l`, a parameter of the plain function holding the loop that
 /// every call of the function (one at least) hands a name bound to a loader whose one batch is
 /// its whole dataset ([`whole_dataset_batch`])?
@@ -2444,9 +2450,7 @@ fn whole_batch_param(m: &Model<'_>, l: &Loop, it: super::facts::Span) -> bool {
                 super::as_shipped::binding(m, m.text(a.value), c.span.start, c.ctx.func)
                     .and_then(|b| b.rhs_call)
                     .and_then(|i| m.calls.get(i as usize))
-                    .is_some_and(|k| {
-                        m.last_name(k).ends_with("DataLoader") && whole_dataset_batch(m, k)
-                    })
+                    .is_some_and(|k| one_batch_loader(m, k))
             })
         })
 }
@@ -2479,9 +2483,7 @@ fn iterated_count(m: &Model<'_>, l: &Loop) -> Option<i64> {
     });
     let items_call = items.and_then(|v| m.call_at(super::facts::Span::of(v)));
     // a loader whose one batch is its whole dataset (`batch_size=len(cifar10_test)`)
-    if let Some(loader) = items_call.filter(|c| m.last_name(c).ends_with("DataLoader"))
-        && whole_dataset_batch(m, loader)
-    {
+    if items_call.is_some_and(|c| one_batch_loader(m, c)) {
         return Some(1);
     }
     // a random sample of known size (`random.sample(population=paths, k=num_images_to_plot)`)
