@@ -730,6 +730,7 @@ enum Frame {
         id: usize,
         prev_func: Option<u32>,
         prev_loop: Option<u32>,
+        prev_mod_base: u32,
         getitem: bool,
         no_grad: bool,
     },
@@ -799,6 +800,9 @@ struct Walker<'s> {
     getitem: u32,
     ifs: u32,
     mod_ifs: u32,
+    /// `mod_ifs` where the current function starts: a cadence guard inside the function, outside
+    /// any loop of it, makes what it holds run every N calls.
+    func_mod_base: u32,
     /// The innermost switch (`Model::guards`).
     guard_top: Option<u32>,
     /// Node id of an `if` branch's block → how it runs (entered later in the walk).
@@ -972,7 +976,13 @@ impl<'s> Walker<'s> {
         let (under_if, mod_guard) =
             match self.cur_loop.and_then(|l| self.loop_entry.get(l as usize)) {
                 Some(e) => (self.ifs > e.ifs, self.mod_ifs > e.mod_ifs),
-                None => (false, false),
+                // (in a function outside its loops: a cadence guard of the function's own,
+                // `if (self.global_step + 1) % every == 0: self.visualize(...)` in a
+                // Lightning `training_step`)
+                None => (
+                    false,
+                    self.cur_func.is_some() && self.mod_ifs > self.func_mod_base,
+                ),
             };
         Ctx {
             loop_: self.cur_loop,
@@ -1825,12 +1835,14 @@ impl<'s> Walker<'s> {
             Frame::Func {
                 prev_func,
                 prev_loop,
+                prev_mod_base,
                 getitem,
                 no_grad,
                 ..
             } => {
                 self.cur_func = prev_func;
                 self.cur_loop = prev_loop;
+                self.func_mod_base = prev_mod_base;
                 if getitem {
                     self.getitem -= 1;
                 }
@@ -2066,6 +2078,7 @@ impl<'s> Walker<'s> {
             id,
             prev_func: self.cur_func,
             prev_loop: self.cur_loop,
+            prev_mod_base: self.func_mod_base,
             getitem,
             no_grad,
         });
@@ -2077,6 +2090,7 @@ impl<'s> Walker<'s> {
         }
         self.cur_func = Some(idx);
         self.cur_loop = None;
+        self.func_mod_base = self.mod_ifs;
     }
 
     fn on_with(&mut self, node: Node<'_>) {
@@ -2390,6 +2404,7 @@ pub(crate) fn build(src: &str) -> Option<Model<'_>> {
         getitem: 0,
         ifs: 0,
         mod_ifs: 0,
+        func_mod_base: 0,
         guard_top: None,
         block_watch: Vec::new(),
         excepts: 0,

@@ -952,7 +952,9 @@ fn device(m: &mut Model<'_>) {
                     }
                 }
             }
-            "cuda" if c.method.is_some() => {
+            // (not a move that follows a tensor already on the GPU, `if raw_w.is_cuda: mask =
+            // mask.cuda()`: it says where the tensor is, not that the file puts work there)
+            "cuda" if c.method.is_some() && !follows_tensor_device(m, c) => {
                 live_move = true;
                 see("cuda");
             }
@@ -1347,6 +1349,29 @@ fn vision_transformer(name: &str) -> bool {
         name.strip_prefix(family)
             .is_some_and(|rest| !rest.starts_with(|ch: char| ch.is_ascii_alphabetic()))
     })
+}
+
+/// Does call `c` run only under a test of where a tensor already is (`if raw_w.is_cuda: mask =
+/// mask.cuda()`, `x.cuda() if w.is_cuda else x`)? Such a move keeps two tensors together.
+// Ex) if raw_w.is_cuda: mask = mask.cuda()
+fn follows_tensor_device(m: &Model<'_>, c: &super::facts::Call) -> bool {
+    std::iter::successors(m.node(c.span), |n| n.parent())
+        .take_while(|n| n.node_kind() != "function_definition")
+        .take(24)
+        .any(|n| {
+            let cond = match n.node_kind() {
+                "if_statement" => n.child_by_field_name("condition"),
+                // `a if cond else b`: the condition is the middle child
+                "conditional_expression" => n.named_child(1),
+                _ => None,
+            };
+            cond.is_some_and(|k| {
+                !k.byte_range().contains(&c.span.start)
+                    && m.src
+                        .get(k.byte_range())
+                        .is_some_and(|t| t.ends_with(".is_cuda") && !t.contains(' '))
+            })
+        })
 }
 
 /// Does a device text name the GPU (`"cuda:0"`, `'gpu'`)?
@@ -3022,7 +3047,7 @@ pub(crate) fn break_cap(m: &Model<'_>, l: &super::facts::Loop) -> Option<i64> {
 }
 
 /// The statements of loop `l`'s body that break off on its own counter against a literal (`if
-/// i >= N: break`, `>`, `==`): each literal `N` with the iterations it lets run.
+/// i >= N: break`, `>`, `==`), or a name bound to one: each `N` with the iterations it lets run.
 fn break_tests(m: &Model<'_>, l: &super::facts::Loop) -> Vec<(i64, i64)> {
     let Some(body) = m.node(l.span).and_then(|n| n.child_by_field_name("body")) else {
         return Vec::new();
@@ -3042,11 +3067,25 @@ fn break_tests(m: &Model<'_>, l: &super::facts::Loop) -> Vec<(i64, i64)> {
                 .and_then(|c| super::facts::comparison_parts(c, m.src))?;
             if a.node_kind() != "identifier"
                 || !(targets.contains(&m.node_text(a)) || counts_iterations(m, l, m.node_text(a)))
-                || b.node_kind() != "integer"
             {
                 return None;
             }
-            let n = m.node_text(b).parse::<i64>().ok()?;
+            // (against a literal, or a name bound to one: `test_images_num = 10` ... `if i ==
+            // test_images_num: break`)
+            let n = match b.node_kind() {
+                "integer" => m.node_text(b).parse::<i64>().ok()?,
+                "identifier" => match m.resolve_span(
+                    super::facts::Span::of(b),
+                    ValKind::Ident,
+                    st.start_byte(),
+                    l.ctx.func,
+                    0,
+                ) {
+                    Val::Int(n) => n,
+                    _ => return None,
+                },
+                _ => return None,
+            };
             let cap = match op {
                 ">=" | "==" => n.checked_add(1),
                 ">" => n.checked_add(2),

@@ -55,7 +55,9 @@ declare_rule! {
     /// So is the stop test of a hand-written greedy or sampled decode (`decoder_input =
     /// topi.squeeze().detach()` ... `if decoder_input.item() == EOS_token: break`; `next_token =
     /// torch.multinomial(probs, 1)`, `tokens = torch.cat([tokens, next_token], dim=1)`, `if
-    /// next_token.item() == eot: break`), and the
+    /// next_token.item() == eot: break`; `topv, topi = out.topk(1)` ... `if topi.item() ==
+    /// EOS_token: break` with `decoder_input = topi.squeeze()` the next pass's input), with any
+    /// other `.item()` of that token (its word, `index2word[topi.item()]`), and the
     /// `.item()` method of a Python object built from no tensor (`val_res =
     /// utils.Averager()` ... `val_res.item()`). So is
     /// a loop that steps a simulated environment (`env.step(...)`, or an environment handed to
@@ -197,7 +199,7 @@ impl Rule for HostSync {
             // a token read back to build the model's next input (a hand-written autoregressive
             // decode) is the decode itself, and so is its stop test
             if let Some(l) = m.loops.get(s.loop_ as usize)
-                && (feeds_next_input(m, l, c) || decode_stop(m, l, c))
+                && (feeds_next_input(m, l, c) || decode_stop(m, l, c) || decoded_token(m, l, c))
             {
                 continue;
             }
@@ -625,10 +627,11 @@ fn decode_stop(
     m.last_name(c) == "item"
         && in_condition(m, c)
         && breaks()
-        && m.assigns
-            .iter()
-            .any(|a| l.span.contains(a.span) && a.targets.len() == 1 && m.text(a.left) == name)
-        && m.calls.iter().any(|k| {
+        && m.assigns.iter().any(|a| {
+            l.span.contains(a.span)
+                && (m.text(a.left) == name || a.targets.iter().any(|t| m.text(*t) == name))
+        })
+        && (m.calls.iter().any(|k| {
             l.span.contains(k.span)
                 && k.span.start < c.span.start
                 // (also inside a list it hands, the sequence grown token by token:
@@ -636,6 +639,39 @@ fn decode_stop(
                 && m.call_args(k)
                     .iter()
                     .any(|a| super::words(m.text(a.value)).any(|w| w == name))
+        }) || {
+            // (or the token, or what the body computes from it, is the model's input on the
+            // next pass: `topv, topi = out.topk(1)` ... `decoder_input = topi.squeeze()` with
+            // `decoder(decoder_input, hidden)` at the top of the body)
+            let mut names = vec![name];
+            grow_in_body(m, l, &mut names, false);
+            m.calls.iter().any(|k| {
+                l.span.contains(k.span)
+                    && k.span != c.span
+                    && crate::analysis::resolve::runs_model(m, k)
+                    && super::words(m.text(k.args_span)).any(|w| names.contains(&w))
+            })
+        })
+}
+
+/// Is read `c` another `.item()` of the token whose stop test ends a hand-written decode in loop
+/// `l` (`if topi.item() == EOS_token: break` / `else: words.append(index2word[topi.item()])`)?
+/// The stop test has already waited for that token; reading it again waits for nothing new.
+// Ex) if topi.item() == EOS_token: break; else: decoded_words.append(lang.index2word[topi.item()])
+fn decoded_token(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    let Some(name) = c.recv.map(|r| m.text(r)) else {
+        return false;
+    };
+    m.last_name(c) == "item"
+        && m.calls.iter().any(|k| {
+            k.span != c.span
+                && l.span.contains(k.span)
+                && k.recv.is_some_and(|r| m.text(r) == name)
+                && decode_stop(m, l, k)
         })
 }
 

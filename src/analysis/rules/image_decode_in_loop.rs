@@ -10,7 +10,9 @@ declare_rule! {
     /// `mask_generator = SamAutomaticMaskGenerator(sam)` ... `mask_generator.generate(img)`;
     /// or directly holds
     /// an inference loop: one image in, a loop over its faces or tiles), or in a function of
-    /// the file such a loop calls per step, outside a `Dataset.__getitem__`. Not in a loop of a
+    /// the file such a loop calls per step (not one called every N steps, `if (self.global_step
+    /// + 1) % every == 0: self.visualize(...)` in a Lightning `training_step`), outside a
+    /// `Dataset.__getitem__`. Not in a loop of a
     /// few known items (`for f in sample_files[:4]:`, `random.sample(paths, k=3)`, a validation preview).
     ///
     /// Reported on the line of the decode call.

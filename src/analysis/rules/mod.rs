@@ -1903,6 +1903,19 @@ const MEDIA: &[&str] = &[
     "diffusers",
 ];
 
+/// Does a name hold a vocabulary: `vocab`, `src_vocab`, or a word, character or token index
+/// (`word2ix`, `char_to_idx`, `token2id`, `stoi`)? Not a class index, `class_to_idx`, whose
+/// length counts labels.
+fn vocabulary_name(v: &str) -> bool {
+    let v = v.to_ascii_lowercase();
+    let v = v.rsplit('.').next().unwrap_or("");
+    v.contains("vocab")
+        || v == "stoi"
+        || v.ends_with("_stoi")
+        || (["word", "char", "tok"].iter().any(|w| v.contains(w))
+            && ["2i", "_to_i"].iter().any(|w| v.contains(w)))
+}
+
 /// Does the file feed a text model token ids only: it tokenizes (or reads its batches by
 /// `input_ids` / `attention_mask`: another module tokenized them; or Keras made the ids,
 /// `pad_sequences`, `imdb.load_data`; or sizes a model by its vocabulary, `vocab_size=`), and nothing in it handles
@@ -1937,9 +1950,9 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
             || m.text(a.value).starts_with("tokenized_")
             // (or sized by a vocabulary's length, by position too: `BiLSTM_CRF(len(words_vocab),
             // tags_vocab, EMBEDDING_DIM, HIDDEN_DIM)`)
+            // (or a word index, `PoetryModel(len(word2ix), 128, 256)`)
             || m.text(a.value).strip_prefix("len(").is_some_and(|t| {
-                t.strip_suffix(')')
-                    .is_some_and(|v| v.to_ascii_lowercase().contains("vocab"))
+                t.strip_suffix(')').is_some_and(vocabulary_name)
             })
         })
         // (also token keys of a reader's batches, `sample['context_tokens']`)

@@ -45,7 +45,8 @@ declare_rule! {
     /// transformation such as `DataTransformer` or `ColumnTransformer`, nor a variable bound to
     /// a transform pipeline, `transformer = T.Compose([...])` or one of a table of them,
     /// `transformer = data_transforms["valid"]`, nor a Python file's path,
-    /// `shutil.copy("nn_module/attention_module.py", d)`), recurrent cells
+    /// `shutil.copy("nn_module/attention_module.py", d)`, nor the folders of a path, whose
+    /// own file name alone counts: `"/home/u/dinov2/datasets/derma.npz"`), recurrent cells
     /// (`nn.LSTMCell`), batched products (`torch.bmm`, `torch.einsum`; not in a network of
     /// embedding tables only, a word2vec or TransE model, whose products are gathered dot
     /// products), or `nn.Linear` layers in a network without convolutions or cuDNN
@@ -57,8 +58,9 @@ declare_rule! {
     /// (`torch.backends.cudnn.allow_tf32` defaults to `True`; on an H200 a 2×1024 LSTM ran
     /// 2.43x faster with it and no faster with the matmul switch, BENCHMARKS.md), and the
     /// matmul setting only reaches its few Linear layers. Nor for a model whose layers the
-    /// file does not show (`from models import Net`), also one handed in and given a new
-    /// head, `model.classifier[6] = nn.Linear(num_ftrs, num_classes)`, or a module of the file
+    /// file does not show (`from models import Net`), also one handed in or fetched and given a
+    /// new head, `model.classifier[6] = nn.Linear(num_ftrs, num_classes)`, `self.model.fc =
+    /// nn.Linear(self.model.fc.in_features, n)` after `torch.hub.load(...)`, or a module of the file
     /// around a timm backbone its configuration names, `timm.create_model(config.model_name)`
     /// beside `nn.Linear(d, n)`: it may be either. Nor for a script whose
     /// every step loop sits behind a switch that is off by default (`if args.train:`, `if
@@ -531,6 +533,13 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
             continue;
         }
         let text = m.src.get(n.start_byte()..n.end_byte()).unwrap_or("");
+        // (of a file-system path, only the file's own name: the folders it lies in name a
+        // project, `"/home/u/Pruning/dinov2/datasets/derma.npz"`)
+        let text = if n.node_kind() == "string" {
+            path_tail(text)
+        } else {
+            text
+        };
         // an Attention U-Net gates its skip connections with 1x1 convolutions: a U-Net by any
         // name stays convolutional
         // Ex) model = AttentionUNet(in_channels=3, num_classes=10).to(device)
@@ -607,7 +616,8 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
 
 /// Is call `c` (an `nn.Linear`) part of a new head given to a model the file does not build
 /// itself: the value of an assignment to an attribute or item of another object than `self`
-/// (`model.classifier[6] = nn.Linear(num_ftrs, num_classes)`, `model.fc = nn.Sequential(...)`)?
+/// (`model.classifier[6] = nn.Linear(num_ftrs, num_classes)`, `model.fc = nn.Sequential(...)`,
+/// also of a model `self` holds, `self.model.fc = nn.Linear(...)`)?
 /// The rest of that network is not shown: it may be convolutional.
 // Ex) if isinstance(model, VGG): model.classifier[6] = nn.Linear(num_ftrs, num_classes)
 fn new_head(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::Call) -> bool {
@@ -616,7 +626,12 @@ fn new_head(m: &crate::analysis::facts::Model<'_>, c: &crate::analysis::facts::C
         !a.augmented
             && a.value.contains(c.span)
             && (target.contains('.') || target.contains('['))
-            && !target.starts_with("self.")
+            // (a layer of the module itself, `self.fc = nn.Linear(...)`, is no new head; one
+            // given to a model it holds is, `self.model.fc = nn.Linear(self.model.fc.in_features,
+            // n)`)
+            && target
+                .strip_prefix("self.")
+                .is_none_or(|rest| rest.contains(['.', '[']))
             && !target.starts_with("self[")
     }) || beside_opaque_backbone(m, c)
 }
@@ -793,6 +808,25 @@ fn option_off(m: &crate::analysis::facts::Model<'_>, text: &str) -> bool {
 /// builds.
 fn source_path(text: &str) -> bool {
     text.trim_end_matches(['"', '\'']).ends_with(".py")
+}
+
+/// The last part of string literal `text` when it is a file-system path (it starts at the root,
+/// the home folder or the current folder, or has two or more folders:
+/// `"/data/dinov2/ckpt.pth"` → `ckpt.pth"`), else the whole literal. A hub id, one slash between
+/// an owner and a model (`"facebook/dinov2-base"`), is no path.
+fn path_tail(text: &str) -> &str {
+    let body = text
+        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .trim_matches(['"', '\'']);
+    let path = body.starts_with('/')
+        || body.starts_with("./")
+        || body.starts_with("../")
+        || body.starts_with("~/")
+        || body.matches('/').count() >= 2;
+    match text.rfind('/') {
+        Some(i) if path => &text[i + 1..],
+        _ => text,
+    }
 }
 
 /// Is identifier `n` a variable the file binds only to instances of class `class`

@@ -1,0 +1,335 @@
+//! The thirty-first accuracy round: shapes from the blind waves of the thirty-first session
+//! (g829 onward) that the engine read wrongly.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+
+use common::{analyse as run, rule_lines as lines_of};
+
+/// A character-level poetry model trained from token ids another module prepared; the model is
+/// sized by the word index.
+const WORD_INDEX: &str = "import torch as t
+from torch import nn
+from data import get_data
+from model import PoetryModel
+
+def train():
+    data, word2ix, ix2word = get_data()
+    data = t.from_numpy(data)
+    dataloader = t.utils.data.DataLoader(data, batch_size=128, shuffle=True, num_workers=1)
+    model = PoetryModel(len(word2ix), 128, 256)
+    optimizer = t.optim.Adam(model.parameters(), lr=1e-3)
+    criterion = nn.CrossEntropyLoss()
+    model.cuda()
+    for epoch in range(20):
+        for ii, data_ in enumerate(dataloader):
+            data_ = data_.long().transpose(1, 0).contiguous().cuda()
+            optimizer.zero_grad()
+            output, _ = model(data_[:-1, :])
+            loss = criterion(output, data_[1:, :].view(-1))
+            loss.backward()
+            optimizer.step()
+
+if __name__ == '__main__':
+    train()
+";
+
+// Ex) model = PoetryModel(len(word2ix), 128, 256): a loader of word ids needs no pinning
+#[test]
+fn a_model_sized_by_a_word_index_is_fed_token_ids() {
+    assert!(lines_of(&run(WORD_INDEX), "EA102").is_empty());
+    // a class index counts labels: the batches may be anything
+    let classes = WORD_INDEX.replace("len(word2ix)", "len(class_to_idx)");
+    assert_eq!(lines_of(&run(&classes), "EA102"), vec![9]);
+}
+
+/// The PyTorch tutorial's seq2seq model, trained and then evaluated greedily: the token is read
+/// back to stop at the end of the sentence and to look up its word.
+const GREEDY_DECODE: &str = "import torch
+device = torch.device('cuda')
+
+def train_iters(encoder, decoder, pairs):
+    encoder_optimizer = torch.optim.SGD(encoder.parameters(), lr=0.01)
+    decoder_optimizer = torch.optim.SGD(decoder.parameters(), lr=0.01)
+    for input_tensor, target_tensor in pairs:
+        encoder_optimizer.zero_grad()
+        decoder_optimizer.zero_grad()
+        loss = criterion(decoder(encoder(input_tensor)), target_tensor)
+        loss.backward()
+        encoder_optimizer.step()
+        decoder_optimizer.step()
+
+def evaluate(encoder, decoder, sentence, max_length=50):
+    with torch.no_grad():
+        encoder_outputs = encoder(sentence)
+        decoder_input = torch.tensor([[0]], device=device)
+        decoder_hidden = None
+        decoded_words = []
+        for di in range(max_length):
+            decoder_output, decoder_hidden = decoder(decoder_input, decoder_hidden, encoder_outputs)
+            topv, topi = decoder_output.data.topk(1)
+            if topi.item() == EOS_token:
+                decoded_words.append('<EOS>')
+                break
+            else:
+                decoded_words.append(output_lang.index2word[topi.item()])
+            decoder_input = topi.squeeze().detach()
+        return decoded_words
+
+encoder = EncoderRNN(100, 256).to(device)
+decoder = AttnDecoderRNN(256, 100).to(device)
+for pair in pairs:
+    print(evaluate(encoder, decoder, pair[0]))
+";
+
+// Ex) topv, topi = out.topk(1); if topi.item() == EOS_token: break; ...; decoder_input = topi.squeeze()
+#[test]
+fn a_greedy_decodes_token_read_for_its_stop_test_and_its_word_is_the_decode() {
+    assert!(
+        lines_of(&run(GREEDY_DECODE), "EA301").is_empty(),
+        "{:?}",
+        lines_of(&run(GREEDY_DECODE), "EA301")
+    );
+    // a read of the output that does not become the next input is still a wait per step
+    let not_fed =
+        GREEDY_DECODE.replace("            decoder_input = topi.squeeze().detach()\n", "");
+    assert_eq!(lines_of(&run(&not_fed), "EA301"), vec![24, 28]);
+}
+
+/// A ResNet-50 distilled into a pruned student: the paths of the data and checkpoints lie in a
+/// folder named for a vision transformer project.
+const PATH_FOLDERS: &str = "import torch
+import torch.nn as nn
+import torch.optim as optim
+from torchvision import models
+
+DERMA_PATH = '/home/u/Pruning/dinov2/Pruning/datasets/dermamnist_224.npz'
+DEVICE = torch.device('cuda')
+
+model = models.resnet50(weights=None)
+model.fc = nn.Linear(model.fc.in_features, 7)
+model = model.to(DEVICE)
+optimizer = optim.Adam(model.parameters(), lr=1e-4)
+data = load(DERMA_PATH)
+for epoch in range(5):
+    for imgs, labels in loader:
+        imgs, labels = imgs.to(DEVICE), labels.to(DEVICE)
+        loss = nn.functional.cross_entropy(model(imgs), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) DERMA_PATH = '/home/u/Pruning/dinov2/Pruning/datasets/dermamnist_224.npz'
+#[test]
+fn the_folders_of_a_path_name_no_transformer() {
+    assert!(lines_of(&run(PATH_FOLDERS), "EA202").is_empty());
+    // the file's own name still does: a checkpoint of a vision transformer
+    let checkpoint = PATH_FOLDERS.replace("dermamnist_224.npz", "dinov2_vits14.pth");
+    assert_eq!(lines_of(&run(&checkpoint), "EA202"), vec![11]);
+    // and so does a hub id, one owner and one model
+    let hub = PATH_FOLDERS.replace(
+        "'/home/u/Pruning/dinov2/Pruning/datasets/dermamnist_224.npz'",
+        "'facebook/dinov2-base'",
+    );
+    assert_eq!(lines_of(&run(&hub), "EA202"), vec![11]);
+}
+
+/// A lottery-ticket run on the CPU: a helper class the script never uses keeps a mask beside
+/// its weight, wherever the weight is.
+const FOLLOWS_TENSOR: &str = "import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+class WeightDrop(torch.nn.Module):
+    def _setweights(self):
+        for name_w in self.weights:
+            raw_w = getattr(self.module, name_w + '_raw')
+            mask = torch.ones(raw_w.size(0), 1)
+            if raw_w.is_cuda: mask = mask.cuda()
+            setattr(self.module, name_w, raw_w * mask)
+
+class Lenet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 300)
+        self.fc2 = nn.Linear(300, 10)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+model = Lenet()
+optimizer = torch.optim.Adam(model.parameters())
+loader = DataLoader(train_dataset, batch_size=60, shuffle=True, num_workers=2)
+for epoch in range(10):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+";
+
+// Ex) if raw_w.is_cuda: mask = mask.cuda()
+#[test]
+fn a_move_that_follows_a_tensor_already_on_the_gpu_puts_no_work_there() {
+    let a = run(FOLLOWS_TENSOR);
+    assert!(
+        lines_of(&a, "EA102").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA102")
+    );
+    assert!(
+        lines_of(&a, "EA301").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA301")
+    );
+    // a move of its own does
+    let moved = FOLLOWS_TENSOR.replace("model = Lenet()\n", "model = Lenet().cuda()\n");
+    assert_eq!(lines_of(&run(&moved), "EA102"), vec![25]);
+}
+
+/// A video model fetched from torch hub and given a new head inside a training class.
+const HUB_HEAD: &str = "import json
+import torch
+import torch.nn as nn
+import torch.optim as optim
+import torch.utils.data as tdata
+
+
+class Trainer:
+    def __init__(self, config_file, device):
+        with open(config_file) as f:
+            configs = json.load(f)
+        self.device = int(device)
+        model_id = configs['model-id']
+        self.model = torch.hub.load('moabitcoin/ig65m-pytorch', model_id, num_classes=400, pretrained=True)
+        self.model.fc = nn.Linear(self.model.fc.in_features, out_features=48)
+        self.model = self.model.cuda(self.device)
+        self.loss_fn = nn.CrossEntropyLoss().cuda(self.device)
+        self.optimizer = optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def train(self, dataset):
+        for epoch in range(50):
+            self.train_step(dataset)
+
+    def train_step(self, dataset):
+        dataloader = tdata.DataLoader(dataset, shuffle=True, batch_size=8, pin_memory=True, num_workers=4)
+        self.model.train()
+        for clips, labels in dataloader:
+            clips = clips.cuda(self.device, non_blocking=True)
+            labels = labels.cuda(self.device, non_blocking=True)
+            self.optimizer.zero_grad()
+            loss = self.loss_fn(self.model(clips), labels)
+            loss.backward()
+            self.optimizer.step()
+
+
+def main():
+    trainer = Trainer('configs/r2plus1d.json', 0)
+    trainer.train(load_dataset())
+
+
+if __name__ == '__main__':
+    main()
+";
+
+// Ex) self.model = torch.hub.load(...); self.model.fc = nn.Linear(self.model.fc.in_features, out_features=48)
+#[test]
+fn a_new_head_on_a_model_the_class_holds_says_nothing_of_its_layers() {
+    assert!(lines_of(&run(HUB_HEAD), "EA202").is_empty());
+    // a Linear layer of the class itself is no head given to the hub model
+    let own = HUB_HEAD.replace("self.model.fc = nn.Linear", "self.fc = nn.Linear");
+    assert_eq!(lines_of(&run(&own), "EA202"), vec![16]);
+}
+
+/// A Lightning detector that draws its predictions every N steps through a helper that renders
+/// a figure and re-reads it as an image.
+const EVERY_N_HELPER: &str = "import io
+import torch
+import pytorch_lightning as pl
+from PIL import Image
+from torchvision import transforms
+
+class Detector(pl.LightningModule):
+    def __init__(self, model, every):
+        super().__init__()
+        self.model = model
+        self.every = every
+
+    def training_step(self, batch, batch_idx):
+        images, targets = batch
+        outputs = self.model(images, targets)
+        if (self.global_step + 1) % self.every == 0:
+            self.visualize(images, batch_idx)
+        return outputs.loss
+
+    def visualize(self, images, batch_idx):
+        fig = draw(images[0])
+        buf = io.BytesIO()
+        fig.savefig(buf, format='png')
+        buf.seek(0)
+        img = transforms.ToTensor()(Image.open(buf))
+        self.logger.experiment.add_image('pred', img)
+
+trainer = pl.Trainer(accelerator='gpu', max_epochs=10)
+trainer.fit(Detector(build(), 100), loader)
+";
+
+// Ex) if (self.global_step + 1) % self.every == 0: self.visualize(images, batch_idx)
+#[test]
+fn a_helper_called_every_n_steps_from_a_lightning_step_is_not_per_step() {
+    assert!(lines_of(&run(EVERY_N_HELPER), "EA502").is_empty());
+    // called every step, its decode is
+    let every = EVERY_N_HELPER.replace(
+        "        if (self.global_step + 1) % self.every == 0:\n            self.visualize(images, batch_idx)\n",
+        "        self.visualize(images, batch_idx)\n",
+    );
+    assert_eq!(lines_of(&run(&every), "EA502"), vec![24]);
+}
+
+/// A test pass over the first few rows of a CSV of image paths, on a model moved to the CPU.
+const NAMED_CAP: &str = "import csv
+import torch
+from PIL import Image
+from model import Model
+
+if __name__ == '__main__':
+    test_images_num = 10
+    model = Model().to('cuda')
+    model.eval()
+    with open('images.csv') as f:
+        reader = csv.reader(f)
+        for i, row in enumerate(reader):
+            if i == test_images_num: break
+            image = transform(Image.open(row[0]))
+            with torch.no_grad():
+                logits = model(image.unsqueeze(0).to('cuda'))
+            print(f'probs - {logits.softmax(1)}')
+";
+
+// Ex) test_images_num = 10 ... if i == test_images_num: break
+#[test]
+fn a_loop_broken_off_at_a_named_small_count_runs_a_few_times() {
+    let a = run(NAMED_CAP);
+    assert!(
+        lines_of(&a, "EA502").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA502")
+    );
+    assert!(
+        lines_of(&a, "EA504").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA504")
+    );
+    // a large count is a real loop over the file
+    let many = NAMED_CAP.replace("test_images_num = 10", "test_images_num = 5000");
+    assert_eq!(lines_of(&run(&many), "EA502"), vec![14]);
+}
