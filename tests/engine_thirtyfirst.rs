@@ -333,3 +333,52 @@ fn a_loop_broken_off_at_a_named_small_count_runs_a_few_times() {
     let many = NAMED_CAP.replace("test_images_num = 10", "test_images_num = 5000");
     assert_eq!(lines_of(&run(&many), "EA502"), vec![14]);
 }
+
+/// An ECG autoencoder trained on the GPU: the model class lives in another module, but its name
+/// says it is convolutional.
+const CONV_AUTOENCODER: &str = "import torch
+from models import ConvAutoencoder
+
+device = torch.device('cuda')
+model = ConvAutoencoder(latent_dim=32).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for epoch in range(100):
+    for x in loader:
+        x = x.to(device)
+        loss = ((model(x) - x) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = ConvAutoencoder(latent_dim=32).to(device)
+#[test]
+fn a_convolutional_autoencoder_by_name_is_convolutional() {
+    assert_eq!(lines_of(&run(CONV_AUTOENCODER), "EA204"), vec![5]);
+    // an autoencoder of unknown layers may be either
+    let plain = CONV_AUTOENCODER.replace("ConvAutoencoder", "Autoencoder");
+    assert!(lines_of(&run(&plain), "EA204").is_empty());
+}
+
+/// A self-attentive sequential recommender trained on the GPU.
+const SASREC: &str = "import torch
+from model import SASRec
+
+model = SASRec(usernum, itemnum, args).to('cuda')
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for epoch in range(200):
+    for u, seq, pos, neg in sampler:
+        pos_logits, neg_logits = model(u, seq, pos, neg)
+        loss = bce(pos_logits, neg_logits)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) model = SASRec(usernum, itemnum, args).to(args.device)
+#[test]
+fn sasrec_is_a_transformer() {
+    assert_eq!(lines_of(&run(SASREC), "EA202"), vec![4]);
+    let other = SASREC.replace("SASRec", "GRU4Rec");
+    assert!(lines_of(&run(&other), "EA202").is_empty());
+}

@@ -3920,8 +3920,12 @@ const CONV_FAMILIES: &[&str] = &[
     "pnasnet",
     "regnet",
     "convnext",
-    // (a project's own `KWSConvNet`, `SimpleConvNet`)
+    // (a project's own `KWSConvNet`, `SimpleConvNet`; a convolutional autoencoder,
+    // `ConvAutoencoder`, `ConvVAE`)
     "convnet",
+    "convautoencoder",
+    "convae",
+    "convvae",
     "unet",
     "lenet",
     "xception",

@@ -281,6 +281,8 @@ const TRANSFORMER_WORDS: &[&str] = &[
     "mvit",
     "maxvit",
     "levit",
+    // self-attentive sequential recommenders (`SASRec(usernum, itemnum, args)`, `BERT4Rec`)
+    "sasrec",
 ];
 
 /// Class-name endings of Hugging Face's language-model heads: a class so named (also the
