@@ -382,3 +382,79 @@ fn sasrec_is_a_transformer() {
     let other = SASREC.replace("SASRec", "GRU4Rec");
     assert!(lines_of(&run(&other), "EA202").is_empty());
 }
+
+/// The CIFAR-10 tutorial as a homework copy: it prints the device it would use, but the lines
+/// that move the network and the batches there are commented out.
+const COMMENTED_MOVES: &str = "import torch
+import torch.nn as nn
+import torch.optim as optim
+import torchvision
+
+net = torchvision.models.resnet18(num_classes=10)
+criterion = nn.CrossEntropyLoss()
+optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+for epoch in range(2):
+    for i, data in enumerate(trainloader, 0):
+        inputs, labels = data
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), labels)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+
+device = torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
+print(device)
+# The rest of this section assumes that `device` is a CUDA device:
+#     net.to(device)
+#         inputs, labels = inputs.to(device), labels.to(device)
+";
+
+// Ex) device = torch.device("cuda:0" ...); print(device); #     net.to(device)
+#[test]
+fn a_device_read_only_in_comments_places_nothing() {
+    let a = run(COMMENTED_MOVES);
+    assert!(
+        lines_of(&a, "EA301").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA301")
+    );
+    assert!(
+        lines_of(&a, "EA203").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA203")
+    );
+    // uncommented, the move puts the work on the GPU
+    let moved = COMMENTED_MOVES.replace("#     net.to(device)", "net.to(device)");
+    assert_eq!(lines_of(&run(&moved), "EA301"), vec![16]);
+}
+
+/// Cross-validated stacking: each fold fits a Lightning model, predicts its validation part
+/// with a helper handed the loader, then frees the cached GPU memory.
+const FOLD_PASS: &str = "import torch
+import pytorch_lightning as pl
+from utils import inference_one_epoch
+from model import LitModel
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+for j, (train_idx, valid_idx) in enumerate(skf.split(x, y)):
+    dm = DataModule(x[train_idx], x[valid_idx])
+    trainer = pl.Trainer(max_epochs=20, accelerator='gpu')
+    pl_model = LitModel(cfg)
+    trainer.fit(pl_model, dm)
+    pl_model = pl_model.to(device)
+    preds = inference_one_epoch(pl_model, dm.val_dataloader(), device)
+    del pl_model
+    torch.cuda.empty_cache()
+";
+
+// Ex) preds = inference_one_epoch(pl_model, dm.val_dataloader(), device); torch.cuda.empty_cache()
+#[test]
+fn a_helper_handed_a_loader_runs_a_whole_pass_not_a_step() {
+    assert!(lines_of(&run(FOLD_PASS), "EA302").is_empty());
+    // a helper handed one input per iteration is a step
+    let per_item = FOLD_PASS.replace(
+        "    preds = inference_one_epoch(pl_model, dm.val_dataloader(), device)\n",
+        "    x_valid = x[valid_idx]\n    preds = inference_one_epoch(pl_model, x_valid, device)\n",
+    );
+    assert_eq!(lines_of(&run(&per_item), "EA302"), vec![16]);
+}

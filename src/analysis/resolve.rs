@@ -1469,7 +1469,10 @@ fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
     {
         return false;
     }
-    let uses = super::facts::word_uses(m.src, name);
+    // (a comment reads nothing: `#     net.to(device)` left from a tutorial)
+    let uses = super::facts::word_positions(m.src, name)
+        .filter(|&i| !in_comment(m.src, i))
+        .count();
     // (a binding, `device = 'cuda'`, or a keyword's name, `device=idx.device`, reads nothing:
     // the word followed by a single `=`)
     let bindings = m
@@ -1494,6 +1497,7 @@ fn unread_binding(m: &Model<'_>, a: &super::facts::Assign) -> bool {
 /// counts words.
 fn assigned_like(src: &str, name: &str) -> usize {
     super::facts::word_positions(src, name)
+        .filter(|&i| !in_comment(src, i))
         .filter(|i| {
             let rest = src
                 .get(i + name.len()..)
@@ -1502,6 +1506,18 @@ fn assigned_like(src: &str, name: &str) -> usize {
             rest.starts_with('=') && !rest.starts_with("==")
         })
         .count()
+}
+
+/// Does byte `i` of `src` lie in a comment: after a `#` on its line that no quote before it on
+/// the line opens (`#     net.to(device)`; not `print("#", device)`)?
+fn in_comment(src: &str, i: usize) -> bool {
+    let line = src.get(..i).map_or("", |before| {
+        before
+            .rfind('\n')
+            .map_or(before, |start| &before[start + 1..])
+    });
+    line.find('#')
+        .is_some_and(|h| !line[..h].contains(['"', '\'']))
 }
 
 /// Does a keyword argument load int8/4-bit weights: `from_pretrained(..., load_in_8bit=True)`
@@ -2282,7 +2298,7 @@ fn model_method(m: &Model<'_>, c: &super::facts::Call) -> bool {
 /// `labels = predict(model, extractor, img, args.device)` in a frame loop, with `predict`
 /// imported from the project's utilities? The helper runs the model once per call (what it
 /// does inside, autograd included, the file does not show, so this only marks the loop as
-/// one that runs the model).
+/// one that runs the model). Not one handed a loader: that runs a whole pass.
 fn delegated_inference(m: &Model<'_>, c: &super::facts::Call) -> bool {
     let name = m.last_name(c);
     let verb = name == "predict"
@@ -2299,6 +2315,14 @@ fn delegated_inference(m: &Model<'_>, c: &super::facts::Call) -> bool {
         return false;
     }
     let args = m.call_args(c);
+    // (one handed a loader runs a whole pass over it, `inference_one_epoch(model,
+    // dm.val_dataloader(), device)` in a fold loop: the loop around it is no step loop)
+    if args.iter().any(|a| {
+        m.var_kind(m.text(a.value)) == Some(VarKind::Loader)
+            || m.text(a.value).to_ascii_lowercase().contains("loader")
+    }) {
+        return false;
+    }
     args.iter()
         .any(|a| a.vkind == ValKind::Ident && m.var_kind(m.text(a.value)) == Some(VarKind::Model))
         && args.iter().any(|a| {
