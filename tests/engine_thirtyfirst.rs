@@ -458,3 +458,26 @@ fn a_helper_handed_a_loader_runs_a_whole_pass_not_a_step() {
     );
     assert_eq!(lines_of(&run(&per_item), "EA302"), vec![16]);
 }
+
+/// A language model trained until its loss falls under a threshold, the loss read each step for
+/// the test and for the progress bar.
+const LOSS_STOP: &str = "import torch
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for data, target in loader:
+        data, target = data.cuda(), target.cuda()
+        optimizer.zero_grad()
+        loss = criterion(model(data), target)
+        loss.backward()
+        optimizer.step()
+        if float(loss.item()) < 0.06:
+            break
+        tepoch.set_postfix(loss=loss.item())
+";
+
+// Ex) if float(loss.item()) < 0.06: break  (no decode: `float(...)` is not the model's input)
+#[test]
+fn an_early_stop_on_the_loss_is_no_decode_stop_test() {
+    assert_eq!(lines_of(&run(LOSS_STOP), "EA301"), vec![11, 13]);
+}

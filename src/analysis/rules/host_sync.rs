@@ -634,6 +634,8 @@ fn decode_stop(
         && (m.calls.iter().any(|k| {
             l.span.contains(k.span)
                 && k.span.start < c.span.start
+                // (not a call around the read itself, `float(loss.item()) < 0.06`)
+                && !k.span.contains(c.span)
                 // (also inside a list it hands, the sequence grown token by token:
                 // `tokens = torch.cat([tokens, next_token], dim=1)`)
                 && m.call_args(k)
