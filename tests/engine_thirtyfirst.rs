@@ -481,3 +481,117 @@ for epoch in range(10):
 fn an_early_stop_on_the_loss_is_no_decode_stop_test() {
     assert_eq!(lines_of(&run(LOSS_STOP), "EA301"), vec![11, 13]);
 }
+
+/// A house-price regressor whose per-epoch report sits in the `else` of its step loop.
+const FOR_ELSE: &str = "import torch
+from torch.utils.data import DataLoader
+from model import HousePriceModel
+
+model = HousePriceModel(12)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for epoch in range(300):
+    train_loss = 0
+    for i, (x, y) in enumerate(train_loader):
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        train_loss += loss.item()
+    else:
+        print('Epoch: {} Training Loss: {:.3f}'.format(epoch + 1, train_loss))
+";
+
+// Ex) for i, data in enumerate(train_loader): ... else: print(...)  (once, after the loop)
+#[test]
+fn the_else_of_a_step_loop_runs_once_per_epoch() {
+    assert!(lines_of(&run(FOR_ELSE), "EA504").is_empty());
+    let in_body = FOR_ELSE.replace("    else:\n        print(", "        print(");
+    assert_eq!(lines_of(&run(&in_body), "EA504"), vec![15]);
+}
+
+/// Speaker embeddings of a corpus, each written to an HDF5 file as it is computed.
+const HDF5_SINK: &str = "import h5py
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+speaker_model = load_model().to(device)
+loader = DataLoader(dataset, batch_size=None, num_workers=4, pin_memory=True)
+with h5py.File('embeddings.h5', 'w') as f_dataset, torch.no_grad():
+    for batch in loader:
+        audio = batch['audio'].to(device, non_blocking=True)
+        emb = speaker_model(audio)
+        for i, id in enumerate(batch['ids']):
+            f_dataset.create_dataset(id, data=emb[i].cpu().numpy())
+";
+
+// Ex) f_dataset.create_dataset(id, data=emb[i].cpu().numpy())
+#[test]
+fn an_output_written_to_an_hdf5_dataset_is_the_loops_product() {
+    assert!(lines_of(&run(HDF5_SINK), "EA301").is_empty());
+    let kept = HDF5_SINK.replace(
+        "            f_dataset.create_dataset(id, data=emb[i].cpu().numpy())",
+        "            results[id] = emb[i].cpu().numpy()",
+    );
+    assert_eq!(lines_of(&run(&kept), "EA301"), vec![13]);
+}
+
+/// A summarizer trained on word ids a function of the file prepared in a list, batched by a
+/// collate that only pads.
+const PREPARED_IDS: &str = "import torch
+from model_utils import Encoder, Decoder, Seq2Seq
+
+def preprocess_data(dataset, vocab):
+    processed_data = []
+    for item in dataset:
+        processed_data.append(torch.tensor([vocab[t] for t in item.split()]))
+    return processed_data
+
+def collate_fn(batch):
+    return torch.nn.utils.rnn.pad_sequence(batch, padding_value=0)
+
+train_data = preprocess_data(raw_dataset, diag_vocab)
+train_loader = torch.utils.data.DataLoader(train_data, batch_size=16, shuffle=True, collate_fn=collate_fn)
+INPUT_DIM = len(diag_vocab)
+model = Seq2Seq(Encoder(INPUT_DIM, 256), Decoder(INPUT_DIM, 256)).to('cuda')
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for src in train_loader:
+        src = src.to('cuda')
+        loss = model(src)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+";
+
+// Ex) train_data = preprocess_data(...) (a list); DataLoader(train_data, collate_fn=pad_collate); INPUT_DIM = len(diag_vocab)
+#[test]
+fn a_prepared_list_of_word_ids_needs_neither_workers_nor_pinning() {
+    let a = run(PREPARED_IDS);
+    assert!(
+        lines_of(&a, "EA101").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA101")
+    );
+    assert!(
+        lines_of(&a, "EA102").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA102")
+    );
+    // a model sized by a class count feeds batches the file does not show: the list in
+    // memory needs no workers, but its batches may be large
+    let classes = PREPARED_IDS.replace("len(diag_vocab)", "len(class_names)");
+    let a = run(&classes);
+    assert!(
+        lines_of(&a, "EA101").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA101")
+    );
+    assert_eq!(lines_of(&a, "EA102"), vec![14]);
+    // and a dataset of the repository, which may read files per item, is no list in memory
+    let files = classes.replace(
+        "train_data = preprocess_data(raw_dataset, diag_vocab)",
+        "train_data = TextFiles(paths)",
+    );
+    assert_eq!(lines_of(&run(&files), "EA101"), vec![14]);
+}

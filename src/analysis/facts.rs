@@ -726,6 +726,11 @@ enum Frame {
         id: usize,
         prev: Option<u32>,
     },
+    /// The `else` of a `for` / `while`: it runs once, after the loop, in the loop around it.
+    LoopElse {
+        id: usize,
+        prev: Option<u32>,
+    },
     Func {
         id: usize,
         prev_func: Option<u32>,
@@ -765,6 +770,7 @@ impl Frame {
     fn id(&self) -> usize {
         match self {
             Frame::Loop { id, .. }
+            | Frame::LoopElse { id, .. }
             | Frame::Func { id, .. }
             | Frame::Class { id, .. }
             | Frame::With { id, .. }
@@ -1790,6 +1796,21 @@ impl<'s> Walker<'s> {
                 self.frames.push(Frame::If { id, after });
             }
             "block" => self.enter_block(node),
+            // `for ...: ... else: print(...)`: the `else` runs once, when the loop is done
+            "else_clause"
+                if node.parent().is_some_and(|p| {
+                    matches!(p.node_kind(), "for_statement" | "while_statement")
+                }) =>
+            {
+                self.frames.push(Frame::LoopElse {
+                    id,
+                    prev: self.cur_loop,
+                });
+                self.cur_loop = self
+                    .cur_loop
+                    .and_then(|l| self.m.loops.get(l as usize))
+                    .and_then(|l| l.parent);
+            }
             "except_clause" => {
                 self.excepts += 1;
                 self.frames.push(Frame::Except { id });
@@ -1831,7 +1852,7 @@ impl<'s> Walker<'s> {
             return;
         };
         match frame {
-            Frame::Loop { prev, .. } => self.cur_loop = prev,
+            Frame::Loop { prev, .. } | Frame::LoopElse { prev, .. } => self.cur_loop = prev,
             Frame::Func {
                 prev_func,
                 prev_loop,
@@ -2176,10 +2197,18 @@ impl<'s> Walker<'s> {
         };
         let (line, col) = line_col(self.src, node);
         let idx = self.m.loops.len() as u32;
+        // (up to its body's end: an `else` clause runs once, after the loop)
+        let end = node
+            .child_by_field_name("alternative")
+            .and_then(|_| node.child_by_field_name("body"))
+            .unwrap_or(node);
         self.m.loops.push(Loop {
-            span: Span::of(node),
+            span: Span {
+                start: node.start_byte(),
+                end: end.end_byte(),
+            },
             line,
-            end_line: node.end_position().row + 1,
+            end_line: end.end_position().row + 1,
             col,
             targets,
             iter,

@@ -34,7 +34,7 @@ declare_rule! {
     /// a file that feeds a text model token ids only (it tokenizes, or Keras made the ids,
     /// `sequence.pad_sequences(...)`, `imdb.load_data(...)`, or its model is sized by a
     /// vocabulary, `vocab_size=...`, `BiLSTM_CRF(len(words_vocab), ...)`, or its word index,
-    /// `PoetryModel(len(word2ix), 128, 256)`, and handles no image, audio or
+    /// `PoetryModel(len(word2ix), 128, 256)`, also through a name, `INPUT_DIM = len(vocab)`, and handles no image, audio or
     /// video, nor names them: `for images, texts in loader:`, `CLIP_DistilBert_ResNet`; a
     /// settings constant for a folder of plots, `DIR_IMAGES_HISTORY`, or a project's text
     /// cleaner, `PreProcessor`, names none), nor one whose every layer is an embedding table (word2vec, node2vec,

@@ -23,8 +23,9 @@ declare_rule! {
     /// what `__init__` prepared and wraps it in tensors, a copy of the item included
     /// (`self.audio[idx].copy()`; no decoding, transform, tokenizer or file), also when a function of the file returns the datasets (`train_ds, val_ds =
     /// make_datasets()`, or a name it bound, `dataset = Spectra(...)` ... `return dataset,
-    /// names`), or a plain Python list of samples already in memory with the
-    /// default collate: workers have nothing to overlap. Nor is a loader over indices
+    /// names`), or a plain Python list of samples already in memory (also one a function of the
+    /// file builds and returns, `train_data = preprocess_data(...)`) with the
+    /// default collate or one that only pads (`pad_sequence`): workers have nothing to overlap. Nor is a loader over indices
     /// (`DataLoader(range(n), batch_size)`, `torch.arange(n)`, a dataset class named for them,
     /// `IndexSet(n)`), whose batches slice tensors the
     /// step already holds.

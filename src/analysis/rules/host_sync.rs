@@ -25,7 +25,8 @@ declare_rule! {
     /// call; not `test_step` / `predict_step`), or the function handed to Ignite's
     /// `Engine(step)`. A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, an LMDB or queue
-    /// `put`, a CSV row, a socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` (or `writeFlow`, `saveImage`) or a function
+    /// `put`, a CSV row, an HDF5 dataset, `f.create_dataset(id, data=emb[i].cpu().numpy())`, a
+    /// socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` (or `writeFlow`, `saveImage`) or a function
     /// of the file that writes what it is handed, also started on a thread with it
     /// (`_thread.start_new_thread(clear_buffer, (out, buffer))`), directly or through values
     /// computed from it, a buffer it is appended to,
@@ -692,8 +693,9 @@ const HOST_SINKS: &[&str] = &[
     "dump",
     "imshow",
     "step",
-    // an LMDB transaction's or a queue's `put`, a CSV writer's rows
+    // an LMDB transaction's or a queue's `put`, a CSV writer's rows, an HDF5 file's datasets
     "put",
+    "create_dataset",
     "writerow",
     "writerows",
     // a socket's, a pipe's or a viewer connection's

@@ -9,7 +9,8 @@ declare_rule! {
     /// cost is the `.item()` it is handed, EA301) in a training step loop that are not
     /// under a `step % N == 0` guard (nor in a branch that runs once, `if not
     /// warmup_completed:` with the flag set right after it), nor under a test of a reinforcement-learning episode's
-    /// end (`if done:`, `if "episode" in info:`), which runs once per episode. In an inference
+    /// end (`if done:`, `if "episode" in info:`), which runs once per episode, nor in the loop's
+    /// `else:` clause, which runs once after it. In an inference
     /// or evaluation loop only a line that formats what the model returned, or what the loop
     /// computes from it on the device, is flagged (`print("emb", emb)`, `_, predicted =
     /// torch.max(out, 1)` then `print(predicted)`: formatting the tensor waits for the GPU; not a

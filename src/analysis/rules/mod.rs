@@ -1836,20 +1836,54 @@ pub(crate) fn tensor_dataset(m: &Model<'_>, c: &Call) -> bool {
 }
 
 /// A DataLoader over a plain Python list held in memory (`DataLoader(samples, ...)` after
-/// `samples = []` and `samples.append(tensor)`, or a list comprehension) with the default
-/// collate: an item is one list index, a batch one stack: nothing for worker processes to
-/// overlap.
+/// `samples = []` and `samples.append(tensor)`, or a list comprehension, also one a function of
+/// the file builds and returns, `train_data = preprocess_data(...)` with `processed = []` ...
+/// `return processed`) with the default collate or one that only pads (`pad_sequence`): an
+/// item is one list index, a batch one stack: nothing for worker processes to overlap.
 // Ex) train_dataset = []; for p in paths: train_dataset.append(load(p)); DataLoader(train_dataset, batch_size=32)
 pub(crate) fn in_memory_list(m: &Model<'_>, c: &Call) -> bool {
-    if m.kw(c, "collate_fn").or_else(|| m.pos(c, 6)).is_some() {
+    if m.kw(c, "collate_fn")
+        .or_else(|| m.pos(c, 6))
+        .is_some_and(|k| !padding_collate(m, k.value, c))
+    {
         return false;
     }
     let Some(ds) = m.pos(c, 0).or_else(|| m.kw(c, "dataset")) else {
         return false;
     };
-    let is_list = |s: super::facts::Span| {
+    let literal = |s: super::facts::Span| {
         m.node(s)
             .is_some_and(|n| matches!(n.node_kind(), "list" | "list_comprehension"))
+    };
+    // (or a call of a plain function of the file that returns a name it bound only to a list)
+    let is_list = |s: super::facts::Span| {
+        literal(s)
+            || m.call_at(s).is_some_and(|k| {
+                k.method.is_none()
+                    && m.plain_fn(m.text(k.func)).is_some_and(|fi| {
+                        let returned = m
+                            .funcs
+                            .get(fi)
+                            .and_then(|f| m.node(f.name))
+                            .and_then(|n| n.parent())
+                            .and_then(first_return)
+                            .filter(|r| r.node_kind() == "identifier")
+                            .map(|r| m.node_text(r));
+                        returned.is_some_and(|name| {
+                            let mut binds = m
+                                .assigns
+                                .iter()
+                                .filter(|x| {
+                                    x.ctx.func == u32::try_from(fi).ok()
+                                        && x.targets.len() == 1
+                                        && m.text(x.left) == name
+                                })
+                                .peekable();
+                            binds.peek().is_some()
+                                && binds.all(|x| !x.augmented && literal(x.value))
+                        })
+                    })
+            })
     };
     match ds.vkind {
         super::facts::ValKind::Ident => {
@@ -1903,6 +1937,13 @@ const MEDIA: &[&str] = &[
     "diffusers",
 ];
 
+/// Is `text` the length of a vocabulary, `len(src_vocab)`, `len(word2ix)`?
+fn vocabulary_len(text: &str) -> bool {
+    text.strip_prefix("len(")
+        .and_then(|t| t.strip_suffix(')'))
+        .is_some_and(vocabulary_name)
+}
+
 /// Does a name hold a vocabulary: `vocab`, `src_vocab`, or a word, character or token index
 /// (`word2ix`, `char_to_idx`, `token2id`, `stoi`)? Not a class index, `class_to_idx`, whose
 /// length counts labels.
@@ -1950,10 +1991,16 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
             || m.text(a.value).starts_with("tokenized_")
             // (or sized by a vocabulary's length, by position too: `BiLSTM_CRF(len(words_vocab),
             // tags_vocab, EMBEDDING_DIM, HIDDEN_DIM)`)
-            // (or a word index, `PoetryModel(len(word2ix), 128, 256)`)
-            || m.text(a.value).strip_prefix("len(").is_some_and(|t| {
-                t.strip_suffix(')').is_some_and(vocabulary_name)
-            })
+            // (or a word index, `PoetryModel(len(word2ix), 128, 256)`; also through a name
+            // bound to it, `INPUT_DIM = len(diag_vocab)` ... `Encoder(INPUT_DIM, 256)`)
+            || vocabulary_len(m.text(a.value))
+            || (a.vkind == super::facts::ValKind::Ident
+                && m.assigns.iter().any(|b| {
+                    b.targets.len() == 1
+                        && !b.augmented
+                        && m.text(b.left) == m.text(a.value)
+                        && vocabulary_len(m.text(b.value))
+                }))
         })
         // (also token keys of a reader's batches, `sample['context_tokens']`)
         || ["[\"input_ids\"]", "['input_ids']", "_tokens\"]", "_tokens']"]
