@@ -595,3 +595,62 @@ fn a_prepared_list_of_word_ids_needs_neither_workers_nor_pinning() {
     );
     assert_eq!(lines_of(&run(&files), "EA101"), vec![14]);
 }
+
+/// A course assignment's MLP, a class of the student's own module, trained on CIFAR-10.
+const PROJECT_MLP: &str = "import torch
+import torch.nn.functional as F
+from mlp_pytorch import MLP
+
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+net = MLP(3072, [100], 10).to(device)
+optimizer = torch.optim.SGD(net.parameters(), lr=2e-3)
+for step in range(1500):
+    x, y = next_batch()
+    loss = F.cross_entropy(net(x.to(device)), y.to(device))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+";
+
+// Ex) from mlp_pytorch import MLP ... net = MLP(n_inputs, dnn_hidden_units, n_classes).to(device)
+#[test]
+fn a_projects_own_mlp_of_another_module_shows_no_layers() {
+    assert!(lines_of(&run(PROJECT_MLP), "EA202").is_empty());
+    // torchvision's MLP is Linear layers
+    let library = PROJECT_MLP.replace(
+        "from mlp_pytorch import MLP",
+        "from torchvision.ops import MLP",
+    );
+    assert_eq!(lines_of(&run(&library), "EA202"), vec![6]);
+}
+
+/// The transfer-learning tutorial's phase loop over a dict of two loaders of eight images.
+const PHASE_DICT: &str = "import torch
+import torchvision
+from torch.utils.data import DataLoader
+
+device = torch.device('cuda')
+dataloaders = {
+    'train': DataLoader(train_set, batch_size=8, shuffle=True, num_workers=4, pin_memory=True),
+    'val': DataLoader(val_set, batch_size=8, shuffle=False, num_workers=4, pin_memory=True),
+}
+model = torchvision.models.resnet18(weights='DEFAULT').to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+for epoch in range(25):
+    for phase in ['train', 'val']:
+        model.train() if phase == 'train' else model.eval()
+        for inputs, labels in dataloaders[phase]:
+            inputs, labels = inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+            with torch.set_grad_enabled(phase == 'train'):
+                loss = criterion(model(inputs), labels)
+                if phase == 'train':
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+";
+
+// Ex) dataloaders = {'train': DataLoader(..., batch_size=8), 'val': DataLoader(..., batch_size=8)}
+#[test]
+fn the_validation_entry_of_a_dict_of_loaders_is_no_training_loader() {
+    assert_eq!(lines_of(&run(PHASE_DICT), "EA702"), vec![7]);
+}

@@ -425,7 +425,10 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
                     || crate::analysis::resolve::HF_CONFIGS.contains(&last)));
         arch.attention |= MATMUL_LAYERS.contains(&last) || hf_model;
         arch.recurrent |= RECURRENT_LAYERS.contains(&last);
-        arch.linear |= matches!(last, "Linear" | "LazyLinear" | "MLP") && !new_head(m, c);
+        // (a library's `MLP`, `torchvision.ops.MLP`; not a project's class of another module,
+        // `from mlp_pytorch import MLP`, whose layers the file does not show)
+        let library_mlp = last == "MLP" && (q.starts_with("torch") || q.starts_with("timm."));
+        arch.linear |= (matches!(last, "Linear" | "LazyLinear") || library_mlp) && !new_head(m, c);
         // (a product in the model's code, not in the scoring of its outputs: QANet's
         // `outer = torch.matmul(p1.unsqueeze(2), p2.unsqueeze(1))` over the answer span's ends)
         let in_model = c.ctx.class.is_some()

@@ -1,3 +1,4 @@
+use crate::analysis::facts::NodeKind;
 use crate::analysis::resolve::loader_arg;
 use crate::analysis::rule::{Checker, Rule, RuleMeta};
 use crate::declare_rule;
@@ -10,7 +11,9 @@ declare_rule! {
     /// `from_pretrained(...)`, Segment Anything's `sam_model_registry[...](...)`; nor a file
     /// that trains on 3D volumes: MONAI, `nn.Conv3d`, a `UNet3D`-like model). A training loader
     /// is one a training loop iterates, or in a training script one bound to a name with
-    /// `train` in it, also wrapped on the way (`train_loader = cycle(DataLoader(...))`).
+    /// `train` in it, also wrapped on the way (`train_loader = cycle(DataLoader(...))`); not
+    /// the evaluation entry of a dict of loaders a phase loop reads, `{'train': ..., 'val':
+    /// DataLoader(val_set, batch_size=8)}`.
     ///
     /// Reported on the line where the `DataLoader(` call starts.
     ///
@@ -91,7 +94,7 @@ impl Rule for SmallBatch {
                     None => continue,
                 },
             };
-            if !(1..=8).contains(&bs) {
+            if !(1..=8).contains(&bs) || evaluation_entry(m, c) {
                 continue;
             }
             let var = m
@@ -130,6 +133,28 @@ impl Rule for SmallBatch {
             );
         }
     }
+}
+
+/// Is loader call `c` the value of an evaluation entry of a dict of loaders (`{'train':
+/// DataLoader(...), 'val': DataLoader(...)}`)? The phase loop that trains on the `'train'` entry
+/// only evaluates on this one.
+// Ex) dataloaders = {'train': DataLoader(train_set, batch_size=8), 'val': DataLoader(val_set, batch_size=8)}
+fn evaluation_entry(
+    m: &crate::analysis::facts::Model<'_>,
+    c: &crate::analysis::facts::Call,
+) -> bool {
+    m.node(c.span)
+        .and_then(|n| n.parent())
+        .filter(|p| p.node_kind() == "pair")
+        .and_then(|p| p.child_by_field_name("key"))
+        .is_some_and(|k| {
+            let key = m
+                .node_text(k)
+                .trim_matches(['"', '\''])
+                .to_ascii_lowercase();
+            k.node_kind() == "string"
+                && ["val", "valid", "validation", "test", "eval", "dev"].contains(&key.as_str())
+        })
 }
 
 /// Does the file train on 3D volumes (MONAI, `nn.Conv3d`, a `UNet3D`-like model)? A batch of two
