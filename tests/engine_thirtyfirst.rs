@@ -654,3 +654,31 @@ for epoch in range(25):
 fn the_validation_entry_of_a_dict_of_loaders_is_no_training_loader() {
     assert_eq!(lines_of(&run(PHASE_DICT), "EA702"), vec![7]);
 }
+
+/// Image embeddings of a folder, stored in SQLite batch by batch.
+const SQL_SINK: &str = "import sqlite3
+import torch
+
+model = load_clip().to('cuda')
+conn = sqlite3.connect('hashes.db')
+cursor = conn.cursor()
+with torch.no_grad():
+    for image_batch, paths in data_loader:
+        image_batch = image_batch.to('cuda', non_blocking=True)
+        features = model.encode_image(image_batch)
+        cpu_features = features.cpu().numpy()
+        db_entries = [(path, vec.tobytes()) for path, vec in zip(paths, cpu_features)]
+        cursor.executemany('INSERT OR REPLACE INTO images (path, hash) VALUES (?, ?)', db_entries)
+        conn.commit()
+";
+
+// Ex) cpu_features = features.cpu().numpy(); ...; cursor.executemany("INSERT ...", db_entries)
+#[test]
+fn rows_written_to_a_database_are_the_loops_product() {
+    assert!(lines_of(&run(SQL_SINK), "EA301").is_empty());
+    let kept = SQL_SINK.replace(
+        "        cursor.executemany('INSERT OR REPLACE INTO images (path, hash) VALUES (?, ?)', db_entries)\n",
+        "        all_entries.extend(db_entries)\n",
+    );
+    assert_eq!(lines_of(&run(&kept), "EA301"), vec![11]);
+}

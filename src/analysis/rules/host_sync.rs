@@ -26,6 +26,7 @@ declare_rule! {
     /// `Engine(step)`. A `.cpu()` / `.numpy()` / `.tolist()` whose
     /// value is written out in the same iteration (an image or a file saved, an LMDB or queue
     /// `put`, a CSV row, an HDF5 dataset, `f.create_dataset(id, data=emb[i].cpu().numpy())`, a
+    /// database row, `cursor.executemany("INSERT ...", rows)`, a
     /// socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` (or `writeFlow`, `saveImage`) or a function
     /// of the file that writes what it is handed, also started on a thread with it
     /// (`_thread.start_new_thread(clear_buffer, (out, buffer))`), directly or through values
@@ -696,6 +697,9 @@ const HOST_SINKS: &[&str] = &[
     // an LMDB transaction's or a queue's `put`, a CSV writer's rows, an HDF5 file's datasets
     "put",
     "create_dataset",
+    // a database's rows, `cursor.executemany("INSERT ...", rows)`
+    "execute",
+    "executemany",
     "writerow",
     "writerows",
     // a socket's, a pipe's or a viewer connection's
