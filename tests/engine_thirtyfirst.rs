@@ -682,3 +682,114 @@ fn rows_written_to_a_database_are_the_loops_product() {
     );
     assert_eq!(lines_of(&run(&kept), "EA301"), vec![11]);
 }
+
+/// CleanRL's TD3: two small MLPs sized by the environment, the actor keeping its action scale
+/// in buffers.
+const CLEANRL_BUFFERS: &str = "import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+
+class Actor(nn.Module):
+    def __init__(self, env):
+        super().__init__()
+        self.fc1 = nn.Linear(np.array(env.single_observation_space.shape).prod(), 256)
+        self.fc2 = nn.Linear(256, 256)
+        self.fc_mu = nn.Linear(256, np.prod(env.single_action_space.shape))
+        self.register_buffer('action_scale', torch.tensor((env.action_space.high - env.action_space.low) / 2.0))
+
+    def forward(self, x):
+        return torch.tanh(self.fc_mu(F.relu(self.fc2(F.relu(self.fc1(x)))))) * self.action_scale
+
+device = torch.device('cuda')
+actor = Actor(envs).to(device)
+actor_optimizer = optim.Adam(list(actor.parameters()), lr=3e-4)
+for global_step in range(1000000):
+    actor_loss = -critic(obs, actor(obs)).mean()
+    actor_optimizer.zero_grad()
+    actor_loss.backward()
+    actor_optimizer.step()
+";
+
+// Ex) self.register_buffer('action_scale', torch.tensor(...)) in a 200k-parameter actor
+#[test]
+fn a_buffer_adds_no_parameters_to_a_small_policy() {
+    let a = run(CLEANRL_BUFFERS);
+    assert!(
+        lines_of(&a, "EA202").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA202")
+    );
+    assert!(
+        lines_of(&a, "EA201").is_empty(),
+        "{:?}",
+        lines_of(&a, "EA201")
+    );
+    // a wide actor is no small model
+    let wide = CLEANRL_BUFFERS.replace("256", "4096");
+    assert_eq!(lines_of(&run(&wide), "EA202"), vec![19]);
+}
+
+/// A hand-written TD3 whose networks place themselves and build their own optimizers, sized by
+/// the environment's observation width.
+const SELF_PLACED: &str = "import torch
+from torch import nn, optim
+import torch.nn.functional as F
+
+class Actor(nn.Module):
+    def __init__(self, input_dim, n_actions):
+        super(Actor, self).__init__()
+        self.fc1 = nn.Linear(input_dim, 256)
+        self.fc2 = nn.Linear(256, n_actions)
+        self.optimizer = optim.Adam(self.parameters())
+        self.cuda()
+
+    def forward(self, state):
+        return self.fc2(F.relu(self.fc1(state)))
+
+input_dim = env.observation_space.shape[0]
+actor = Actor(input_dim, env.action_space.shape[0])
+for step in range(100000):
+    loss = -critic(state, actor(state)).mean()
+    actor.optimizer.zero_grad()
+    loss.backward()
+    actor.optimizer.step()
+";
+
+// Ex) self.optimizer = optim.Adam(self.parameters()); self.cuda() in __init__
+#[test]
+fn a_module_that_places_itself_and_builds_its_optimizer_is_still_sized() {
+    assert!(lines_of(&run(SELF_PLACED), "EA202").is_empty());
+    let wide = SELF_PLACED.replace("256", "8192");
+    assert_eq!(lines_of(&run(&wide), "EA202"), vec![11]);
+}
+
+/// Real-time video style transfer with a trained style network.
+const STYLIZE_VIDEO: &str = "import cv2
+import torch
+from models.video_transformer import CompoundTransformerNet
+
+device = torch.device('cuda')
+model = CompoundTransformerNet().to(device)
+model.load_state_dict(torch.load('style.pth'))
+cap = cv2.VideoCapture('in.mp4')
+with torch.inference_mode():
+    while cap.isOpened():
+        ok, frame = cap.read()
+        if not ok:
+            break
+        stylized_frame = model(to_tensor(frame).to(device), style_tensor)
+        writer.write(to_image(stylized_frame.cpu()))
+";
+
+// Ex) from models.video_transformer import CompoundTransformerNet ... stylized_frame = model(...)
+#[test]
+fn a_style_network_that_stylizes_frames_is_convolutional() {
+    assert!(lines_of(&run(STYLIZE_VIDEO), "EA202").is_empty());
+    // a video transformer that does not stylize is an attention model
+    let other = STYLIZE_VIDEO
+        .replace("CompoundTransformerNet", "VideoTransformer")
+        .replace("stylized_frame", "pred");
+    assert_eq!(lines_of(&run(&other), "EA202"), vec![6]);
+}

@@ -3490,7 +3490,10 @@ fn count_model_params(m: &Model<'_>) -> Option<u64> {
                                     call.span.start,
                                     call.ctx.func,
                                 )?;
-                                graph_width_in(m, m.text(b.value))
+                                graph_width_in(m, m.text(b.value)).or_else(|| {
+                                    // (`input_dim = env.observation_space.shape[0]`)
+                                    env_width(m.text(b.value)).then_some(ENV_WIDTH)
+                                })
                             }),
                         (Some(a), None) => literal_int(m.text(a.value)),
                         (None, Some(_)) => f
@@ -3935,7 +3938,14 @@ fn layer_params(m: &Model<'_>, c: &Call, param: &dyn Fn(&str) -> Option<u64>) ->
         | "AdaptiveMaxPool1d" | "AdaptiveMaxPool2d" | "AdaptiveMaxPool3d" | "Dropout1d"
         | "Dropout3d" | "AlphaDropout" | "ELU" | "SELU" | "CELU" | "Mish" | "Hardswish"
         | "Hardsigmoid" | "Hardtanh" | "Softplus" | "Softsign" | "ReLU6" | "Unflatten"
-        | "BatchNorm3d" | "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => 0,
+        | "BatchNorm3d" | "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d"
+        // (a buffer is state, not a parameter: CleanRL's `self.register_buffer("action_scale",
+        // torch.tensor(...))`)
+        | "register_buffer"
+        // (a module that places itself or builds its own optimizer, `self.cuda()`,
+        // `self.optimizer = optim.Adam(self.parameters())`: no layer)
+        | "cuda" | "cpu" => 0,
+        _ if m.qual(c).starts_with("torch.optim.") => 0,
         _ if m.text(c.func).starts_with("nn.") || m.text(c.func).starts_with("torch.") => {
             return None; // a layer this count does not size
         }

@@ -19,7 +19,8 @@ declare_rule! {
     /// layer sizes the file states (literals, constants it binds, also at module level,
     /// `HIDDEN_SIZE = 64` or `IN, HIDDEN = 1, 64`, attributes `__init__` binds
     /// from them, `self.latent_size`, and their sums and products (a method `__init__` calls that
-    /// builds no layer, `self.weight_init()`, adds none), or an environment's observation
+    /// builds no layer, `self.weight_init()`, adds none, nor does a buffer, `self.register_buffer(...)`,
+    /// the module placing itself, `self.cuda()`, or building its optimizer), or an environment's observation
     /// or action width, taken as at most 512; also through a helper of the file that builds
     /// layers from the sizes each call passes, `conv_block(3, 64)`; a graph dataset's node
     /// features (`dataset.num_features`, the first graph's `x.shape[1]`) taken as at most 4,096 for PyTorch Geometric's `GCNConv` / `SAGEConv` /
@@ -53,7 +54,8 @@ declare_rule! {
     /// recurrent layers. Not reported for a convolutional or recurrent network without
     /// attention (its layers, or its name: `resnet50()`, `MobileNet()`, `nn.LSTM`, `DecoderRNN`,
     /// `BiLSTM_CRF`; a U-Net by any name, `AttentionUNet`, whose attention gates are 1x1
-    /// convolutions; fast neural style's `TransformerNet` in a style-transfer script, residual
+    /// convolutions; fast neural style's `TransformerNet` (or a variant, `CompoundTransformerNet`)
+    /// in a style-transfer script, training or stylizing, residual
     /// convolutions): cuDNN runs convolutions and LSTM / GRU / RNN layers in TF32 already
     /// (`torch.backends.cudnn.allow_tf32` defaults to `True`; on an H200 a 2×1024 LSTM ran
     /// 2.43x faster with it and no faster with the matmul switch, BENCHMARKS.md), and the
@@ -555,8 +557,18 @@ fn read_architecture(m: &crate::analysis::facts::Model<'_>) -> Architecture {
         // example, copied widely), is residual convolutions: in a style-transfer script the
         // name says nothing of attention
         // Ex) from models import TransformerNet, VGG16 ... transformer = TransformerNet().to(device)
+        // (also a variant, `CompoundTransformerNet`, and the module it is imported from,
+        // `from models.video_transformer import CompoundTransformerNet`)
+        let imports_style_net = || {
+            [parent, grandparent].into_iter().flatten().any(|p| {
+                p.node_kind() == "import_from_statement"
+                    && m.node_text(p).contains("TransformerNet")
+            })
+        };
         if n.node_kind() == "identifier"
-            && (text == "TransformerNet" || bound_to(m, n, "TransformerNet"))
+            && (text.ends_with("TransformerNet")
+                || imports_style_net()
+                || bound_to(m, n, "TransformerNet"))
             && style_transfer(m.src)
         {
             continue;
@@ -845,7 +857,9 @@ fn bound_to(m: &crate::analysis::facts::Model<'_>, n: tree_sitter::Node<'_>, cla
 }
 
 /// Is this a neural style-transfer script: it names styles (`style_image`, `--style-weight`)
-/// and Gram matrices, the loss fast neural style trains with?
+/// and Gram matrices, the loss fast neural style trains with, or stylizes with a trained
+/// network (`stylized_frame = model(frame, style)`, `style_model = TransformerNet()`)?
 fn style_transfer(src: &str) -> bool {
-    src.contains("style") && src.contains("gram")
+    src.contains("style")
+        && (src.contains("gram") || src.contains("styliz") || src.contains("style_model"))
 }
