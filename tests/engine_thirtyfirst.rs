@@ -793,3 +793,27 @@ fn a_style_network_that_stylizes_frames_is_convolutional() {
         .replace("stylized_frame", "pred");
     assert_eq!(lines_of(&run(&other), "EA202"), vec![6]);
 }
+
+/// Depth inference over a folder, whose results are saved only when an option is given.
+const DEAD_SINK: &str = "import argparse
+import numpy as np
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--save_dir', default=None)
+opts = parser.parse_args()
+model = load_model().to('cuda').eval()
+with torch.no_grad():
+    for img in images:
+        pred = model(img.to('cuda')).cpu().numpy()
+        if opts.save_dir:
+            np.save(opts.save_dir + '/pred.npy', pred)
+";
+
+// Ex) pred = model(img).cpu().numpy(); if opts.save_dir: np.save(..., pred)  (default None)
+#[test]
+fn a_write_that_does_not_run_as_shipped_is_no_product() {
+    assert_eq!(lines_of(&run(DEAD_SINK), "EA301"), vec![11]);
+    let saved = DEAD_SINK.replace("default=None", "default='out'");
+    assert!(lines_of(&run(&saved), "EA301").is_empty());
+}

@@ -24,7 +24,8 @@ declare_rule! {
     /// Lightning module the file fits (`training_step`, `validation_step`, a `shared_step` they
     /// call; not `test_step` / `predict_step`), or the function handed to Ignite's
     /// `Engine(step)`. A `.cpu()` / `.numpy()` / `.tolist()` whose
-    /// value is written out in the same iteration (an image or a file saved, an LMDB or queue
+    /// value is written out in the same iteration, by a write that runs as shipped (not under `if
+    /// opts.save_dir:` with the option's default `None`) (an image or a file saved, an LMDB or queue
     /// `put`, a CSV row, an HDF5 dataset, `f.create_dataset(id, data=emb[i].cpu().numpy())`, a
     /// database row, `cursor.executemany("INSERT ...", rows)`, a
     /// socket's or viewer's `send`, by a library call, a writer named `write_*` / `save_*` (or `writeFlow`, `saveImage`) or a function
@@ -766,16 +767,19 @@ fn feeds_host_sink(
     // also such a function started on a thread with what it writes (`_thread.
     // start_new_thread(clear_buffer, (args, buffer))`, `Thread(target=save, args=(frames,))`,
     // `pool.submit(save, frames)`): the frames go to the writer, not back to the GPU
+    // (not a write in a branch that does not run as shipped, `if opts.save_val_results_to:
+    // colorized.save(...)` with the option's default `None`: the value goes nowhere)
     let is_sink = |k: &crate::analysis::facts::Call| {
-        sink_name(k)
-            || (k.method.is_none() && writer_fn(m.text(k.func)))
-            || (matches!(
-                m.last_name(k),
-                "start_new_thread" | "Thread" | "submit" | "apply_async"
-            ) && m
-                .kw(k, "target")
-                .or_else(|| m.pos(k, 0))
-                .is_some_and(|a| writer_fn(m.text(a.value))))
+        !m.dead(&k.ctx)
+            && (sink_name(k)
+                || (k.method.is_none() && writer_fn(m.text(k.func)))
+                || (matches!(
+                    m.last_name(k),
+                    "start_new_thread" | "Thread" | "submit" | "apply_async"
+                ) && m
+                    .kw(k, "target")
+                    .or_else(|| m.pos(k, 0))
+                    .is_some_and(|a| writer_fn(m.text(a.value)))))
     };
     let in_body = |span: crate::analysis::facts::Span| l.span.contains(span);
     // directly an argument of a sink, or the object it writes (`to_pil(out.cpu()).save(p)`)
