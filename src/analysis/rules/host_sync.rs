@@ -389,13 +389,23 @@ fn feeds_next_input(
         )
         .collect();
     grow_in_body(m, l, &mut acc, false);
-    !acc.is_empty()
-        && m.calls.iter().any(|k| {
-            in_body(k.span)
-                && k.span != c.span
-                && crate::analysis::resolve::runs_model(m, k)
-                && super::words(m.text(k.args_span)).any(|w| acc.contains(&w))
-        })
+    !acc.is_empty() && model_handed(m, l, c, &acc)
+}
+
+/// Does a call in loop `l`'s body other than read `c` run the model on one of `names`
+/// (`logits = model(inp)`, `decoder(decoder_input, hidden)`)?
+fn model_handed(
+    m: &crate::analysis::facts::Model<'_>,
+    l: &crate::analysis::facts::Loop,
+    c: &crate::analysis::facts::Call,
+    names: &[&str],
+) -> bool {
+    m.calls.iter().any(|k| {
+        l.span.contains(k.span)
+            && k.span != c.span
+            && crate::analysis::resolve::runs_model(m, k)
+            && super::words(m.text(k.args_span)).any(|w| names.contains(&w))
+    })
 }
 
 /// Adds to `names`, a few steps on, the names loop `l`'s body computes from them anywhere in it
@@ -650,12 +660,7 @@ fn decode_stop(
             // `decoder(decoder_input, hidden)` at the top of the body)
             let mut names = vec![name];
             grow_in_body(m, l, &mut names, false);
-            m.calls.iter().any(|k| {
-                l.span.contains(k.span)
-                    && k.span != c.span
-                    && crate::analysis::resolve::runs_model(m, k)
-                    && super::words(m.text(k.args_span)).any(|w| names.contains(&w))
-            })
+            model_handed(m, l, c, &names)
         })
 }
 

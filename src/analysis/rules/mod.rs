@@ -1339,11 +1339,7 @@ fn returned_build<'a>(
         return None;
     }
     let fi = m.plain_fn(m.text(call.func))?;
-    let f = m.funcs.get(fi)?;
-    let value = m
-        .node(f.name)
-        .and_then(|n| n.parent())
-        .and_then(first_return)?;
+    let value = returned_value(m, fi)?;
     let returned = bound_part(m, &a.targets, name, value)?;
     if returned.node_kind() != "identifier" {
         return None;
@@ -1481,9 +1477,7 @@ fn returned_call<'a>(
         return None;
     }
     let fname = m.text(built.func);
-    let f = m.funcs.get(m.plain_fn(fname)?)?;
-    let def = m.node(f.name)?.parent()?;
-    let value = first_return(def)?;
+    let value = returned_value(m, m.plain_fn(fname)?)?;
     let element = if x.targets.len() > 1 {
         let k = x.targets.iter().position(|t| m.text(*t) == name)?;
         if !matches!(value.node_kind(), "expression_list" | "tuple") {
@@ -1539,14 +1533,10 @@ fn returned_where<'s>(
     func: Option<u32>,
     is_it: impl Fn(tree_sitter::Node<'_>) -> bool,
 ) -> Vec<&'s str> {
-    let Some(f) = func.and_then(|f| m.funcs.get(f as usize)) else {
-        return Vec::new();
-    };
-    let Some(value) = m
-        .node(f.name)
-        .and_then(|n| n.parent())
-        .and_then(first_return)
-    else {
+    let Some((f, value)) = func.and_then(|fi| {
+        let f = m.funcs.get(fi as usize)?;
+        Some((f, returned_value(m, fi as usize)?))
+    }) else {
         return Vec::new();
     };
     // (position in the returned tuple and its length; `None` for the whole value)
@@ -1579,6 +1569,13 @@ fn returned_where<'s>(
         })
         .map(|t| m.text(*t))
         .collect()
+}
+
+/// The value of the first `return` of function `fi` of the file ([`first_return`] of its
+/// definition).
+fn returned_value<'t>(m: &'t Model<'_>, fi: usize) -> Option<tree_sitter::Node<'t>> {
+    let f = m.funcs.get(fi)?;
+    m.node(f.name)?.parent().and_then(first_return)
 }
 
 /// The value of the first `return` of a function definition, outside nested definitions.
@@ -1861,12 +1858,7 @@ pub(crate) fn in_memory_list(m: &Model<'_>, c: &Call) -> bool {
             || m.call_at(s).is_some_and(|k| {
                 k.method.is_none()
                     && m.plain_fn(m.text(k.func)).is_some_and(|fi| {
-                        let returned = m
-                            .funcs
-                            .get(fi)
-                            .and_then(|f| m.node(f.name))
-                            .and_then(|n| n.parent())
-                            .and_then(first_return)
+                        let returned = returned_value(m, fi)
                             .filter(|r| r.node_kind() == "identifier")
                             .map(|r| m.node_text(r));
                         returned.is_some_and(|name| {
@@ -1965,6 +1957,14 @@ fn vocabulary_name(v: &str) -> bool {
 // Ex) tokenizer = BertTokenizer.from_pretrained(...); DataLoader(TextDataset(tokenizer), ...)
 pub(crate) fn token_batches(m: &Model<'_>) -> bool {
     use super::facts::VarKind;
+    // (the names bound to a vocabulary's length, `INPUT_DIM = len(diag_vocab)`: looked up once,
+    // not once per argument of the file)
+    let vocab_dims: Vec<&str> = m
+        .assigns
+        .iter()
+        .filter(|b| b.targets.len() == 1 && !b.augmented && vocabulary_len(m.text(b.value)))
+        .map(|b| m.text(b.left))
+        .collect();
     // (also one of several names bound at once: `model, tokenizer = load_model(...)`)
     let tokenizes = m.assigns.iter().any(|a| {
         m.var_kind(m.text(a.left)) == Some(VarKind::Tokenizer)
@@ -1995,12 +1995,7 @@ pub(crate) fn token_batches(m: &Model<'_>) -> bool {
             // bound to it, `INPUT_DIM = len(diag_vocab)` ... `Encoder(INPUT_DIM, 256)`)
             || vocabulary_len(m.text(a.value))
             || (a.vkind == super::facts::ValKind::Ident
-                && m.assigns.iter().any(|b| {
-                    b.targets.len() == 1
-                        && !b.augmented
-                        && m.text(b.left) == m.text(a.value)
-                        && vocabulary_len(m.text(b.value))
-                }))
+                && vocab_dims.contains(&m.text(a.value)))
         })
         // (also token keys of a reader's batches, `sample['context_tokens']`)
         || ["[\"input_ids\"]", "['input_ids']", "_tokens\"]", "_tokens']"]
